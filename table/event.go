@@ -1,0 +1,85 @@
+package table
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SchemaVersion is the version of the JSON form of events and state. It is
+// bumped on any incompatible change so the backend can refuse what it does
+// not understand.
+const SchemaVersion = 1
+
+// Body is the payload of an event: what happened. Round events (card dealt,
+// decision requested, round settled) come from table/round; table adds its
+// own (alarm, paused, state). Kind names it on the wire.
+type Body interface {
+	Kind() string
+}
+
+// Event is one numbered thing that happened at the table. Seq is per table,
+// starts at 1 and never goes back, even across restarts, so a subscriber can
+// detect gaps and duplicates.
+type Event struct {
+	Seq   uint64
+	Time  time.Time
+	Table string
+	Round string
+	Body  Body
+}
+
+// Kind is the body's kind.
+func (e Event) Kind() string {
+	if e.Body == nil {
+		return ""
+	}
+	return e.Body.Kind()
+}
+
+type eventJSON struct {
+	Schema int       `json:"schema"`
+	Seq    uint64    `json:"seq"`
+	Time   time.Time `json:"time"`
+	Table  string    `json:"table"`
+	Round  string    `json:"round,omitempty"`
+	Kind   string    `json:"kind"`
+	Data   Body      `json:"data"`
+}
+
+// MarshalJSON is the wire form published on MQTT and served to the console:
+// {"schema":1,"seq":N,"time":...,"table":...,"round":...,"kind":...,"data":{...}}.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(eventJSON{
+		Schema: SchemaVersion, Seq: e.Seq, Time: e.Time.UTC(), Table: e.Table,
+		Round: e.Round, Kind: e.Kind(), Data: e.Body,
+	})
+}
+
+// Alarm is raised for anything a supervisor must look at: an integrity
+// failure, a device fault, an input that does not fit the round.
+type Alarm struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Pauses is true when the alarm paused the table.
+	Pauses bool `json:"pauses"`
+}
+
+// Kind implements Body.
+func (Alarm) Kind() string { return "alarm" }
+
+// Paused reports the table paused, by whom and why.
+type Paused struct {
+	By     string `json:"by"`
+	Reason string `json:"reason"`
+}
+
+// Kind implements Body.
+func (Paused) Kind() string { return "paused" }
+
+// Resumed reports the table resumed.
+type Resumed struct {
+	By string `json:"by"`
+}
+
+// Kind implements Body.
+func (Resumed) Kind() string { return "resumed" }

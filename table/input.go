@@ -1,0 +1,188 @@
+package table
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/livetable/livetable/table/card"
+)
+
+// Input is everything that can change the table: a card out of the shoe, a
+// player's decision, a supervisor's command, a timer. Inputs are values: the
+// journal stores them and replaying them rebuilds the exact state.
+//
+// The set is closed (isInput is unexported) so the controller's type switch
+// covers every case.
+type Input interface {
+	// Kind names the input on the wire and in the journal ("card", "decision"...).
+	Kind() string
+	isInput()
+}
+
+// CardDrawn is a card the dealer pulled from the shoe, as recognised by the
+// shoe reader (or typed in by a supervisor's correction).
+type CardDrawn struct {
+	Card card.Card `json:"card"`
+	// DeviceSeq is the shoe's frame sequence number, 0 when not from a shoe.
+	DeviceSeq uint64 `json:"device_seq,omitempty"`
+	// DeviceTimeMS is the shoe's own clock in milliseconds, when it sends one.
+	DeviceTimeMS int64 `json:"device_time_ms,omitempty"`
+	// ShoeID identifies the shuffled set the card came from.
+	ShoeID string `json:"shoe_id,omitempty"`
+}
+
+// CutCardSeen is the cut card coming out of the shoe: the round in play is
+// finished normally and then the shoe is closed.
+type CutCardSeen struct {
+	Source string `json:"source"` // "shoe" or "sensor"
+}
+
+// ShoeChanged is a new shoe put in play (after a shuffle or a swap).
+type ShoeChanged struct {
+	ShoeID string `json:"shoe_id"`
+}
+
+// Bet is one player's initial wagers for a round.
+type Bet struct {
+	Seat   int              `json:"seat"`
+	Player string           `json:"player"`
+	Main   int64            `json:"main"`
+	Side   map[string]int64 `json:"side,omitempty"`
+	// Behind is set for a Bet Behind wager: the player follows Seat's
+	// decisions without sitting there.
+	Behind bool `json:"behind,omitempty"`
+	// FollowDouble and FollowSplit are a bet-behind player's preferences.
+	FollowDouble bool `json:"follow_double,omitempty"`
+	FollowSplit  bool `json:"follow_split,omitempty"`
+}
+
+// BetsClosed ends the betting phase with every player's wagers; the round
+// then waits for cards.
+type BetsClosed struct {
+	Bets []Bet `json:"bets"`
+}
+
+// Decision is a player's action on the hand that is waiting for it.
+type Decision struct {
+	Seat   int    `json:"seat"`
+	Player string `json:"player,omitempty"`
+	Action string `json:"action"` // hit, stand, double, split
+}
+
+// InsuranceAnswer is a player's answer to the insurance offer.
+type InsuranceAnswer struct {
+	Seat   int    `json:"seat"`
+	Player string `json:"player,omitempty"`
+	Take   bool   `json:"take"`
+}
+
+// TimerFired is a deadline passing (betting closes, a decision times out).
+// Time is an input like any other, so replay needs no clock.
+type TimerFired struct {
+	Timer string `json:"timer"`
+	Round string `json:"round,omitempty"`
+}
+
+// Supervisor is a supervisor's command: pause, resume, void, correct.
+type Supervisor struct {
+	Command string `json:"command"`
+	By      string `json:"by"`
+	Reason  string `json:"reason,omitempty"`
+	// Card is the corrected card for "correct".
+	Card card.Card `json:"card,omitzero"`
+}
+
+func (CardDrawn) Kind() string       { return "card" }
+func (CutCardSeen) Kind() string     { return "cut_card" }
+func (ShoeChanged) Kind() string     { return "shoe_changed" }
+func (BetsClosed) Kind() string      { return "bets_closed" }
+func (Decision) Kind() string        { return "decision" }
+func (InsuranceAnswer) Kind() string { return "insurance" }
+func (TimerFired) Kind() string      { return "timer" }
+func (Supervisor) Kind() string      { return "supervisor" }
+
+func (CardDrawn) isInput()       {}
+func (CutCardSeen) isInput()     {}
+func (ShoeChanged) isInput()     {}
+func (BetsClosed) isInput()      {}
+func (Decision) isInput()        {}
+func (InsuranceAnswer) isInput() {}
+func (TimerFired) isInput()      {}
+func (Supervisor) isInput()      {}
+
+// ErrUnknownInput is returned when decoding an input of a kind this build
+// does not know.
+var ErrUnknownInput = errors.New("table: unknown input kind")
+
+type inputEnvelope struct {
+	Kind string          `json:"kind"`
+	Data json.RawMessage `json:"data"`
+}
+
+// EncodeInput is the stable wire and journal form of an input:
+// {"kind": "...", "data": {...}}.
+func EncodeInput(in Input) ([]byte, error) {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("table: encode %s: %w", in.Kind(), err)
+	}
+	return json.Marshal(inputEnvelope{Kind: in.Kind(), Data: data})
+}
+
+// DecodeInput is the inverse of EncodeInput.
+func DecodeInput(b []byte) (Input, error) {
+	var env inputEnvelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, fmt.Errorf("table: decode input: %w", err)
+	}
+	var in Input
+	switch env.Kind {
+	case "card":
+		in = &CardDrawn{}
+	case "cut_card":
+		in = &CutCardSeen{}
+	case "shoe_changed":
+		in = &ShoeChanged{}
+	case "bets_closed":
+		in = &BetsClosed{}
+	case "decision":
+		in = &Decision{}
+	case "insurance":
+		in = &InsuranceAnswer{}
+	case "timer":
+		in = &TimerFired{}
+	case "supervisor":
+		in = &Supervisor{}
+	default:
+		return nil, fmt.Errorf("%w %q", ErrUnknownInput, env.Kind)
+	}
+	if err := json.Unmarshal(env.Data, in); err != nil {
+		return nil, fmt.Errorf("table: decode %s: %w", env.Kind, err)
+	}
+	return deref(in), nil
+}
+
+// deref turns the pointer used for unmarshalling back into the value type,
+// so decoded inputs compare equal to the originals.
+func deref(in Input) Input {
+	switch v := in.(type) {
+	case *CardDrawn:
+		return *v
+	case *CutCardSeen:
+		return *v
+	case *ShoeChanged:
+		return *v
+	case *BetsClosed:
+		return *v
+	case *Decision:
+		return *v
+	case *InsuranceAnswer:
+		return *v
+	case *TimerFired:
+		return *v
+	case *Supervisor:
+		return *v
+	}
+	return in
+}
