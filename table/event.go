@@ -83,3 +83,29 @@ type Resumed struct {
 
 // Kind implements Body.
 func (Resumed) Kind() string { return "resumed" }
+
+// Phase is where the table is in its cycle, as the light, the console and
+// the backend need to know it.
+type Phase string
+
+// The table phases.
+const (
+	PhaseIdle     Phase = "idle"      // no shoe in play or waiting to open bets
+	PhaseBetting  Phase = "betting"   // bets open (light green)
+	PhaseLastCall Phase = "last_call" // bets closing soon (light yellow)
+	PhaseDealing  Phase = "dealing"   // bets closed, round in play (light red)
+	PhaseSettled  Phase = "settled"   // round settled, before the next opens
+	PhasePaused   Phase = "paused"    // paused by a supervisor or an alarm
+	PhaseClosed   Phase = "closed"    // shoe finished: no round until a new shoe
+)
+
+// PhaseChanged reports the table entering a phase. Deadline is when the
+// phase ends by itself (bets close), zero when it does not.
+type PhaseChanged struct {
+	Phase    Phase     `json:"phase"`
+	Deadline time.Time `json:"deadline,omitzero"`
+	Reason   string    `json:"reason,omitempty"`
+}
+
+// Kind implements Body.
+func (PhaseChanged) Kind() string { return "phase" }
