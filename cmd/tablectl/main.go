@@ -1,0 +1,58 @@
+// Command tablectl is the operator's and engineer's command line for a
+// livetable table: scenario runs of the engine, and (as the daemon grows)
+// status, pause, resume, void, history and journal checks.
+//
+//	tablectl scenario < case.json     # one round through the real engine; exit 2 on a scenario error
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/livetable/livetable/table/scenario"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `usage: tablectl <command>
+
+commands:
+  scenario    read one scenario (JSON) on stdin, play it through the engine, print the result
+`
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "scenario":
+		return runScenario(stdin, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "tablectl: unknown command %q\n%s", args[0], usage)
+	return 2
+}
+
+// runScenario prints the result JSON, or {"error": "..."} with exit status 2.
+func runScenario(stdin io.Reader, stdout io.Writer) int {
+	enc := json.NewEncoder(stdout)
+	in, err := scenario.Decode(stdin)
+	if err == nil {
+		var out *scenario.Output
+		if out, err = scenario.Run(in); err == nil {
+			if err := enc.Encode(out); err != nil {
+				return 1
+			}
+			return 0
+		}
+	}
+	_ = enc.Encode(map[string]string{"error": err.Error()})
+	return 2
+}

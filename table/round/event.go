@@ -1,0 +1,302 @@
+package round
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/sidebets"
+)
+
+// Action is a player's decision.
+type Action uint8
+
+// The decisions.
+const (
+	ActNone Action = iota
+	ActHit
+	ActStand
+	ActDouble
+	ActSplit
+	ActSurrender
+)
+
+var actionNames = [...]string{"", "hit", "stand", "double", "split", "surrender"}
+
+func (a Action) String() string {
+	if int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return fmt.Sprintf("Action(%d)", uint8(a))
+}
+
+// MarshalText writes the action's name.
+func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// ParseAction reads "hit", "stand", "double", "split", "surrender".
+func ParseAction(s string) (Action, error) {
+	for i, n := range actionNames {
+		if i > 0 && n == s {
+			return Action(i), nil
+		}
+	}
+	return ActNone, fmt.Errorf("%w: unknown action %q", ErrIllegalAction, s)
+}
+
+// Options is the set of actions open to a hand, as a bit set (no allocation).
+type Options uint8
+
+// Has reports whether a is in the set.
+func (o Options) Has(a Action) bool { return o&(1<<a) != 0 }
+
+func (o *Options) add(a Action) { *o |= 1 << a }
+
+// List returns the actions in the set.
+func (o Options) List() []Action {
+	var out []Action
+	for a := ActHit; a <= ActSurrender; a++ {
+		if o.Has(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (o Options) String() string {
+	var names []string
+	for _, a := range o.List() {
+		names = append(names, a.String())
+	}
+	return strings.Join(names, ",")
+}
+
+// MarshalJSON writes the options as a list of names.
+func (o Options) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, a := range o.List() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + a.String() + `"`)
+	}
+	b.WriteByte(']')
+	return []byte(b.String()), nil
+}
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// The event kinds.
+const (
+	EvNone EventKind = iota
+	// EvRoundStarted: bets are closed and the deal begins.
+	EvRoundStarted
+	// EvCardDealt: a card went to a seat's hand or the dealer (Seat 0).
+	EvCardDealt
+	// EvInsuranceOffered: the dealer shows an Ace; answers are awaited.
+	EvInsuranceOffered
+	// EvInsuranceAnswered: one player's insurance answer.
+	EvInsuranceAnswered
+	// EvPeeked: the dealer checked the hole card; Blackjack tells the result.
+	EvPeeked
+	// EvDecisionRequested: a player's hand waits for a decision (Options).
+	EvDecisionRequested
+	// EvDecisionMade: a decision was applied (Auto when by timeout).
+	EvDecisionMade
+	// EvHandDone: a hand is finished (stood, bust, 21, charlie, doubled).
+	EvHandDone
+	// EvHoleRevealed: the dealer turns the hole card.
+	EvHoleRevealed
+	// EvDealerDone: the dealer's hand is complete.
+	EvDealerDone
+	// EvSettled: the round is settled; Settlement has every wager.
+	EvSettled
+)
+
+var eventNames = [...]string{"", "round_started", "card_dealt", "insurance_offered", "insurance_answered",
+	"peeked", "decision_requested", "decision_made", "hand_done", "hole_revealed", "dealer_done", "settled"}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) {
+		return eventNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", uint8(k))
+}
+
+// Event is one thing the round did. It is a flat value with no pointers
+// but Settlement, so appending events to a reused slice allocates nothing.
+type Event struct {
+	Type    EventKind `json:"-"`
+	Seat    int       `json:"seat,omitempty"`   // 0 = dealer or table-wide
+	Player  string    `json:"player,omitempty"` // for per-player events
+	Hand    int       `json:"hand,omitempty"`   // 1-based hand of the seat
+	Card    card.Card `json:"card,omitzero"`
+	Hole    bool      `json:"hole,omitempty"` // the card is the dealer's face-down card
+	Total   int       `json:"total,omitempty"`
+	Soft    bool      `json:"soft,omitempty"`
+	Action  Action    `json:"action,omitempty"`
+	Options Options   `json:"options,omitzero"`
+	Auto    bool      `json:"auto,omitempty"` // applied by timeout
+	Outcome Outcome   `json:"outcome,omitempty"`
+	Flag    bool      `json:"flag,omitempty"` // peek: dealer has BJ; insurance: taken
+	// Players counts the players concerned (common draw: one request for many).
+	Players    int         `json:"players,omitempty"`
+	Settlement *Settlement `json:"settlement,omitempty"`
+}
+
+// Kind names the event on the wire (table.Body).
+func (e Event) Kind() string { return e.Type.String() }
+
+// String is a readable one-line form for the console log.
+func (e Event) String() string {
+	who := "dealer"
+	if e.Seat != 0 {
+		who = fmt.Sprintf("seat %d", e.Seat)
+		if e.Hand > 1 {
+			who += fmt.Sprintf(" hand %d", e.Hand)
+		}
+	}
+	switch e.Type {
+	case EvCardDealt:
+		if e.Hole && !e.Card.Valid() {
+			return "hole card to dealer"
+		}
+		s := fmt.Sprintf("%s to %s", e.Card, who)
+		if e.Hole {
+			s += " (hole)"
+		}
+		return s + fmt.Sprintf(" = %d%s", e.Total, softMark(e.Soft))
+	case EvDecisionRequested:
+		return fmt.Sprintf("%s to decide (%s)", who, e.Options)
+	case EvDecisionMade:
+		s := fmt.Sprintf("%s: %s", who, e.Action)
+		if e.Auto {
+			s += " (timeout)"
+		}
+		return s
+	case EvHandDone:
+		return fmt.Sprintf("%s done at %d", who, e.Total)
+	case EvPeeked:
+		if e.Flag {
+			return "dealer peeks: blackjack"
+		}
+		return "dealer peeks: no blackjack"
+	case EvInsuranceAnswered:
+		if e.Flag {
+			return fmt.Sprintf("%s takes insurance", who)
+		}
+		return fmt.Sprintf("%s declines insurance", who)
+	case EvHoleRevealed:
+		return fmt.Sprintf("dealer turns %s = %d%s", e.Card, e.Total, softMark(e.Soft))
+	case EvDealerDone:
+		return fmt.Sprintf("dealer stands at %d", e.Total)
+	case EvSettled:
+		if e.Settlement != nil {
+			return e.Settlement.String()
+		}
+	}
+	return e.Type.String()
+}
+
+func softMark(soft bool) string {
+	if soft {
+		return " soft"
+	}
+	return ""
+}
+
+// Settlement is the money of a round: per player, per hand and per wager,
+// the stake, the outcome and the net amount (+ = the player wins), in minor
+// units.
+type Settlement struct {
+	Void   bool          `json:"void"`
+	Reason string        `json:"reason,omitempty"`
+	Dealer DealerResult  `json:"dealer"`
+	Seats  []SeatResult  `json:"seats"`
+	Net    int64         `json:"net"`      // sum over all players
+	Rounding int64       `json:"rounding"` // cents rounded down on odd 3:2 payouts
+}
+
+// DealerResult is the dealer's final hand.
+type DealerResult struct {
+	Cards     []card.Card `json:"cards"`
+	Total     int         `json:"total"`
+	Blackjack bool        `json:"blackjack"`
+	Bust      bool        `json:"bust"`
+	Peeked    bool        `json:"peeked_blackjack"`
+}
+
+// SeatResult is one player's money on one seat (a Bet Behind player has a
+// SeatResult of his own with Behind set).
+type SeatResult struct {
+	Seat      int          `json:"seat"`
+	Player    string       `json:"player,omitempty"`
+	Behind    bool         `json:"behind,omitempty"`
+	Hands     []HandResult `json:"hands"`
+	MainNet   int64        `json:"main_net"`
+	Side      []SideResult `json:"side,omitempty"`
+	Insurance *Wager       `json:"insurance,omitempty"`
+	Net       int64        `json:"total_net"`
+}
+
+// HandResult is one hand's cards and money.
+type HandResult struct {
+	Cards   []card.Card `json:"cards"`
+	Total   int         `json:"total"`
+	Stake   int64       `json:"stake"`
+	Free    int64       `json:"free"`
+	Doubled bool        `json:"doubled"`
+	Outcome Outcome     `json:"outcome"`
+	Net     int64       `json:"net"`
+}
+
+// SideResult is one side bet's settlement.
+type SideResult struct {
+	Kind   sidebets.Kind   `json:"kind"`
+	Stake  int64           `json:"stake"`
+	Result sidebets.Result `json:"result"`
+	Net    int64           `json:"net"`
+}
+
+// Wager is a stake and its net result.
+type Wager struct {
+	Stake int64 `json:"stake"`
+	Net   int64 `json:"net"`
+}
+
+func (s *Settlement) String() string {
+	if s.Void {
+		return "round void: every initial wager returned (" + s.Reason + ")"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "dealer %d", s.Dealer.Total)
+	switch {
+	case s.Dealer.Blackjack:
+		b.WriteString(" blackjack")
+	case s.Dealer.Bust:
+		b.WriteString(" bust")
+	}
+	for _, st := range s.Seats {
+		fmt.Fprintf(&b, "; seat %d", st.Seat)
+		if st.Behind {
+			b.WriteString(" behind")
+		}
+		for _, h := range st.Hands {
+			fmt.Fprintf(&b, " %s %d %s %+d", cardsString(h.Cards), h.Total, h.Outcome, h.Net)
+		}
+		fmt.Fprintf(&b, " net %+d", st.Net)
+	}
+	return b.String()
+}
+
+func cardsString(cs []card.Card) string {
+	var b strings.Builder
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(c.String())
+	}
+	return b.String()
+}

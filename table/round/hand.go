@@ -1,0 +1,90 @@
+package round
+
+import "github.com/livetable/livetable/table/card"
+
+// maxHandCards bounds a hand: 21 aces of a 16-deck shoe then a bust card.
+// A fixed array keeps hands allocation-free.
+const maxHandCards = 22
+
+// cards is a small fixed-capacity card list.
+type cards struct {
+	c [maxHandCards]card.Card
+	n uint8
+}
+
+func (cs *cards) add(c card.Card) bool {
+	if int(cs.n) >= maxHandCards {
+		return false
+	}
+	cs.c[cs.n] = c
+	cs.n++
+	return true
+}
+
+func (cs *cards) list() []card.Card { return cs.c[:cs.n] }
+
+// Total returns the best blackjack total of the cards and whether it is soft
+// (an Ace counted as 11).
+func Total(cs []card.Card) (total int, soft bool) {
+	hard, aces := 0, 0
+	for _, c := range cs {
+		v := c.Value()
+		hard += v
+		if v == 1 {
+			aces++
+		}
+	}
+	if aces > 0 && hard+10 <= 21 {
+		return hard + 10, true
+	}
+	return hard, false
+}
+
+// hand is one player hand and the money on it.
+type hand struct {
+	cards
+	base       int64 // the bet the hand was opened with (0 for a free split hand)
+	stake      int64 // real money on the hand now: base + paid double
+	free       int64 // free-bet amount (002)
+	doubled    bool
+	freeDouble bool
+	split      bool // a hand of a split
+	splitAces  bool // a split ace: one card only
+	natural    bool
+	done       bool
+	surrender  bool
+	outcome    Outcome
+	net        int64
+}
+
+func (h *hand) total() (int, bool) { return Total(h.list()) }
+
+func (h *hand) bust() bool { t, _ := h.total(); return t > 21 }
+
+// Outcome is how a hand ended.
+type Outcome uint8
+
+// Hand outcomes, as named in scenario-format.md.
+const (
+	OutcomeNone Outcome = iota
+	OutcomeBlackjack
+	OutcomeWin
+	OutcomePush
+	OutcomeLose
+	OutcomeBust
+	OutcomeCharlie
+	OutcomeSurrender
+	OutcomeVoid
+)
+
+var outcomeNames = [...]string{"", "blackjack", "win", "push", "lose", "bust", "charlie", "surrender", "void"}
+
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// MarshalText writes the outcome's name.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }

@@ -1,0 +1,1034 @@
+package round
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/rules"
+	"github.com/livetable/livetable/table/sidebets"
+)
+
+// Phase is where a round is.
+type Phase uint8
+
+// The round phases.
+const (
+	PhaseNew       Phase = iota // created, no bets yet
+	PhaseDealing                // initial deal
+	PhaseInsurance              // Ace up: waiting for insurance answers
+	PhasePlay                   // players' decisions
+	PhaseDealer                 // dealer's hand
+	PhaseSettled                // settled (or voided)
+)
+
+var phaseNames = [...]string{"new", "dealing", "insurance", "play", "dealer", "settled"}
+
+func (p Phase) String() string {
+	if int(p) < len(phaseNames) {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("Phase(%d)", uint8(p))
+}
+
+// SideStake is one side bet placed with a bet.
+type SideStake struct {
+	Kind  sidebets.Kind
+	Stake int64
+}
+
+// Bet is one player's initial wagers on a seat.
+type Bet struct {
+	Seat   int // 1..MaxSeats, in dealing order
+	Player string
+	Main   int64
+	Side   []SideStake
+	// Behind: a Bet Behind on Seat's hand (000): follows the seat's
+	// decisions, doubles and splits only as FollowDouble/FollowSplit say.
+	Behind       bool
+	FollowDouble bool
+	FollowSplit  bool
+}
+
+// InputKind says what an Input carries.
+type InputKind uint8
+
+// The input kinds.
+const (
+	InNone InputKind = iota
+	// InCard: the next card out of the shoe.
+	InCard
+	// InDecision: Seat/Player decides Action on the hand waiting for it.
+	InDecision
+	// InInsurance: Seat/Player answers the insurance offer (Take).
+	InInsurance
+	// InInsuranceTimeout: the insurance offer closes; silence is a no.
+	InInsuranceTimeout
+	// InDecisionTimeout: every waiting hand gets the rules' automatic action.
+	InDecisionTimeout
+	// InVoid: the supervisor voids the round; every initial wager returned.
+	InVoid
+)
+
+// Input is a value the round applies. Player is the player's id; empty means
+// the seat's own player.
+type Input struct {
+	Type   InputKind
+	Card   card.Card
+	Seat   int
+	Player string
+	Action Action
+	Take   bool
+	Reason string
+}
+
+// player is one person's money and hands on a box.
+type player struct {
+	id        string
+	main      int64
+	side      []SideStake
+	behind    bool
+	followDbl bool
+	followSpl bool
+	insurance int8 // 0 not asked/answered, 1 taken, 2 declined
+	asked     bool // insurance answer awaited
+	hands     [2]hand
+	n         int // hands in use
+	cur       int
+	cursor    int     // next index into the box's card stream
+	slots     [2]int8 // hands waiting for a card, in order
+	nslots    int
+	awaiting  bool // a decision is awaited from this player
+	firstDone bool // Speed: the simultaneous first decision is made
+	done      bool
+	staked    int64 // everything staked this round, for the cap
+}
+
+// box is a position on the layout: it receives cards. In a common-draw game
+// any number of players share its cards, each with his own decisions.
+type box struct {
+	seat      int
+	stream    []card.Card // every card dealt to the box, in order
+	players   []player
+	index     map[string]int // player id -> index, for common draw
+	waiting   int            // players with a hand waiting for a card not yet dealt
+	awaiting  int            // players whose decision is awaited
+	inQueue   bool
+	activated bool
+}
+
+// Round is one round of a game: the pure state machine of
+// architecture.md. It does no I/O, reads no clock and draws no random
+// number: cards, decisions and timers are inputs.
+//
+// A Round is reused from round to round (Start resets it), so a simulator
+// loop allocates nothing in its steady state.
+type Round struct {
+	rs        *rules.Set
+	id        string
+	phase     Phase
+	boxes     []box
+	dealer    hand
+	holeDealt bool
+	peeked    bool
+	deal      []int // initial deal plan: box index, or -1 for the dealer
+	dealPos   int
+	queue     []int // boxes waiting for a card, in the order they asked
+	cur       int   // current box in seat-order play
+	first     bool  // Speed: simultaneous first decisions in progress
+	cardsUsed int
+	settle    Settlement
+	scratch   []card.Card
+}
+
+// New returns a round engine for a rule set. The set must be valid
+// (rules.Set.Validate) and must not change while the round uses it.
+func New(rs *rules.Set) *Round { return &Round{rs: rs} }
+
+// Rules returns the rule set.
+func (r *Round) Rules() *rules.Set { return r.rs }
+
+// ID is the round's identifier (its game code).
+func (r *Round) ID() string { return r.id }
+
+// Phase is the current phase.
+func (r *Round) Phase() Phase { return r.phase }
+
+// CardsUsed is how many cards the round has taken from the shoe.
+func (r *Round) CardsUsed() int { return r.cardsUsed }
+
+// Start begins a round with the bets placed when betting closed. It checks
+// every bet against the rules (limits, cap, side bets offered, seats) and
+// either starts the round or returns a typed error and changes nothing.
+func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
+	if r.phase != PhaseNew && r.phase != PhaseSettled {
+		return dst, ruleErr(ErrIllegalAction, 0, "", "a round is in play (%s)", r.phase)
+	}
+	if err := r.checkBets(bets); err != nil {
+		return dst, err
+	}
+	r.reset(id)
+	seats := make([]int, 0, 8)
+	for _, b := range bets {
+		if !b.Behind {
+			seats = appendUnique(seats, b.Seat)
+		}
+	}
+	if r.rs.CommonDraw {
+		// Every player of a common-draw game may sit on any seat; seats
+		// only group players onto common card sequences.
+		for _, b := range bets {
+			seats = appendUnique(seats, b.Seat)
+		}
+	}
+	sort.Ints(seats)
+	r.boxes = growBoxes(r.boxes, len(seats))
+	for i, s := range seats {
+		bx := &r.boxes[i]
+		bx.seat = s
+	}
+	for _, b := range bets {
+		bi := r.boxIndex(b.Seat)
+		if bi < 0 {
+			// A bet behind an empty seat is refunded (000): it never enters the round.
+			continue
+		}
+		bx := &r.boxes[bi]
+		bx.players = append(bx.players, player{
+			id: b.Player, main: b.Main, side: b.Side, behind: b.Behind,
+			followDbl: b.FollowDouble, followSpl: b.FollowSplit,
+		})
+		p := &bx.players[len(bx.players)-1]
+		p.n = 1
+		p.hands[0] = hand{base: b.Main, stake: b.Main}
+		p.staked = b.Main + sideTotal(b.Side)
+	}
+	for i := range r.boxes {
+		bx := &r.boxes[i]
+		// The seat's own player plays first; bet-behind players follow.
+		sort.SliceStable(bx.players, func(a, b int) bool { return !bx.players[a].behind && bx.players[b].behind })
+		if len(bx.players) > 16 {
+			bx.index = make(map[string]int, len(bx.players))
+			for j := range bx.players {
+				bx.index[bx.players[j].id] = j
+			}
+		}
+	}
+	// The initial deal: a card to each box, the dealer's up card, a
+	// second card to each box, the hole card where the game has one.
+	r.deal = r.deal[:0]
+	for i := range r.boxes {
+		r.deal = append(r.deal, i)
+	}
+	r.deal = append(r.deal, -1)
+	for i := range r.boxes {
+		r.deal = append(r.deal, i)
+	}
+	if r.rs.HoleCard {
+		r.deal = append(r.deal, -1)
+	}
+	r.phase = PhaseDealing
+	dst = append(dst, Event{Type: EvRoundStarted, Players: len(bets)})
+	return dst, nil
+}
+
+func appendUnique(s []int, v int) []int {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+func growBoxes(b []box, n int) []box {
+	if cap(b) < n {
+		b = make([]box, n)
+	}
+	b = b[:n]
+	for i := range b {
+		b[i] = box{stream: b[i].stream[:0], players: b[i].players[:0]}
+	}
+	return b
+}
+
+func sideTotal(ss []SideStake) int64 {
+	var t int64
+	for _, s := range ss {
+		t += s.Stake
+	}
+	return t
+}
+
+func (r *Round) reset(id string) {
+	r.id = id
+	r.phase = PhaseNew
+	r.dealer = hand{}
+	r.holeDealt = false
+	r.peeked = false
+	r.dealPos = 0
+	r.queue = r.queue[:0]
+	r.cur = 0
+	r.first = false
+	r.cardsUsed = 0
+}
+
+func (r *Round) checkBets(bets []Bet) error {
+	rs := r.rs
+	if len(bets) == 0 {
+		return ruleErr(ErrBadBet, 0, "", "no bets")
+	}
+	owners := map[int]bool{}
+	seen := map[[2]string]bool{}
+	for _, b := range bets {
+		if b.Seat < 1 || b.Seat > rs.MaxSeats {
+			return ruleErr(ErrBadBet, b.Seat, b.Player, "seat out of 1..%d", rs.MaxSeats)
+		}
+		key := [2]string{fmt.Sprint(b.Seat), b.Player}
+		if seen[key] {
+			return ruleErr(ErrBadBet, b.Seat, b.Player, "player bets twice on the seat")
+		}
+		seen[key] = true
+		if b.Behind {
+			if !rs.BetBehind {
+				return ruleErr(ErrBadBet, b.Seat, b.Player, "bet behind is not offered in game %s", rs.Code)
+			}
+		} else {
+			if owners[b.Seat] && !rs.CommonDraw {
+				return ruleErr(ErrBadBet, b.Seat, b.Player, "seat taken twice")
+			}
+			owners[b.Seat] = true
+		}
+		if b.Main < rs.MinBet || (rs.MaxBet > 0 && b.Main > rs.MaxBet) {
+			return ruleErr(ErrBetLimit, b.Seat, b.Player, "main bet %d outside %d..%d", b.Main, rs.MinBet, rs.MaxBet)
+		}
+		kinds := map[sidebets.Kind]bool{}
+		for _, s := range b.Side {
+			sb, ok := rs.Side(s.Kind)
+			if !ok {
+				return ruleErr(ErrBadBet, b.Seat, b.Player, "side bet %q is not offered in game %s", s.Kind, rs.Code)
+			}
+			if b.Behind {
+				return ruleErr(ErrBadBet, b.Seat, b.Player, "side bets need a seat, not a bet behind")
+			}
+			if kinds[s.Kind] {
+				return ruleErr(ErrBadBet, b.Seat, b.Player, "side bet %q twice", s.Kind)
+			}
+			kinds[s.Kind] = true
+			if s.Stake <= 0 || (sb.Min > 0 && s.Stake < sb.Min) || (sb.Max > 0 && s.Stake > sb.Max) {
+				return ruleErr(ErrBetLimit, b.Seat, b.Player, "side bet %s %d outside %d..%d", s.Kind, s.Stake, sb.Min, sb.Max)
+			}
+		}
+		if rs.RoundCap > 0 && b.Main+sideTotal(b.Side) > rs.RoundCap {
+			return ruleErr(ErrRoundCap, b.Seat, b.Player, "%d over the cap of %d", b.Main+sideTotal(b.Side), rs.RoundCap)
+		}
+	}
+	return nil
+}
+
+func (r *Round) boxIndex(seat int) int {
+	for i := range r.boxes {
+		if r.boxes[i].seat == seat {
+			return i
+		}
+	}
+	return -1
+}
+
+func (bx *box) find(id string) int {
+	if bx.index != nil {
+		if i, ok := bx.index[id]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range bx.players {
+		if bx.players[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// findPlayer resolves a seat and player id; an empty id is the seat's own player.
+func (r *Round) findPlayer(seat int, id string) (*box, *player, error) {
+	bi := r.boxIndex(seat)
+	if bi < 0 {
+		return nil, nil, ruleErr(ErrOutOfTurn, seat, id, "no bet on this seat")
+	}
+	bx := &r.boxes[bi]
+	pi := 0
+	if id != "" {
+		pi = bx.find(id)
+	}
+	if pi < 0 || pi >= len(bx.players) {
+		return nil, nil, ruleErr(ErrOutOfTurn, seat, id, "no such player on this seat")
+	}
+	return bx, &bx.players[pi], nil
+}
+
+// Apply applies one input and appends the resulting events to dst. On error
+// the round is exactly as it was and dst is returned unchanged.
+func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
+	if r.phase == PhaseSettled || r.phase == PhaseNew {
+		if in.Type == InCard {
+			return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: no round in play", in.Card)
+		}
+		return dst, ruleErr(ErrFinished, in.Seat, in.Player, "no round in play")
+	}
+	switch in.Type {
+	case InCard:
+		return r.applyCard(in.Card, dst)
+	case InDecision:
+		return r.applyDecision(in.Seat, in.Player, in.Action, false, dst)
+	case InInsurance:
+		return r.applyInsurance(in.Seat, in.Player, in.Take, dst)
+	case InInsuranceTimeout:
+		if r.phase != PhaseInsurance {
+			return dst, ruleErr(ErrIllegalAction, 0, "", "no insurance offer open")
+		}
+		for i := range r.boxes {
+			for j := range r.boxes[i].players {
+				p := &r.boxes[i].players[j]
+				if p.asked && p.insurance == 0 {
+					p.insurance = 2
+					dst = append(dst, Event{Type: EvInsuranceAnswered, Seat: r.boxes[i].seat, Player: p.id, Auto: true})
+				}
+			}
+		}
+		return r.afterInsurance(dst), nil
+	case InDecisionTimeout:
+		return r.applyTimeout(dst)
+	case InVoid:
+		return r.void(in.Reason, dst), nil
+	}
+	return dst, ruleErr(ErrIllegalAction, 0, "", "unknown input %d", in.Type)
+}
+
+// applyCard places the next card where the round needs it.
+func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
+	if !c.Valid() {
+		return dst, ruleErr(ErrUnexpectedCard, 0, "", "invalid card")
+	}
+	switch r.phase {
+	case PhaseDealing:
+		r.cardsUsed++
+		t := r.deal[r.dealPos]
+		r.dealPos++
+		if t < 0 {
+			dst = r.dealerCard(c, dst)
+		} else {
+			bx := &r.boxes[t]
+			bx.stream = append(bx.stream, c)
+			for j := range bx.players {
+				p := &bx.players[j]
+				p.hands[0].add(c)
+				p.cursor++
+			}
+			tot, soft := Total(bx.stream)
+			dst = append(dst, Event{Type: EvCardDealt, Seat: bx.seat, Hand: 1, Card: c, Total: tot, Soft: soft, Players: len(bx.players)})
+		}
+		if r.dealPos == len(r.deal) {
+			dst = r.afterDeal(dst)
+		}
+		return dst, nil
+	case PhasePlay:
+		if len(r.queue) == 0 {
+			return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: no hand is waiting for a card", c)
+		}
+		r.cardsUsed++
+		bi := r.queue[0]
+		bx := &r.boxes[bi]
+		bx.stream = append(bx.stream, c)
+		idx := len(bx.stream) - 1
+		for j := range bx.players {
+			p := &bx.players[j]
+			if p.nslots > 0 && p.cursor == idx {
+				dst = r.fill(bx, p, dst)
+			}
+		}
+		if bx.waiting == 0 || bx.awaiting > 0 {
+			// Served, or some player must decide before the next card.
+			bx.inQueue = false
+			copy(r.queue, r.queue[1:])
+			r.queue = r.queue[:len(r.queue)-1]
+			r.refreshQueue(bx)
+		}
+		return r.progress(dst), nil
+	case PhaseDealer:
+		if !r.dealerNeedsCard() {
+			return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: the dealer's hand is complete", c)
+		}
+		r.cardsUsed++
+		dst = r.dealerCard(c, dst)
+		return r.progress(dst), nil
+	}
+	return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: no card is expected while %s", c, r.phase)
+}
+
+func (r *Round) dealerCard(c card.Card, dst []Event) []Event {
+	r.dealer.add(c)
+	hole := r.dealer.n == 2 && r.rs.HoleCard && r.phase == PhaseDealing
+	if hole {
+		r.holeDealt = true
+		// The hole card is face down: its value is not published until turned.
+		return append(dst, Event{Type: EvCardDealt, Hole: true})
+	}
+	tot, soft := r.dealerShown()
+	return append(dst, Event{Type: EvCardDealt, Card: c, Total: tot, Soft: soft})
+}
+
+// dealerShown is the total of the dealer's visible cards.
+func (r *Round) dealerShown() (int, bool) {
+	if r.holeDealt && r.phase < PhaseDealer {
+		return Total(r.dealer.list()[:1])
+	}
+	return r.dealer.total()
+}
+
+func (r *Round) upValue() int { return r.dealer.c[0].Value() }
+
+func (r *Round) dealerBJ() bool {
+	if r.dealer.n != 2 {
+		return false
+	}
+	t, _ := r.dealer.total()
+	return t == 21
+}
+
+// afterDeal marks naturals, then offers insurance or starts play.
+func (r *Round) afterDeal(dst []Event) []Event {
+	for i := range r.boxes {
+		for j := range r.boxes[i].players {
+			h := &r.boxes[i].players[j].hands[0]
+			if t, _ := h.total(); t == 21 {
+				h.natural = true
+				h.done = true
+			}
+		}
+	}
+	if r.upValue() == 1 && r.rs.Insurance {
+		r.phase = PhaseInsurance
+		n := 0
+		for i := range r.boxes {
+			for j := range r.boxes[i].players {
+				r.boxes[i].players[j].asked = true
+				n++
+			}
+		}
+		return append(dst, Event{Type: EvInsuranceOffered, Players: n})
+	}
+	return r.afterInsurance(dst)
+}
+
+func (r *Round) applyInsurance(seat int, id string, take bool, dst []Event) ([]Event, error) {
+	if r.phase != PhaseInsurance {
+		return dst, ruleErr(ErrIllegalAction, seat, id, "insurance is offered only with an Ace up, before play")
+	}
+	bx, p, err := r.findPlayer(seat, id)
+	if err != nil {
+		return dst, err
+	}
+	if p.insurance != 0 {
+		return dst, ruleErr(ErrDuplicate, seat, id, "insurance already answered")
+	}
+	if take {
+		stake := p.main / 2
+		if r.rs.RoundCap > 0 && p.staked+stake > r.rs.RoundCap {
+			return dst, ruleErr(ErrRoundCap, seat, id, "insurance of %d would exceed the cap of %d", stake, r.rs.RoundCap)
+		}
+		p.staked += stake
+		p.insurance = 1
+	} else {
+		p.insurance = 2
+	}
+	dst = append(dst, Event{Type: EvInsuranceAnswered, Seat: bx.seat, Player: p.id, Flag: take})
+	for i := range r.boxes {
+		for j := range r.boxes[i].players {
+			q := &r.boxes[i].players[j]
+			if q.asked && q.insurance == 0 {
+				return dst, nil
+			}
+		}
+	}
+	return r.afterInsurance(dst), nil
+}
+
+// afterInsurance peeks where the game peeks, then starts play.
+func (r *Round) afterInsurance(dst []Event) []Event {
+	if r.rs.Peeks(r.upValue()) {
+		r.peeked = true
+		bj := r.dealerBJ()
+		dst = append(dst, Event{Type: EvPeeked, Flag: bj})
+		if bj {
+			return r.finish(dst)
+		}
+	}
+	r.phase = PhasePlay
+	if r.rs.SimultaneousFirstDecision {
+		r.first = true
+		for i := range r.boxes {
+			dst = r.activate(&r.boxes[i], dst)
+		}
+	}
+	return r.progress(dst)
+}
+
+// activate lets the players of a box act.
+func (r *Round) activate(bx *box, dst []Event) []Event {
+	bx.activated = true
+	for j := range bx.players {
+		p := &bx.players[j]
+		if p.behind {
+			p.done = true
+			continue
+		}
+		if !p.done && p.nslots == 0 && !p.awaiting {
+			dst = r.advance(bx, p, dst)
+		}
+	}
+	r.refreshQueue(bx)
+	return dst
+}
+
+// advance moves a player to the next thing his hands need: a card, a
+// decision, or nothing (done).
+func (r *Round) advance(bx *box, p *player, dst []Event) []Event {
+	for p.cur < p.n {
+		h := &p.hands[p.cur]
+		if h.done {
+			p.cur++
+			continue
+		}
+		if h.n < 2 {
+			// The second hand of a sequential split gets its card now.
+			r.want(bx, p, p.cur)
+			return dst
+		}
+		if r.first && p.firstDone {
+			return dst // Speed: later decisions wait for seat-order play
+		}
+		p.awaiting = true
+		bx.awaiting++
+		tot, soft := h.total()
+		return append(dst, Event{Type: EvDecisionRequested, Seat: bx.seat, Player: p.id, Hand: p.cur + 1,
+			Total: tot, Soft: soft, Options: r.options(p, h)})
+	}
+	p.done = true
+	return dst
+}
+
+// want registers that hand hi of p needs the player's next card.
+func (r *Round) want(bx *box, p *player, hi int) {
+	p.slots[p.nslots] = int8(hi)
+	p.nslots++
+	if p.nslots == 1 {
+		bx.waiting++
+	}
+}
+
+// fill gives p every card of the box's stream it is waiting for, and moves
+// it on when its hands need nothing more.
+func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
+	for p.nslots > 0 && p.cursor < len(bx.stream) {
+		hi := int(p.slots[0])
+		copy(p.slots[:], p.slots[1:p.nslots])
+		p.nslots--
+		c := bx.stream[p.cursor]
+		p.cursor++
+		h := &p.hands[hi]
+		h.add(c)
+		tot, soft := h.total()
+		verbose := len(bx.players) <= 16
+		if verbose {
+			dst = append(dst, Event{Type: EvCardDealt, Seat: bx.seat, Player: p.id, Hand: hi + 1, Card: c, Total: tot, Soft: soft})
+		}
+		switch {
+		case tot > 21, tot == 21, h.doubled, h.splitAces && h.n == 2,
+			r.rs.Charlie > 0 && int(h.n) >= r.rs.Charlie:
+			h.done = true
+			if verbose {
+				dst = append(dst, Event{Type: EvHandDone, Seat: bx.seat, Player: p.id, Hand: hi + 1, Total: tot, Soft: soft})
+			}
+		}
+		if p.nslots == 0 {
+			bx.waiting--
+			// The next hand may need a card already in the stream
+			// (common draw), so loop.
+			dst = r.advance(bx, p, dst)
+		}
+	}
+	return dst
+}
+
+// refreshQueue puts a box in the card queue when its players wait for a
+// card and none is still deciding (in a common draw the next card is dealt
+// only once every player has decided, so nobody decides having seen it).
+func (r *Round) refreshQueue(bx *box) {
+	if bx.waiting > 0 && bx.awaiting == 0 && !bx.inQueue {
+		bx.inQueue = true
+		r.queue = append(r.queue, r.boxIndexOf(bx))
+	}
+}
+
+func (r *Round) boxIndexOf(bx *box) int {
+	for i := range r.boxes {
+		if &r.boxes[i] == bx {
+			return i
+		}
+	}
+	return -1
+}
+
+// options are the actions open to hand h of p now.
+func (r *Round) options(p *player, h *hand) Options {
+	var o Options
+	o.add(ActHit)
+	o.add(ActStand)
+	if r.canDouble(p, h) == nil {
+		o.add(ActDouble)
+	}
+	if r.canSplit(p, h) == nil {
+		o.add(ActSplit)
+	}
+	if r.rs.Surrender && h.n == 2 && !h.split {
+		o.add(ActSurrender)
+	}
+	return o
+}
+
+func (r *Round) canDouble(p *player, h *hand) error {
+	if h.n != 2 {
+		return fmt.Errorf("double only on the first two cards")
+	}
+	if h.split && !r.rs.DoubleAfterSplit {
+		return fmt.Errorf("no double after a split in game %s", r.rs.Code)
+	}
+	t, soft := h.total()
+	if !r.rs.CanDoubleTotal(t, soft) {
+		return fmt.Errorf("no double on %d", t)
+	}
+	if !r.rs.IsFreeDouble(t, soft) || h.split {
+		if r.rs.RoundCap > 0 && p.staked+h.base > r.rs.RoundCap {
+			return fmt.Errorf("%w: doubling would exceed the cap of %d", ErrRoundCap, r.rs.RoundCap)
+		}
+	}
+	return nil
+}
+
+func (r *Round) canSplit(p *player, h *hand) error {
+	if h.n != 2 || h.split {
+		return fmt.Errorf("split only the first two cards")
+	}
+	if p.n > r.rs.MaxSplits {
+		return fmt.Errorf("only %d split per hand", r.rs.MaxSplits)
+	}
+	if h.c[0].Value() != h.c[1].Value() {
+		return fmt.Errorf("%s and %s are not a pair", h.c[0], h.c[1])
+	}
+	if !r.freeSplit(h) && r.rs.RoundCap > 0 && p.staked+p.main > r.rs.RoundCap {
+		return fmt.Errorf("%w: splitting would exceed the cap of %d", ErrRoundCap, r.rs.RoundCap)
+	}
+	return nil
+}
+
+func (r *Round) freeSplit(h *hand) bool { return r.rs.FreeSplit && h.c[0].Value() != 10 }
+
+// applyDecision validates a decision completely before changing anything.
+func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Event) ([]Event, error) {
+	if r.phase != PhasePlay {
+		return dst, ruleErr(ErrOutOfTurn, seat, id, "no decisions while %s", r.phase)
+	}
+	bx, p, err := r.findPlayer(seat, id)
+	if err != nil {
+		return dst, err
+	}
+	if !p.awaiting {
+		return dst, ruleErr(ErrOutOfTurn, seat, id, "no decision is awaited from this player now")
+	}
+	h := &p.hands[p.cur]
+	switch a {
+	case ActHit, ActStand:
+	case ActDouble:
+		if err := r.canDouble(p, h); err != nil {
+			return dst, r.illegal(err, seat, id, "double")
+		}
+	case ActSplit:
+		if err := r.canSplit(p, h); err != nil {
+			return dst, r.illegal(err, seat, id, "split")
+		}
+	case ActSurrender:
+		if !r.rs.Surrender || h.n != 2 || h.split {
+			return dst, ruleErr(ErrIllegalAction, seat, id, "surrender is not offered")
+		}
+	default:
+		return dst, ruleErr(ErrIllegalAction, seat, id, "unknown action %v", a)
+	}
+	// Valid: apply.
+	p.awaiting = false
+	bx.awaiting--
+	if r.first {
+		p.firstDone = true
+	}
+	hi := p.cur
+	dst = append(dst, Event{Type: EvDecisionMade, Seat: bx.seat, Player: p.id, Hand: hi + 1, Action: a, Auto: auto})
+	switch a {
+	case ActStand:
+		h.done = true
+		dst = r.advance(bx, p, dst)
+	case ActSurrender:
+		h.done = true
+		h.surrender = true
+		dst = r.advance(bx, p, dst)
+	case ActHit:
+		r.want(bx, p, hi)
+		dst = r.fill(bx, p, dst)
+	case ActDouble:
+		t, soft := h.total()
+		h.doubled = true
+		if r.rs.IsFreeDouble(t, soft) && !h.split {
+			h.freeDouble = true
+			h.free += h.base
+		} else {
+			h.stake += h.base
+			p.staked += h.base
+		}
+		r.want(bx, p, hi)
+		dst = r.fill(bx, p, dst)
+	case ActSplit:
+		c1, c2 := h.c[0], h.c[1]
+		base := h.base
+		free := r.freeSplit(h)
+		aces := c1.Rank == card.Ace && r.rs.SplitAcesOneCard
+		p.hands[0] = hand{base: base, stake: base, split: true, splitAces: aces}
+		p.hands[0].add(c1)
+		p.hands[1] = hand{split: true, splitAces: aces}
+		p.hands[1].add(c2)
+		if free {
+			p.hands[1].free = base
+		} else {
+			p.hands[1].base = base
+			p.hands[1].stake = base
+			p.staked += base
+		}
+		p.n = 2
+		r.want(bx, p, 0)
+		if r.rs.SplitDeal == rules.SplitBothFirst {
+			r.want(bx, p, 1)
+		}
+		dst = r.fill(bx, p, dst)
+	}
+	r.refreshQueue(bx)
+	return r.progress(dst), nil
+}
+
+func (r *Round) illegal(err error, seat int, id, what string) error {
+	if e := err; e != nil {
+		if isCap(e) {
+			return ruleErr(ErrRoundCap, seat, id, "%s: %v", what, e)
+		}
+	}
+	return ruleErr(ErrIllegalAction, seat, id, "%s: %v", what, err)
+}
+
+func isCap(err error) bool {
+	for e := err; e != nil; {
+		if e == ErrRoundCap {
+			return true
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		e = u.Unwrap()
+	}
+	return false
+}
+
+// applyTimeout applies the rules' automatic action to every hand waiting
+// when the timer fired (not to hands that start waiting meanwhile).
+func (r *Round) applyTimeout(dst []Event) ([]Event, error) {
+	if r.phase != PhasePlay {
+		return dst, ruleErr(ErrIllegalAction, 0, "", "no decision is awaited")
+	}
+	type ref struct {
+		seat int
+		id   string
+		a    Action
+	}
+	var waiting []ref
+	for i := range r.boxes {
+		bx := &r.boxes[i]
+		for j := range bx.players {
+			p := &bx.players[j]
+			if !p.awaiting {
+				continue
+			}
+			a := ActStand
+			if r.rs.DecisionTimeout == rules.TimeoutHitTo11 {
+				if t, _ := p.hands[p.cur].total(); t <= 11 {
+					a = ActHit
+				}
+			}
+			waiting = append(waiting, ref{bx.seat, p.id, a})
+		}
+	}
+	if len(waiting) == 0 {
+		return dst, ruleErr(ErrIllegalAction, 0, "", "no decision is awaited")
+	}
+	for _, w := range waiting {
+		var err error
+		if dst, err = r.applyDecision(w.seat, w.id, w.a, true, dst); err != nil {
+			// Cannot happen: each was awaited and stand/hit are always open.
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// progress moves play on as far as it can go without an input.
+func (r *Round) progress(dst []Event) []Event {
+	for {
+		switch r.phase {
+		case PhasePlay:
+			if r.first {
+				if r.anyAwaiting() || len(r.queue) > 0 {
+					return dst
+				}
+				// Speed: the simultaneous first decisions are served; play
+				// goes on seat by seat.
+				r.first = false
+				for i := range r.boxes {
+					r.boxes[i].activated = false
+				}
+			}
+			for r.cur < len(r.boxes) {
+				bx := &r.boxes[r.cur]
+				if !bx.activated {
+					dst = r.activate(bx, dst)
+				}
+				if bx.awaiting > 0 || bx.waiting > 0 {
+					return dst
+				}
+				r.cur++
+			}
+			dst = r.startDealer(dst)
+		case PhaseDealer:
+			if r.dealerNeedsCard() {
+				return dst
+			}
+			t, soft := r.dealer.total()
+			dst = append(dst, Event{Type: EvDealerDone, Total: t, Soft: soft})
+			return r.finish(dst)
+		default:
+			return dst
+		}
+	}
+}
+
+func (r *Round) anyAwaiting() bool {
+	for i := range r.boxes {
+		if r.boxes[i].awaiting > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Round) startDealer(dst []Event) []Event {
+	r.phase = PhaseDealer
+	if r.holeDealt {
+		t, soft := r.dealer.total()
+		dst = append(dst, Event{Type: EvHoleRevealed, Card: r.dealer.c[1], Total: t, Soft: soft, Hole: true})
+	}
+	return dst
+}
+
+// handsState reports whether any hand is live (must be played against the
+// dealer), any is a natural, anyone insured.
+func (r *Round) handsState() (live, natural, insured bool) {
+	for i := range r.boxes {
+		for j := range r.boxes[i].players {
+			p := &r.boxes[i].players[j]
+			if p.insurance == 1 {
+				insured = true
+			}
+			if p.behind {
+				continue
+			}
+			for k := 0; k < p.n; k++ {
+				h := &p.hands[k]
+				switch {
+				case h.natural:
+					natural = true
+				case h.surrender, h.bust():
+				case r.rs.Charlie > 0 && int(h.n) >= r.rs.Charlie:
+				default:
+					live = true
+				}
+			}
+		}
+	}
+	return
+}
+
+// dealerNeedsCard decides whether the dealer draws, from the rules.
+func (r *Round) dealerNeedsCard() bool {
+	live, natural, insured := r.handsState()
+	always := r.rs.DealerAlwaysPlays
+	if r.dealer.n < 2 {
+		// No hole card (004): the second card is drawn if it can matter.
+		return always || live || natural || insured
+	}
+	if r.dealerBJ() {
+		return false
+	}
+	if !live && !always {
+		return false
+	}
+	t, soft := r.dealer.total()
+	return t < 17 || (t == 17 && soft && r.rs.DealerHitsSoft17)
+}
+
+// void ends the round with every initial wager returned.
+func (r *Round) void(reason string, dst []Event) []Event {
+	s := &r.settle
+	r.resetSettlement()
+	s.Void = true
+	s.Reason = reason
+	r.fillDealer()
+	for i := range r.boxes {
+		bx := &r.boxes[i]
+		for j := range bx.players {
+			p := &bx.players[j]
+			sr := SeatResult{Seat: bx.seat, Player: p.id, Behind: p.behind}
+			sr.Hands = append(sr.Hands, HandResult{Cards: p.hands[0].list(), Stake: p.main, Outcome: OutcomeVoid})
+			for _, sd := range p.side {
+				sr.Side = append(sr.Side, SideResult{Kind: sd.Kind, Stake: sd.Stake, Result: "void"})
+			}
+			s.Seats = append(s.Seats, sr)
+		}
+	}
+	r.phase = PhaseSettled
+	return append(dst, Event{Type: EvSettled, Settlement: s})
+}
+
+// Awaiting is how many players' decisions are awaited now.
+func (r *Round) Awaiting() int {
+	n := 0
+	for i := range r.boxes {
+		n += r.boxes[i].awaiting
+	}
+	return n
+}
+
+// FirstAwaiting is the lowest seat whose decision is awaited, 0 if none.
+// Decisions that arrive together are served in seat order.
+func (r *Round) FirstAwaiting() int {
+	for i := range r.boxes {
+		if r.boxes[i].awaiting > 0 {
+			return r.boxes[i].seat
+		}
+	}
+	return 0
+}

@@ -1,0 +1,213 @@
+package round
+
+import (
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/rules"
+	"github.com/livetable/livetable/table/sidebets"
+)
+
+func (r *Round) resetSettlement() {
+	s := &r.settle
+	seats := s.Seats[:0]
+	*s = Settlement{Seats: seats}
+}
+
+func (r *Round) fillDealer() {
+	s := &r.settle
+	s.Dealer.Cards = r.dealer.list()
+	t, _ := r.dealer.total()
+	s.Dealer.Total = t
+	s.Dealer.Blackjack = r.dealerBJ()
+	s.Dealer.Bust = t > 21
+	s.Dealer.Peeked = r.peeked && s.Dealer.Blackjack
+}
+
+// finish settles every wager and ends the round.
+func (r *Round) finish(dst []Event) []Event {
+	r.resetSettlement()
+	r.fillDealer()
+	s := &r.settle
+	for i := range r.boxes {
+		bx := &r.boxes[i]
+		var owner *player
+		for j := range bx.players {
+			p := &bx.players[j]
+			if !p.behind && owner == nil {
+				owner = p
+			}
+			var sr SeatResult
+			if p.behind {
+				sr = r.settleBehind(bx, owner, p)
+			} else {
+				sr = r.settlePlayer(bx, p)
+			}
+			s.Net += sr.Net
+			s.Seats = append(s.Seats, sr)
+		}
+	}
+	r.phase = PhaseSettled
+	return append(dst, Event{Type: EvSettled, Settlement: s})
+}
+
+func (r *Round) settlePlayer(bx *box, p *player) SeatResult {
+	sr := SeatResult{Seat: bx.seat, Player: p.id}
+	for k := 0; k < p.n; k++ {
+		h := &p.hands[k]
+		r.settleHand(h, k, h.stake, h.base, h.free)
+		t, _ := h.total()
+		sr.Hands = append(sr.Hands, HandResult{
+			Cards: h.list(), Total: t, Stake: h.stake, Free: h.free,
+			Doubled: h.doubled, Outcome: h.outcome, Net: h.net,
+		})
+		sr.MainNet += h.net
+	}
+	r.settleExtras(bx, p, &sr)
+	return sr
+}
+
+// settleBehind settles a Bet Behind on the seat owner's hands, with the
+// follower's own stake and follow preferences.
+func (r *Round) settleBehind(bx *box, owner, p *player) SeatResult {
+	sr := SeatResult{Seat: bx.seat, Player: p.id, Behind: true}
+	if owner == nil {
+		return sr
+	}
+	n := owner.n
+	if n == 2 && !p.followSpl {
+		n = 1
+	}
+	for k := 0; k < n; k++ {
+		oh := &owner.hands[k]
+		h := *oh
+		h.base = p.main
+		h.stake = p.main
+		h.free = 0
+		if oh.doubled && !oh.freeDouble {
+			if p.followDbl {
+				h.stake = 2 * p.main
+			} else {
+				h.doubled = false
+			}
+		}
+		if k == 1 && !p.followSpl {
+			continue
+		}
+		r.settleHand(&h, k, h.stake, h.base, 0)
+		t, _ := h.total()
+		sr.Hands = append(sr.Hands, HandResult{
+			Cards: h.list(), Total: t, Stake: h.stake, Doubled: h.doubled, Outcome: h.outcome, Net: h.net,
+		})
+		sr.MainNet += h.net
+	}
+	r.settleExtras(bx, p, &sr)
+	return sr
+}
+
+// settleHand decides one hand's outcome and net against the dealer.
+func (r *Round) settleHand(h *hand, idx int, stake, base, free int64) {
+	rs := r.rs
+	t, _ := h.total()
+	dt, _ := r.dealer.total()
+	dbj := r.dealerBJ()
+	charlie := rs.Charlie > 0 && int(h.n) >= rs.Charlie && t <= 21
+	switch {
+	case h.surrender:
+		h.outcome, h.net = OutcomeSurrender, -stake/2
+	case t > 21:
+		h.outcome, h.net = OutcomeBust, -stake
+	case h.natural:
+		if dbj {
+			h.outcome, h.net = OutcomePush, 0
+		} else {
+			win, rounding := rs.BlackjackPays.Of(stake)
+			r.settle.Rounding += rounding
+			h.outcome, h.net = OutcomeBlackjack, win
+		}
+	case dbj && !(charlie && rs.CharlieBeatsDealerBJ):
+		// A dealer blackjack: found by the peek (the round ended before
+		// any decision: the hand holds only its bet) or late, settled by
+		// the game's late-BJ rule.
+		h.outcome = OutcomeLose
+		switch rs.LateBJFor(r.upValue()) {
+		case rules.LateBJAll:
+			h.net = -stake
+		case rules.LateBJDoubleBack:
+			h.net = -base
+		case rules.LateBJOriginalOnly:
+			if idx == 0 {
+				h.net = -base
+			} else {
+				h.net = 0
+			}
+		}
+	case charlie:
+		h.outcome, h.net = OutcomeCharlie, stake+free
+	case dt > 21:
+		if rs.Dealer22Push && dt == 22 {
+			h.outcome, h.net = OutcomePush, 0
+		} else {
+			h.outcome, h.net = OutcomeWin, stake+free
+		}
+	case t > dt:
+		h.outcome, h.net = OutcomeWin, stake+free
+	case t == dt:
+		h.outcome, h.net = OutcomePush, 0
+	default:
+		h.outcome, h.net = OutcomeLose, -stake
+	}
+}
+
+// settleExtras settles insurance and side bets, and totals the seat.
+func (r *Round) settleExtras(bx *box, p *player, sr *SeatResult) {
+	if p.insurance == 1 {
+		stake := p.main / 2
+		w := &Wager{Stake: stake, Net: -stake}
+		if r.dealerBJ() {
+			w.Net, _ = r.rs.InsurancePays.Of(stake)
+		}
+		sr.Insurance = w
+		sr.Net += w.Net
+	}
+	if len(p.side) > 0 && len(bx.stream) >= 2 {
+		a, b := bx.stream[0], bx.stream[1]
+		up := r.dealer.c[0]
+		var hole card.Card
+		if r.dealer.n >= 2 {
+			hole = r.dealer.c[1]
+		}
+		dt, _ := r.dealer.total()
+		natural, _ := Total(bx.stream[:2])
+		for _, sd := range p.side {
+			var res sidebets.Result
+			switch sd.Kind {
+			case "perfect_pairs":
+				res = sidebets.Pair(a, b)
+			case "dealer_pair":
+				res = "lose"
+				if hole.Valid() {
+					res = sidebets.Pair(up, hole)
+				}
+			case "21+3", "top3":
+				res = sidebets.ThreeCard(a, b, up)
+			case "hot3":
+				res = sidebets.Hot3(a, b, up)
+			case "bust_it":
+				res = sidebets.BustIt(r.dealer.list(), dt > 21, natural == 21)
+			}
+			sb, _ := r.rs.Side(sd.Kind)
+			o := sidebets.Settle(sd.Stake, res, sb.Paytable)
+			sr.Side = append(sr.Side, SideResult{Kind: sd.Kind, Stake: sd.Stake, Result: o.Result, Net: o.Net})
+			sr.Net += o.Net
+		}
+	}
+	sr.Net += sr.MainNet
+}
+
+// Settlement returns the round's settlement once it is settled, else nil.
+// It is owned by the round and valid until the next Start.
+func (r *Round) Settlement() *Settlement {
+	if r.phase != PhaseSettled {
+		return nil
+	}
+	return &r.settle
+}
