@@ -1,0 +1,335 @@
+package mqttlink
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
+)
+
+// CommandSchema is the schema version of command and reply JSON.
+const CommandSchema = 1
+
+// MaxCommandBytes bounds a command payload; anything larger is rejected
+// unread.
+const MaxCommandBytes = 64 << 10
+
+// maxIDLen bounds a command id, which is stored in the reply ledger.
+const maxIDLen = 128
+
+// The command types accepted on commands/...
+const (
+	CmdBetsClosed = "bets_closed"
+	CmdDecision   = "decision"
+	CmdInsurance  = "insurance"
+	CmdPause      = "pause"
+	CmdResume     = "resume"
+	CmdVoid       = "void"
+	CmdCorrect    = "correct"
+)
+
+// Command is a decoded, validated command, ready for the controller once
+// authorised.
+type Command struct {
+	// ID is the sender's id for the command; replies carry it back and
+	// repeats are answered from the ledger.
+	ID string
+	// Type is one of the Cmd... constants.
+	Type string
+	// Input is what the controller is given.
+	Input table.Input
+	// Supervisor marks a command that needs the supervisor role.
+	Supervisor bool
+	// Token is the supervisor's secret as sent (empty for other commands).
+	Token string
+}
+
+// wireBet is a bet on the wire; pointers tell a missing field from a zero.
+type wireBet struct {
+	Seat         *int             `json:"seat"`
+	Player       string           `json:"player"`
+	Main         *int64           `json:"main"`
+	Side         map[string]int64 `json:"side"`
+	Behind       bool             `json:"behind"`
+	FollowDouble bool             `json:"follow_double"`
+	FollowSplit  bool             `json:"follow_split"`
+}
+
+// wireCommand is the union of every command's fields.
+type wireCommand struct {
+	Schema *int   `json:"schema"`
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+
+	Bets *[]wireBet `json:"bets"`
+
+	Seat   *int   `json:"seat"`
+	Player string `json:"player"`
+	Action string `json:"action"`
+	Take   *bool  `json:"take"`
+
+	By     string `json:"by"`
+	Reason string `json:"reason"`
+	Card   string `json:"card"`
+	Token  string `json:"token"`
+}
+
+// DecodeCommand parses and validates one command payload. Every failure is
+// a *CommandError (wrapping ErrMalformedCommand, ErrUnknownCommand or
+// ErrMissingField) whose Reason goes into the reply; the ID is filled in
+// whenever the payload had a readable one. Authorisation is separate (see
+// Authorise), because it depends on the configured tokens.
+func DecodeCommand(b []byte) (Command, error) {
+	if len(b) > MaxCommandBytes {
+		return Command{}, reject("", ErrMalformedCommand, fmt.Sprintf("command larger than %d bytes", MaxCommandBytes))
+	}
+	var w wireCommand
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return Command{}, reject(peekID(b), ErrMalformedCommand, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return Command{}, reject(peekID(b), ErrMalformedCommand, "invalid JSON: data after the command object")
+	}
+	if err := checkID(w.ID); err != nil {
+		return Command{}, err
+	}
+	id := w.ID
+	if w.Schema == nil {
+		return Command{}, reject(id, ErrMissingField, "missing schema")
+	}
+	if *w.Schema != CommandSchema {
+		return Command{}, reject(id, ErrMalformedCommand, fmt.Sprintf("unsupported schema %d (want %d)", *w.Schema, CommandSchema))
+	}
+	c := Command{ID: id, Type: w.Type}
+	var err error
+	switch w.Type {
+	case "":
+		return Command{}, reject(id, ErrMissingField, "missing type")
+	case CmdBetsClosed:
+		c.Input, err = w.betsClosed()
+	case CmdDecision:
+		c.Input, err = w.decision()
+	case CmdInsurance:
+		c.Input, err = w.insurance()
+	case CmdPause, CmdResume, CmdVoid, CmdCorrect:
+		c.Supervisor, c.Token = true, w.Token
+		c.Input, err = w.supervisor()
+	default:
+		return Command{}, reject(id, ErrUnknownCommand, fmt.Sprintf("unknown command type %q", w.Type))
+	}
+	if err != nil {
+		var ce *CommandError
+		if errors.As(err, &ce) {
+			ce.ID = id
+		}
+		return Command{}, err
+	}
+	return c, nil
+}
+
+// Authorise checks a supervisor command's token against the configured
+// ones. Every token is compared in constant time, and all of them are
+// compared, so timing tells nothing about which prefix matched.
+func (c Command) Authorise(tokens []string) error {
+	if !c.Supervisor {
+		return nil
+	}
+	if c.Token == "" {
+		return reject(c.ID, ErrUnauthorised, "supervisor token required")
+	}
+	ok := 0
+	for _, t := range tokens {
+		if t == "" {
+			continue
+		}
+		ok |= subtle.ConstantTimeCompare([]byte(c.Token), []byte(t))
+	}
+	if ok != 1 {
+		return reject(c.ID, ErrUnauthorised, "supervisor token not accepted")
+	}
+	return nil
+}
+
+func (w *wireCommand) onlyFields(allowed ...string) error {
+	set := map[string]bool{}
+	for _, a := range allowed {
+		set[a] = true
+	}
+	present := map[string]bool{
+		"bets": w.Bets != nil, "seat": w.Seat != nil, "player": w.Player != "",
+		"action": w.Action != "", "take": w.Take != nil, "by": w.By != "",
+		"reason": w.Reason != "", "card": w.Card != "", "token": w.Token != "",
+	}
+	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "token"} {
+		if present[name] && !set[name] {
+			return reject("", ErrMalformedCommand, fmt.Sprintf("field %q does not belong to %s", name, w.Type))
+		}
+	}
+	return nil
+}
+
+func (w *wireCommand) betsClosed() (table.Input, error) {
+	if err := w.onlyFields("bets"); err != nil {
+		return nil, err
+	}
+	if w.Bets == nil {
+		return nil, reject("", ErrMissingField, "missing bets")
+	}
+	bets := make([]table.Bet, 0, len(*w.Bets))
+	for i, wb := range *w.Bets {
+		if wb.Seat == nil {
+			return nil, reject("", ErrMissingField, fmt.Sprintf("bets[%d]: missing seat", i))
+		}
+		if *wb.Seat < 1 {
+			return nil, reject("", ErrMalformedCommand, fmt.Sprintf("bets[%d]: seat %d (seats start at 1)", i, *wb.Seat))
+		}
+		if wb.Player == "" {
+			return nil, reject("", ErrMissingField, fmt.Sprintf("bets[%d]: missing player", i))
+		}
+		if wb.Main == nil {
+			return nil, reject("", ErrMissingField, fmt.Sprintf("bets[%d]: missing main", i))
+		}
+		if *wb.Main <= 0 {
+			return nil, reject("", ErrMalformedCommand, fmt.Sprintf("bets[%d]: main %d must be positive (minor units)", i, *wb.Main))
+		}
+		var side map[string]int64
+		for name, amt := range wb.Side {
+			if name == "" || amt <= 0 {
+				return nil, reject("", ErrMalformedCommand, fmt.Sprintf("bets[%d]: side bet %q amount %d must be named and positive", i, name, amt))
+			}
+			if side == nil {
+				side = make(map[string]int64, len(wb.Side))
+			}
+			side[name] = amt
+		}
+		if !wb.Behind && (wb.FollowDouble || wb.FollowSplit) {
+			return nil, reject("", ErrMalformedCommand, fmt.Sprintf("bets[%d]: follow_double/follow_split only apply to a bet behind", i))
+		}
+		bets = append(bets, table.Bet{
+			Seat: *wb.Seat, Player: wb.Player, Main: *wb.Main, Side: side,
+			Behind: wb.Behind, FollowDouble: wb.FollowDouble, FollowSplit: wb.FollowSplit,
+		})
+	}
+	return table.BetsClosed{Bets: bets}, nil
+}
+
+func (w *wireCommand) seat() (int, error) {
+	if w.Seat == nil {
+		return 0, reject("", ErrMissingField, "missing seat")
+	}
+	if *w.Seat < 1 {
+		return 0, reject("", ErrMalformedCommand, fmt.Sprintf("seat %d (seats start at 1)", *w.Seat))
+	}
+	return *w.Seat, nil
+}
+
+// decisionActions are the actions of every game; whether one is legal now
+// is the round's business.
+var decisionActions = map[string]bool{"hit": true, "stand": true, "double": true, "split": true}
+
+func (w *wireCommand) decision() (table.Input, error) {
+	if err := w.onlyFields("seat", "player", "action"); err != nil {
+		return nil, err
+	}
+	seat, err := w.seat()
+	if err != nil {
+		return nil, err
+	}
+	if w.Action == "" {
+		return nil, reject("", ErrMissingField, "missing action")
+	}
+	if !decisionActions[w.Action] {
+		return nil, reject("", ErrMalformedCommand, fmt.Sprintf("unknown action %q (hit, stand, double, split)", w.Action))
+	}
+	return table.Decision{Seat: seat, Player: w.Player, Action: w.Action}, nil
+}
+
+func (w *wireCommand) insurance() (table.Input, error) {
+	if err := w.onlyFields("seat", "player", "take"); err != nil {
+		return nil, err
+	}
+	seat, err := w.seat()
+	if err != nil {
+		return nil, err
+	}
+	if w.Take == nil {
+		return nil, reject("", ErrMissingField, "missing take")
+	}
+	return table.InsuranceAnswer{Seat: seat, Player: w.Player, Take: *w.Take}, nil
+}
+
+func (w *wireCommand) supervisor() (table.Input, error) {
+	allowed := []string{"by", "reason", "token"}
+	if w.Type == CmdCorrect {
+		allowed = append(allowed, "card")
+	}
+	if err := w.onlyFields(allowed...); err != nil {
+		return nil, err
+	}
+	if w.By == "" {
+		return nil, reject("", ErrMissingField, "missing by")
+	}
+	if (w.Type == CmdVoid || w.Type == CmdCorrect) && w.Reason == "" {
+		return nil, reject("", ErrMissingField, "missing reason")
+	}
+	s := table.Supervisor{Command: w.Type, By: w.By, Reason: w.Reason}
+	if w.Type == CmdCorrect {
+		if w.Card == "" {
+			return nil, reject("", ErrMissingField, "missing card")
+		}
+		c, err := card.Parse(w.Card)
+		if err != nil {
+			return nil, reject("", ErrMalformedCommand, fmt.Sprintf("bad card %q", w.Card))
+		}
+		s.Card = c
+	}
+	return s, nil
+}
+
+// checkID accepts 1 to maxIDLen printable characters.
+func checkID(id string) error {
+	if id == "" {
+		return reject("", ErrMissingField, "missing id")
+	}
+	if len(id) > maxIDLen {
+		return reject("", ErrMalformedCommand, fmt.Sprintf("id longer than %d bytes", maxIDLen))
+	}
+	for _, r := range id {
+		if !unicode.IsPrint(r) {
+			return reject("", ErrMalformedCommand, "id has non-printable characters")
+		}
+	}
+	return nil
+}
+
+// peekID digs the id out of a command that failed to decode, so the reply
+// can still name it. It returns "" when there is no valid id to find.
+func peekID(b []byte) string {
+	var p struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(b, &p) != nil || checkID(p.ID) != nil {
+		return ""
+	}
+	return p.ID
+}
+
+func reject(id string, class error, reason string) *CommandError {
+	return &CommandError{ID: id, Reason: reason, Err: class}
+}
+
+// Reply is the answer to one command, published on the replies topic.
+type Reply struct {
+	Schema   int    `json:"schema"`
+	ID       string `json:"id"`
+	Accepted bool   `json:"accepted"`
+	Reason   string `json:"reason,omitempty"`
+}

@@ -1,0 +1,47 @@
+// Package mqttlink is the table's link to the studio over MQTT: it
+// publishes every table event to the streaming backend without losing,
+// reordering or (from the subscriber's point of view, after dropping
+// duplicate sequence numbers) duplicating any, and it takes players' and
+// supervisors' commands back in.
+//
+// # Topics
+//
+// Everything lives under livetable/{studio}/{table}/ (see TopicsFor):
+//
+//   - status: retained "online" after each connection, "offline" as the
+//     MQTT Last Will and on a clean stop;
+//   - state: retained snapshot, the events whose Body.Kind() is "state";
+//   - events: every other event, in Seq order, as table.Event's JSON;
+//   - commands/...: commands, JSON with schema, id and type (DecodeCommand);
+//   - replies: {"schema":1,"id":...,"accepted":...,"reason":...} per command.
+//
+// docs/asyncapi.yaml is the contract; a test checks real messages against it.
+//
+// # Delivery
+//
+// paho alone is not enough: messages published before the first connection
+// are lost with ConnectRetry off, its store may resend out of order after a
+// reconnect, and it forgets everything on a restart. So Run journals every
+// event in its own outbox under Options.OutboxDir (fsync, group commit),
+// and a single publisher sends the outbox head, waits for the broker's
+// QoS 1 acknowledgement, marks it and moves to the next. After a reconnect
+// or a restart it starts again from the first unacknowledged event, so a
+// subscriber may see an event twice but never misses one and never sees
+// them out of order; it drops duplicates by seq. Events whose Seq the
+// outbox already has (a controller replaying its journal) are skipped.
+//
+// # Commands
+//
+// Commands are decoded and validated here, authorised (supervisor commands
+// need a token from Options.SupervisorTokens, compared in constant time)
+// and handed to a Submitter (the table controller). Each id gets one
+// reply, recorded in a persisted ledger before it is published; a repeated
+// id is answered from the ledger and not applied again. The broker message
+// is acknowledged only after the reply, so a crash redelivers it.
+//
+// # Brokers
+//
+// StartEmbeddedBroker runs mochi-mqtt on loopback for development and
+// single-box use; production points BrokerURL at mosquitto or a cluster
+// (docs/deploy.md), with TLS and credentials from Options.
+package mqttlink

@@ -1,0 +1,65 @@
+package mqttlink
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Callers branch on them with errors.Is.
+var (
+	// ErrBadOptions is returned by New and StartEmbeddedBroker when the
+	// options cannot work (missing studio, table or broker, bad QoS, a
+	// topic segment with a wildcard).
+	ErrBadOptions = errors.New("mqttlink: bad options")
+
+	// ErrOutboxCorrupt is returned when the outbox files cannot be read
+	// back at all (as opposed to a torn tail, which is truncated and logged).
+	ErrOutboxCorrupt = errors.New("mqttlink: outbox corrupt")
+
+	// ErrOutboxClosed is returned by outbox operations after Close.
+	ErrOutboxClosed = errors.New("mqttlink: outbox closed")
+
+	// ErrMalformedCommand is the root of every reason a command is
+	// rejected before it reaches the controller: bad JSON, a wrong schema
+	// version, an unknown type, a missing or invalid field.
+	ErrMalformedCommand = errors.New("mqttlink: malformed command")
+
+	// ErrUnknownCommand is returned for a command type this build does not
+	// know. It also satisfies errors.Is(err, ErrMalformedCommand).
+	ErrUnknownCommand = fmt.Errorf("%w: unknown type", ErrMalformedCommand)
+
+	// ErrMissingField is returned when a required field is absent or empty.
+	// It also satisfies errors.Is(err, ErrMalformedCommand).
+	ErrMissingField = fmt.Errorf("%w: missing field", ErrMalformedCommand)
+
+	// ErrUnauthorised is returned for a supervisor command whose token does
+	// not match any configured supervisor token.
+	ErrUnauthorised = errors.New("mqttlink: unauthorised")
+)
+
+// CommandError is a rejected command: the reason travels back to the sender
+// in the reply, the wrapped error says which class of rejection it is.
+type CommandError struct {
+	// ID is the command's id, empty when the JSON was too broken to read it.
+	ID string
+	// Reason is the human-readable text put into the reply.
+	Reason string
+	// Err is one of ErrMalformedCommand, ErrUnknownCommand,
+	// ErrMissingField or ErrUnauthorised.
+	Err error
+}
+
+// Error implements error.
+func (e *CommandError) Error() string {
+	return "mqttlink: command " + quoteID(e.ID) + " rejected: " + e.Reason
+}
+
+// Unwrap lets errors.Is see the class of the rejection.
+func (e *CommandError) Unwrap() error { return e.Err }
+
+func quoteID(id string) string {
+	if id == "" {
+		return "(no id)"
+	}
+	return fmt.Sprintf("%q", id)
+}

@@ -1,0 +1,152 @@
+package mqttlink
+
+import (
+	"bufio"
+	"bytes"
+	"container/list"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rs/zerolog"
+)
+
+const ledgerName = "replies.log"
+
+// ledger remembers the first reply to the most recent command ids, so a
+// repeated command (a backend retry, a broker redelivery after a
+// reconnect or a restart) is answered the same way and applied once. It is
+// a bounded LRU persisted as JSON lines, one fsync'd line per new id, and
+// rewritten when the file holds twice as many lines as the LRU.
+//
+// Only the command goroutine uses it, so it has no lock.
+type ledger struct {
+	dir   string
+	cap   int
+	log   zerolog.Logger
+	f     *os.File
+	lines int
+
+	order *list.List // of Reply, oldest at the front
+	byID  map[string]*list.Element
+}
+
+func openLedger(dir string, capacity int, log zerolog.Logger) (*ledger, error) {
+	l := &ledger{dir: dir, cap: capacity, log: log, order: list.New(), byID: map[string]*list.Element{}}
+	path := filepath.Join(dir, ledgerName)
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("mqttlink: read reply ledger: %w", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), MaxCommandBytes)
+	bad := 0
+	for sc.Scan() {
+		var r Reply
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID == "" {
+			// A torn last line after a crash; its command was not
+			// acknowledged to the broker, so it will come again.
+			bad++
+			continue
+		}
+		l.remember(r)
+	}
+	if bad > 0 {
+		l.log.Warn().Int("lines", bad).Msg("reply ledger: unreadable lines skipped")
+	}
+	if err := l.rewrite(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Lookup returns the first reply given to id, if it is still remembered.
+func (l *ledger) Lookup(id string) (Reply, bool) {
+	e, ok := l.byID[id]
+	if !ok {
+		return Reply{}, false
+	}
+	l.order.MoveToBack(e)
+	return e.Value.(Reply), true
+}
+
+// Record stores the reply durably before it is published.
+func (l *ledger) Record(r Reply) error {
+	l.remember(r)
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("mqttlink: encode ledger line: %w", err)
+	}
+	if _, err := l.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("mqttlink: write reply ledger: %w", err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("mqttlink: sync reply ledger: %w", err)
+	}
+	l.lines++
+	if l.lines > 2*l.cap {
+		return l.rewrite()
+	}
+	return nil
+}
+
+func (l *ledger) remember(r Reply) {
+	if e, ok := l.byID[r.ID]; ok {
+		l.order.MoveToBack(e)
+		return
+	}
+	l.byID[r.ID] = l.order.PushBack(r)
+	for l.order.Len() > l.cap {
+		old := l.order.Remove(l.order.Front()).(Reply)
+		delete(l.byID, old.ID)
+	}
+}
+
+// rewrite replaces the file with the LRU's contents, oldest first.
+func (l *ledger) rewrite() error {
+	var buf bytes.Buffer
+	for e := l.order.Front(); e != nil; e = e.Next() {
+		b, err := json.Marshal(e.Value.(Reply))
+		if err != nil {
+			return fmt.Errorf("mqttlink: encode ledger line: %w", err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	path := filepath.Join(l.dir, ledgerName)
+	tmp := path + ".tmp"
+	nf, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return fmt.Errorf("mqttlink: rewrite reply ledger: %w", err)
+	}
+	if _, err := nf.Write(buf.Bytes()); err != nil {
+		_ = nf.Close()
+		return fmt.Errorf("mqttlink: rewrite reply ledger: %w", err)
+	}
+	if err := nf.Sync(); err != nil {
+		_ = nf.Close()
+		return fmt.Errorf("mqttlink: sync reply ledger: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = nf.Close()
+		return fmt.Errorf("mqttlink: rename reply ledger: %w", err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		_ = nf.Close()
+		return err
+	}
+	if l.f != nil {
+		_ = l.f.Close()
+	}
+	l.f = nf
+	l.lines = l.order.Len()
+	return nil
+}
+
+func (l *ledger) Close() error {
+	if err := l.f.Close(); err != nil {
+		return fmt.Errorf("mqttlink: close reply ledger: %w", err)
+	}
+	return nil
+}

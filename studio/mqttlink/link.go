@@ -1,0 +1,479 @@
+package mqttlink
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/livetable/livetable/table"
+)
+
+// Submitter is what the link needs from the table controller: one entry
+// point for inputs. A non-nil error is a rejection; its message is put into
+// the command's reply.
+type Submitter interface {
+	Submit(ctx context.Context, in table.Input) error
+}
+
+// StateKind is the Body.Kind() of the snapshot events published retained
+// on the state topic instead of the events topic.
+const StateKind = "state"
+
+// shutdownTimeout bounds the goodbye (offline status) on a clean stop.
+const shutdownTimeout = 2 * time.Second
+
+// Link is the table's MQTT connection: it publishes events through the
+// durable outbox and takes commands in. Create it with New and drive it
+// with Run; the metric methods may be called from any goroutine.
+type Link struct {
+	opts   Options
+	log    zerolog.Logger
+	topics Topics
+	tls    *tls.Config
+
+	running   atomic.Bool
+	connected atomic.Bool
+	ob        atomic.Pointer[outbox]
+	lat       latencyRing
+
+	published  atomic.Uint64
+	duplicates atomic.Uint64
+	gaps       atomic.Uint64
+	accepted   atomic.Uint64
+	rejected   atomic.Uint64
+	repeats    atomic.Uint64
+}
+
+// New checks the options and returns a Link that is not connected yet.
+func New(opts Options, log zerolog.Logger) (*Link, error) {
+	opts.ensureDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	l := &Link{
+		opts:   opts,
+		log:    log.With().Str("component", "mqttlink").Str("table", opts.Table).Logger(),
+		topics: TopicsFor(opts.Studio, opts.Table),
+	}
+	if opts.usesTLS() {
+		cfg, err := opts.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		l.tls = cfg
+	}
+	return l, nil
+}
+
+// Topics returns the link's topic names.
+func (l *Link) Topics() Topics { return l.topics }
+
+// Run connects to the broker and works until ctx is cancelled: it journals
+// every event from events in the outbox and publishes them in order, and
+// hands every command to sub, replying on the replies topic. Closing
+// events only stops the intake; Run still returns only on ctx (or on an
+// outbox failure, which it cannot survive without losing events). On a
+// clean stop it publishes the offline status. Run may not be called twice
+// at the same time on one Link.
+func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter) error {
+	if !l.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: Run already running", ErrBadOptions)
+	}
+	defer l.running.Store(false)
+
+	ob, err := openOutbox(l.opts.OutboxDir, l.opts.OutboxMaxBytes, l.opts.OutboxCompactBytes, l.log)
+	if err != nil {
+		return err
+	}
+	l.ob.Store(ob)
+	defer func() {
+		if cerr := ob.Close(); cerr != nil {
+			l.log.Error().Err(cerr).Msg("close outbox")
+		}
+	}()
+	led, err := openLedger(l.opts.OutboxDir, l.opts.ReplyCacheSize, l.log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := led.Close(); cerr != nil {
+			l.log.Error().Err(cerr).Msg("close reply ledger")
+		}
+	}()
+	l.log.Info().Int("outbox_depth", ob.Depth()).Uint64("last_seq", ob.LastSeq()).
+		Str("broker", l.opts.BrokerURL).Msg("link starting")
+
+	q := newCommandQueue()
+	connected := make(chan struct{}, 1)
+	client := paho.NewClient(l.clientOptions(q, connected))
+	// With ConnectRetry the token completes only once connected; nothing
+	// waits for it, since the outbox keeps everything until then.
+	client.Connect()
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return l.intake(gctx, events, ob) })
+	g.Go(func() error { return l.publish(gctx, client, ob) })
+	g.Go(func() error { return l.session(gctx, client, connected) })
+	g.Go(func() error { return l.commands(gctx, client, q, led, sub) })
+	err = g.Wait()
+
+	l.goodbye(client)
+	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return nil
+	}
+	return err
+}
+
+func (l *Link) clientOptions(q *commandQueue, connected chan struct{}) *paho.ClientOptions {
+	o := paho.NewClientOptions().
+		AddBroker(l.opts.BrokerURL).
+		SetClientID(l.opts.ClientID).
+		SetCleanSession(false).
+		SetOrderMatters(true).
+		SetAutoAckDisabled(true).
+		SetAutoReconnect(true).
+		SetConnectRetry(true).
+		SetConnectRetryInterval(l.opts.ConnectRetryInterval).
+		SetMaxReconnectInterval(l.opts.MaxReconnectInterval).
+		SetKeepAlive(l.opts.KeepAlive).
+		SetConnectTimeout(l.opts.ConnectTimeout).
+		SetWill(l.topics.Status, StatusOffline, l.opts.QoS, true).
+		SetOnConnectHandler(func(paho.Client) {
+			l.connected.Store(true)
+			signal(connected)
+		}).
+		SetConnectionLostHandler(func(_ paho.Client, err error) {
+			l.connected.Store(false)
+			l.log.Warn().Err(err).Msg("broker connection lost; reconnecting")
+		}).
+		// A persistent session delivers queued commands as soon as it
+		// resumes, before Subscribe is called again: they land here.
+		SetDefaultPublishHandler(q.handler(l.topics.Root + "commands"))
+	if l.opts.Username != "" {
+		o.SetUsername(l.opts.Username)
+		o.SetPassword(l.opts.Password)
+	}
+	if l.tls != nil {
+		o.SetTLSConfig(l.tls)
+	}
+	return o
+}
+
+// goodbye marks the table offline (the Will covers crashes) and hangs up.
+func (l *Link) goodbye(client paho.Client) {
+	if client.IsConnectionOpen() {
+		tok := client.Publish(l.topics.Status, l.opts.QoS, true, StatusOffline)
+		if !tok.WaitTimeout(shutdownTimeout) {
+			l.log.Warn().Msg("offline status not acknowledged before shutdown")
+		}
+	}
+	client.Disconnect(250)
+	l.connected.Store(false)
+	l.log.Info().Msg("link stopped")
+}
+
+// session publishes the online status and (re)subscribes to commands after
+// every connection, outside paho's goroutines.
+func (l *Link) session(ctx context.Context, client paho.Client, connected <-chan struct{}) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-connected:
+		}
+		l.log.Info().Msg("connected to broker")
+		if err := waitToken(ctx, client.Publish(l.topics.Status, l.opts.QoS, true, StatusOnline)); err != nil {
+			l.log.Warn().Err(err).Msg("publish online status")
+		}
+		if err := waitToken(ctx, client.Subscribe(l.topics.Commands, l.opts.QoS, nil)); err != nil {
+			l.log.Error().Err(err).Str("topic", l.topics.Commands).Msg("subscribe to commands")
+		}
+	}
+}
+
+// intake journals events in the outbox, many per fsync when they come in
+// bursts. Events the outbox already has (a controller replaying after a
+// restart) are skipped; a jump in Seq is logged, since the backend will
+// see the same gap.
+func (l *Link) intake(ctx context.Context, events <-chan table.Event, ob *outbox) error {
+	lastSeq := ob.LastSeq()
+	batch := make([]entry, 0, l.opts.OutboxBatch)
+	add := func(ev table.Event) {
+		if ev.Seq != 0 {
+			if ev.Seq <= lastSeq {
+				l.duplicates.Add(1)
+				return
+			}
+			if lastSeq != 0 && ev.Seq != lastSeq+1 {
+				l.gaps.Add(1)
+				l.log.Warn().Uint64("after", lastSeq).Uint64("seq", ev.Seq).Msg("event sequence gap")
+			}
+			lastSeq = ev.Seq
+		}
+		payload, err := json.Marshal(ev)
+		if err != nil {
+			l.log.Error().Err(err).Uint64("seq", ev.Seq).Str("kind", ev.Kind()).Msg("event not encodable; dropped")
+			return
+		}
+		batch = append(batch, entry{seq: ev.Seq, state: ev.Kind() == StateKind, payload: payload})
+	}
+	for {
+		var ev table.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok = <-events:
+		}
+		if !ok {
+			return nil
+		}
+		add(ev)
+	drain:
+		for len(batch) < cap(batch) {
+			select {
+			case ev, ok = <-events:
+				if !ok {
+					break drain
+				}
+				add(ev)
+			default:
+				break drain
+			}
+		}
+		if err := ob.Append(ctx, batch); err != nil {
+			return err
+		}
+		batch = batch[:0]
+		if !ok {
+			return nil
+		}
+	}
+}
+
+// publish sends the outbox head, waits for the broker's acknowledgement,
+// marks it and moves on: one message in flight, so the broker sees the
+// events strictly in order even across reconnects.
+func (l *Link) publish(ctx context.Context, client paho.Client, ob *outbox) error {
+	for {
+		rec, err := ob.Head(ctx)
+		if err != nil {
+			return err
+		}
+		topic := l.topics.Events
+		if rec.state {
+			topic = l.topics.State
+		}
+		for attempt := 0; ; attempt++ {
+			start := time.Now()
+			err := waitToken(ctx, client.Publish(topic, l.opts.QoS, rec.state, rec.payload))
+			if err == nil {
+				l.lat.add(time.Since(start))
+				break
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			l.log.Warn().Err(err).Uint64("seq", rec.seq).Int("attempt", attempt).Msg("publish failed; retrying")
+			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
+				return err
+			}
+		}
+		if err := ob.Ack(rec.pos); err != nil {
+			return err
+		}
+		l.published.Add(1)
+	}
+}
+
+// commands answers each command in arrival order. The broker message is
+// acknowledged only after the reply is recorded and published, so a crash
+// in between gets the command redelivered, and the ledger answers it.
+func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue, led *ledger, sub Submitter) error {
+	for {
+		msg, err := q.pop(ctx)
+		if err != nil {
+			return err
+		}
+		rep, fresh, err := l.answer(ctx, msg, led, sub)
+		if err != nil {
+			return err
+		}
+		if fresh {
+			if rep.Accepted {
+				l.accepted.Add(1)
+			} else {
+				l.rejected.Add(1)
+			}
+		} else {
+			l.repeats.Add(1)
+		}
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return fmt.Errorf("mqttlink: encode reply: %w", err)
+		}
+		if err := waitToken(ctx, client.Publish(l.topics.Replies, l.opts.QoS, false, b)); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			l.log.Warn().Err(err).Str("id", rep.ID).Msg("reply not published; the command will be redelivered")
+			continue
+		}
+		msg.Ack()
+	}
+}
+
+// answer decides the reply to one command message: from the ledger for a
+// repeated id, otherwise by decoding, authorising and submitting it.
+// fresh is false for a repeat. The error is non-nil only when the link
+// must stop (ctx cancelled mid-submit, ledger write failure).
+func (l *Link) answer(ctx context.Context, msg paho.Message, led *ledger, sub Submitter) (rep Reply, fresh bool, err error) {
+	cmd, derr := DecodeCommand(msg.Payload())
+	if derr == nil {
+		derr = l.checkTopic(msg.Topic(), cmd)
+	}
+	id := cmd.ID
+	var ce *CommandError
+	if errors.As(derr, &ce) {
+		id = ce.ID
+	}
+	if id != "" {
+		if prev, ok := led.Lookup(id); ok {
+			return prev, false, nil
+		}
+	}
+	if derr == nil {
+		derr = cmd.Authorise(l.opts.SupervisorTokens)
+	}
+	rep = Reply{Schema: CommandSchema, ID: id, Accepted: derr == nil}
+	switch {
+	case derr != nil:
+		if errors.As(derr, &ce) {
+			rep.Reason = ce.Reason
+		} else {
+			rep.Reason = derr.Error()
+		}
+	default:
+		sctx, cancel := context.WithTimeout(ctx, l.opts.SubmitTimeout)
+		serr := sub.Submit(sctx, cmd.Input)
+		cancel()
+		if serr != nil && ctx.Err() != nil {
+			// Shutting down: no reply, no ack; the broker redelivers.
+			return Reply{}, false, ctx.Err()
+		}
+		if serr != nil {
+			rep.Accepted, rep.Reason = false, serr.Error()
+		}
+	}
+	ev := l.log.Info()
+	if !rep.Accepted {
+		ev = l.log.Warn().Str("reason", rep.Reason)
+	}
+	ev.Str("id", id).Str("type", cmd.Type).Bool("accepted", rep.Accepted).Msg("command")
+	if id != "" {
+		if err := led.Record(rep); err != nil {
+			return Reply{}, false, err
+		}
+	}
+	return rep, true, nil
+}
+
+// checkTopic lets a command come on commands, commands/{type} or, for
+// supervisor commands, commands/supervisor, so broker ACLs can separate
+// who may send what.
+func (l *Link) checkTopic(topic string, cmd Command) error {
+	sub := strings.TrimPrefix(topic, l.topics.Root+"commands")
+	sub = strings.TrimPrefix(sub, "/")
+	if sub == "" || sub == cmd.Type || (cmd.Supervisor && sub == "supervisor") {
+		return nil
+	}
+	return reject(cmd.ID, ErrMalformedCommand, fmt.Sprintf("command type %q not allowed on topic %q", cmd.Type, topic))
+}
+
+// waitToken waits for a paho token without outliving ctx.
+func waitToken(ctx context.Context, tok paho.Token) error {
+	select {
+	case <-tok.Done():
+		if err := tok.Error(); err != nil {
+			return fmt.Errorf("mqttlink: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func backoff(attempt int) time.Duration {
+	d := 50 * time.Millisecond << min(attempt, 5)
+	return min(d, time.Second)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// commandQueue takes messages from paho's goroutine without ever blocking
+// it. It needs no bound of its own: messages are acknowledged only after
+// they are answered, so the broker's in-flight window limits how many
+// can be waiting here.
+type commandQueue struct {
+	notify chan struct{}
+
+	mu   sync.Mutex // guards the following
+	msgs []paho.Message
+}
+
+func newCommandQueue() *commandQueue {
+	return &commandQueue{notify: make(chan struct{}, 1)}
+}
+
+// handler returns the paho callback for topics under prefix; anything else
+// is acknowledged and ignored.
+func (q *commandQueue) handler(prefix string) paho.MessageHandler {
+	return func(_ paho.Client, m paho.Message) {
+		if m.Topic() != prefix && !strings.HasPrefix(m.Topic(), prefix+"/") {
+			m.Ack()
+			return
+		}
+		q.mu.Lock()
+		q.msgs = append(q.msgs, m)
+		q.mu.Unlock()
+		signal(q.notify)
+	}
+}
+
+func (q *commandQueue) pop(ctx context.Context) (paho.Message, error) {
+	for {
+		q.mu.Lock()
+		if len(q.msgs) > 0 {
+			m := q.msgs[0]
+			q.msgs[0] = nil
+			q.msgs = q.msgs[1:]
+			q.mu.Unlock()
+			return m, nil
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.notify:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package mqttlink_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
+)
+
+// waitFor is how long a poll may take before a test gives up; generous,
+// since the machine is shared. Nothing asserts on how fast it was.
+const waitFor = 30 * time.Second
+
+const poll = 10 * time.Millisecond
+
+// snapshot is a stand-in for the controller's state snapshot body.
+type snapshot struct {
+	Phase string `json:"phase"`
+	Cards int    `json:"cards"`
+}
+
+func (snapshot) Kind() string { return mqttlink.StateKind }
+
+// dealt is a stand-in for a round's card event.
+type dealt struct {
+	Card card.Card `json:"card"`
+	Seat int       `json:"seat"`
+}
+
+func (dealt) Kind() string { return "card_dealt" }
+
+var epoch = time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+
+// makeEvent returns event number seq of a scripted stream: every tenth a
+// state snapshot, the rest cards, with a phase change now and then.
+func makeEvent(seq uint64) table.Event {
+	ev := table.Event{Seq: seq, Time: epoch.Add(time.Duration(seq) * time.Second), Table: "t1", Round: fmt.Sprintf("r%d", seq/20)}
+	switch {
+	case seq%10 == 0:
+		ev.Body = snapshot{Phase: "dealing", Cards: int(seq)}
+	case seq%7 == 0:
+		ev.Body = table.PhaseChanged{Phase: table.PhaseBetting, Deadline: ev.Time.Add(15 * time.Second)}
+	default:
+		ev.Body = dealt{Card: card.FromIndex(int(seq % 52)), Seat: int(seq%7) + 1}
+	}
+	return ev
+}
+
+func testLogger(t *testing.T) zerolog.Logger {
+	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+}
+
+// testOptions are options with short intervals for tests.
+func testOptions(t *testing.T, url string) mqttlink.Options {
+	o := mqttlink.DefaultOptions()
+	o.Studio, o.Table = "s1", "t1"
+	o.BrokerURL = url
+	o.OutboxDir = t.TempDir()
+	o.ConnectRetryInterval = 100 * time.Millisecond
+	o.MaxReconnectInterval = 200 * time.Millisecond
+	o.KeepAlive = 2 * time.Second
+	o.SupervisorTokens = []string{"sup-secret"}
+	return o
+}
+
+// running is a Link under Run in its own goroutine.
+type running struct {
+	link   *mqttlink.Link
+	events chan table.Event
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startLink(t *testing.T, opts mqttlink.Options, sub mqttlink.Submitter) *running {
+	t.Helper()
+	l, err := mqttlink.New(opts, testLogger(t))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{link: l, events: make(chan table.Event, 1024), cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- l.Run(ctx, r.events, sub) }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+// stop cancels Run and waits for it; safe to call twice.
+func (r *running) stop(t *testing.T) {
+	t.Helper()
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	select {
+	case err := <-r.done:
+		require.NoError(t, err)
+	case <-time.After(waitFor):
+		t.Fatal("Run did not return after cancel")
+	}
+}
+
+func startBroker(t *testing.T) *mqttlink.Broker {
+	t.Helper()
+	b, err := mqttlink.StartEmbeddedBroker(context.Background(), "127.0.0.1:0", testLogger(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	return b
+}
+
+func TestLinkPublishesInOrderWithEmbeddedBroker(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, b.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{CleanSession: true})
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+
+	const n = 500
+	for seq := uint64(1); seq <= n; seq++ {
+		r.events <- makeEvent(seq)
+	}
+	require.Eventually(t, func() bool { return sub.MaxSeq() == n }, waitFor, poll)
+	distinct, dups, gaps, bad := sub.Counts()
+	assert.Equal(t, n, distinct)
+	assert.Zero(t, dups+gaps+bad)
+	for i, ev := range sub.Events() {
+		require.Equal(t, uint64(i+1), ev.Seq)
+		want, err := json.Marshal(makeEvent(ev.Seq))
+		require.NoError(t, err)
+		var got mqttlinktest.Message
+		for _, m := range sub.Messages() {
+			var e mqttlinktest.Event
+			if json.Unmarshal(m.Payload, &e) == nil && e.Seq == ev.Seq {
+				got = m
+				break
+			}
+		}
+		assert.JSONEq(t, string(want), string(got.Payload), "seq %d", ev.Seq)
+		if ev.Kind == mqttlink.StateKind {
+			assert.Equal(t, topics.State, got.Topic)
+		} else {
+			assert.Equal(t, topics.Events, got.Topic)
+		}
+	}
+	online := sub.MessagesOn(topics.Status)
+	require.NotEmpty(t, online)
+	assert.Equal(t, mqttlink.StatusOnline, string(online[0].Payload))
+
+	require.Eventually(t, func() bool { return r.link.OutboxDepth() == 0 }, waitFor, poll)
+	st := r.link.Stats()
+	assert.Equal(t, uint64(n), st.Published)
+	lat := r.link.PublishLatency()
+	assert.Equal(t, uint64(n), lat.Count)
+	assert.LessOrEqual(t, lat.P50, lat.P99)
+	t.Logf("published %d events, publish latency p50 %v p99 %v max %v", n, lat.P50, lat.P99, lat.Max)
+
+	// A late subscriber gets the retained state and status.
+	late := mqttlinktest.Subscribe(t, b.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{ClientID: "late", CleanSession: true})
+	require.Eventually(t, func() bool { return len(late.MessagesOn(topics.State)) > 0 && len(late.MessagesOn(topics.Status)) > 0 }, waitFor, poll)
+	st0 := late.MessagesOn(topics.State)[0]
+	assert.True(t, st0.Retained)
+	var e mqttlinktest.Event
+	require.NoError(t, json.Unmarshal(st0.Payload, &e))
+	assert.Equal(t, uint64(n), e.Seq, "the retained state is the last snapshot")
+
+	// A clean stop says offline.
+	r.stop(t)
+	require.Eventually(t, func() bool {
+		m := late.MessagesOn(topics.Status)
+		return string(m[len(m)-1].Payload) == mqttlink.StatusOffline
+	}, waitFor, poll)
+}
+
+func TestLinkRestartResendsUnacknowledged(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, b.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{CleanSession: true})
+
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	for seq := uint64(1); seq <= 100; seq++ {
+		r.events <- makeEvent(seq)
+	}
+	require.Eventually(t, func() bool { return sub.MaxSeq() == 100 }, waitFor, poll)
+	r.stop(t)
+
+	// Events arriving while the link is down wait in the controller; the
+	// restarted link gets a replay that overlaps what it already sent.
+	r2 := startLink(t, opts, &mqttlinktest.Submitter{})
+	for seq := uint64(90); seq <= 200; seq++ {
+		r2.events <- makeEvent(seq)
+	}
+	require.Eventually(t, func() bool { return sub.MaxSeq() == 200 }, waitFor, poll)
+	distinct, _, gaps, bad := sub.Counts()
+	assert.Equal(t, 200, distinct)
+	assert.Zero(t, gaps+bad)
+	assert.Equal(t, uint64(11), r2.link.Stats().Duplicates, "seq 90..100 replayed by the controller are not published again")
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	base := func() mqttlink.Options {
+		o := mqttlink.DefaultOptions()
+		o.Studio, o.Table, o.BrokerURL, o.OutboxDir = "s", "t", "tcp://127.0.0.1:1", "/tmp/x"
+		return o
+	}
+	tests := []struct {
+		name   string
+		modify func(*mqttlink.Options)
+	}{
+		{"no studio", func(o *mqttlink.Options) { o.Studio = "" }},
+		{"wildcard table", func(o *mqttlink.Options) { o.Table = "t+" }},
+		{"slash studio", func(o *mqttlink.Options) { o.Studio = "a/b" }},
+		{"no broker", func(o *mqttlink.Options) { o.BrokerURL = "" }},
+		{"qos 3", func(o *mqttlink.Options) { o.QoS = 3 }},
+		{"no outbox", func(o *mqttlink.Options) { o.OutboxDir = "" }},
+		{"cert without key", func(o *mqttlink.Options) { o.TLS.CertFile = "c.pem" }},
+		{"missing CA file", func(o *mqttlink.Options) { o.BrokerURL = "ssl://127.0.0.1:1"; o.TLS.CAFile = "/nonexistent/ca.pem" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := base()
+			tc.modify(&o)
+			_, err := mqttlink.New(o, zerolog.Nop())
+			require.Error(t, err)
+		})
+	}
+	_, err := mqttlink.New(base(), zerolog.Nop())
+	require.NoError(t, err)
+}
+
+func TestEmbeddedBrokerRefusesNonLoopback(t *testing.T) {
+	_, err := mqttlink.StartEmbeddedBroker(context.Background(), "0.0.0.0:0", zerolog.Nop())
+	require.ErrorIs(t, err, mqttlink.ErrBadOptions)
+	_, err = mqttlink.StartEmbeddedBroker(context.Background(), "nonsense", zerolog.Nop())
+	require.ErrorIs(t, err, mqttlink.ErrBadOptions)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = mqttlink.StartEmbeddedBroker(ctx, "127.0.0.1:0", zerolog.Nop())
+	require.True(t, errors.Is(err, context.Canceled))
+}

@@ -1,0 +1,104 @@
+package mqttlink
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// latencySamples is how many recent publish latencies are kept for the
+// percentiles: enough for a stable p99, small enough to sort on demand.
+const latencySamples = 4096
+
+// latencyRing keeps the most recent publish latencies.
+type latencyRing struct {
+	mu    sync.Mutex // guards the following
+	buf   [latencySamples]time.Duration
+	n     int    // valid samples, up to latencySamples
+	next  int    // where the next sample goes
+	total uint64 // samples ever added
+}
+
+func (r *latencyRing) add(d time.Duration) {
+	r.mu.Lock()
+	r.buf[r.next] = d
+	r.next = (r.next + 1) % latencySamples
+	r.n = min(r.n+1, latencySamples)
+	r.total++
+	r.mu.Unlock()
+}
+
+// LatencyStats summarises recent publish latencies: from handing a message
+// to paho to the broker's acknowledgement.
+type LatencyStats struct {
+	// Count is the number of publishes measured since the Link was made.
+	Count uint64
+	// Window is how many recent samples the percentiles are taken over.
+	Window int
+	P50    time.Duration
+	P99    time.Duration
+	Max    time.Duration
+}
+
+func (r *latencyRing) stats() LatencyStats {
+	r.mu.Lock()
+	s := slices.Clone(r.buf[:r.n])
+	total := r.total
+	r.mu.Unlock()
+	st := LatencyStats{Count: total, Window: len(s)}
+	if len(s) == 0 {
+		return st
+	}
+	slices.Sort(s)
+	st.P50 = s[(len(s)-1)*50/100]
+	st.P99 = s[(len(s)-1)*99/100]
+	st.Max = s[len(s)-1]
+	return st
+}
+
+// Stats are the link's counters, for metrics and the console.
+type Stats struct {
+	// Connected reports an open connection to the broker.
+	Connected bool
+	// OutboxDepth is the number of events journaled but not yet
+	// acknowledged by the broker.
+	OutboxDepth int
+	// Published counts events acknowledged by the broker.
+	Published uint64
+	// Duplicates counts events skipped because the outbox already had
+	// their Seq (a controller replay after a restart).
+	Duplicates uint64
+	// Gaps counts jumps in the event Seq seen at intake.
+	Gaps uint64
+	// Accepted and Rejected count answered commands; Repeats counts
+	// repeated ids answered from the ledger.
+	Accepted uint64
+	Rejected uint64
+	Repeats  uint64
+}
+
+// OutboxDepth is the number of events waiting for the broker's
+// acknowledgement (0 when Run is not running).
+func (l *Link) OutboxDepth() int {
+	if ob := l.ob.Load(); ob != nil && l.running.Load() {
+		return ob.Depth()
+	}
+	return 0
+}
+
+// PublishLatency summarises recent publish latencies.
+func (l *Link) PublishLatency() LatencyStats { return l.lat.stats() }
+
+// Stats returns a snapshot of the link's counters.
+func (l *Link) Stats() Stats {
+	return Stats{
+		Connected:   l.connected.Load(),
+		OutboxDepth: l.OutboxDepth(),
+		Published:   l.published.Load(),
+		Duplicates:  l.duplicates.Load(),
+		Gaps:        l.gaps.Load(),
+		Accepted:    l.accepted.Load(),
+		Rejected:    l.rejected.Load(),
+		Repeats:     l.repeats.Load(),
+	}
+}

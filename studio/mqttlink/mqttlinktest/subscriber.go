@@ -1,0 +1,214 @@
+package mqttlinktest
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/livetable/livetable/table"
+)
+
+// Message is one MQTT message as a subscriber received it.
+type Message struct {
+	Topic    string
+	Payload  []byte
+	Retained bool
+}
+
+// Event is the envelope of a published event, as the backend reads it.
+type Event struct {
+	Schema int             `json:"schema"`
+	Seq    uint64          `json:"seq"`
+	Time   time.Time       `json:"time"`
+	Table  string          `json:"table"`
+	Round  string          `json:"round"`
+	Kind   string          `json:"kind"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// SubscriberOptions configures a test subscriber: the backend's side.
+type SubscriberOptions struct {
+	// ClientID defaults to "test-subscriber"; with CleanSession false the
+	// broker keeps its queue across the subscriber's reconnects.
+	ClientID     string
+	CleanSession bool
+	Username     string
+	Password     string
+	TLS          *tls.Config
+}
+
+// Subscriber collects every message under a filter and, for events,
+// drops duplicates by seq the way the backend must.
+type Subscriber struct {
+	client paho.Client
+
+	mu sync.Mutex // guards the following
+	// all is every message in arrival order, duplicates included.
+	all []Message
+	// events are the distinct events (by seq) in arrival order.
+	events []Event
+	maxSeq uint64
+	dups   int
+	gaps   int
+	bad    int
+}
+
+// Subscribe connects a subscriber to url and subscribes to filter at QoS 1.
+// It reconnects by itself and is disconnected by the test's cleanup.
+func Subscribe(t testing.TB, url, filter string, opts SubscriberOptions) *Subscriber {
+	t.Helper()
+	if opts.ClientID == "" {
+		opts.ClientID = "test-subscriber"
+	}
+	s := &Subscriber{}
+	o := paho.NewClientOptions().AddBroker(url).SetClientID(opts.ClientID).
+		SetCleanSession(opts.CleanSession).SetOrderMatters(true).
+		SetAutoReconnect(true).SetConnectRetry(true).
+		SetConnectRetryInterval(100 * time.Millisecond).SetMaxReconnectInterval(500 * time.Millisecond).
+		SetKeepAlive(5 * time.Second).SetDefaultPublishHandler(s.handle)
+	o.SetOnConnectHandler(func(c paho.Client) {
+		// Resubscribe after every connection: a broker restarted without
+		// persistence forgot the subscription.
+		c.Subscribe(filter, 1, nil)
+	})
+	if opts.Username != "" {
+		o.SetUsername(opts.Username).SetPassword(opts.Password)
+	}
+	if opts.TLS != nil {
+		o.SetTLSConfig(opts.TLS)
+	}
+	s.client = paho.NewClient(o)
+	tok := s.client.Connect()
+	if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("mqttlinktest: subscriber connect to %s: %v", url, tok.Error())
+	}
+	sub := s.client.Subscribe(filter, 1, nil)
+	if !sub.WaitTimeout(10*time.Second) || sub.Error() != nil {
+		t.Fatalf("mqttlinktest: subscribe %s: %v", filter, sub.Error())
+	}
+	t.Cleanup(func() { s.client.Disconnect(100) })
+	return s
+}
+
+func (s *Subscriber) handle(_ paho.Client, m paho.Message) {
+	msg := Message{Topic: m.Topic(), Payload: slices.Clone(m.Payload()), Retained: m.Retained()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.all = append(s.all, msg)
+	var ev Event
+	if json.Unmarshal(msg.Payload, &ev) != nil || ev.Seq == 0 || ev.Kind == "" {
+		if len(msg.Payload) > 0 && msg.Payload[0] == '{' && isEventTopic(msg.Topic) {
+			s.bad++
+		}
+		return
+	}
+	switch {
+	case ev.Seq <= s.maxSeq:
+		s.dups++
+		return
+	case s.maxSeq != 0 && ev.Seq != s.maxSeq+1:
+		s.gaps++
+	}
+	s.maxSeq = ev.Seq
+	s.events = append(s.events, ev)
+}
+
+func isEventTopic(topic string) bool {
+	n := len(topic)
+	return (n >= 6 && topic[n-6:] == "events") || (n >= 5 && topic[n-5:] == "state")
+}
+
+// Client is the subscriber's own paho client, for publishing commands.
+func (s *Subscriber) Client() paho.Client { return s.client }
+
+// Publish sends a message at QoS 1 and waits for the broker's ack.
+func (s *Subscriber) Publish(ctx context.Context, topic string, payload []byte) error {
+	tok := s.client.Publish(topic, 1, false, payload)
+	select {
+	case <-tok.Done():
+		return tok.Error()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Messages returns every message received so far, duplicates included.
+func (s *Subscriber) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.all)
+}
+
+// MessagesOn returns the messages received on one topic.
+func (s *Subscriber) MessagesOn(topic string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for _, m := range s.all {
+		if m.Topic == topic {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Events returns the distinct events (by seq) in arrival order.
+func (s *Subscriber) Events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.events)
+}
+
+// Counts reports distinct events, dropped duplicates, gaps (a seq arriving
+// after a missing one) and undecodable event payloads.
+func (s *Subscriber) Counts() (distinct, duplicates, gaps, bad int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.events), s.dups, s.gaps, s.bad
+}
+
+// MaxSeq is the highest seq received.
+func (s *Subscriber) MaxSeq() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxSeq
+}
+
+// Submitter is a stand-in for the table controller: it records every input
+// and rejects those Reject says no to.
+type Submitter struct {
+	// Reject, when set, returns the rejection for an input (nil accepts).
+	Reject func(table.Input) error
+
+	mu     sync.Mutex // guards inputs
+	inputs []table.Input
+}
+
+// Submit records the input, or returns Reject's error.
+func (s *Submitter) Submit(ctx context.Context, in table.Input) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.Reject != nil {
+		if err := s.Reject(in); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.inputs = append(s.inputs, in)
+	s.mu.Unlock()
+	return nil
+}
+
+// Inputs returns the accepted inputs in order.
+func (s *Submitter) Inputs() []table.Input {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.inputs)
+}

@@ -1,0 +1,237 @@
+package mqttlink
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// TLSOptions configures TLS towards an external broker. The server is always
+// verified (against CAFile, or the system roots when CAFile is empty); a
+// client certificate is sent when CertFile and KeyFile are both set.
+type TLSOptions struct {
+	// Enabled turns TLS on even for a tcp:// URL; ssl://, tls:// and
+	// mqtts:// URLs turn it on by themselves.
+	Enabled bool
+	// CAFile is a PEM bundle of the CAs that signed the broker's
+	// certificate; empty means the system roots.
+	CAFile string
+	// CertFile and KeyFile are the PEM client certificate and key, for
+	// brokers that authenticate tables by certificate.
+	CertFile string
+	KeyFile  string
+	// ServerName overrides the name checked in the broker's certificate
+	// (defaults to the host of BrokerURL).
+	ServerName string
+}
+
+// Options configures a Link. Start from DefaultOptions and set at least
+// Studio, Table, BrokerURL and OutboxDir.
+type Options struct {
+	// Studio and Table name the topic root livetable/{Studio}/{Table}/.
+	// Neither may contain '/', '+', '#' or be empty.
+	Studio string
+	Table  string
+
+	// BrokerURL is the broker to connect to, e.g. tcp://127.0.0.1:1883 or
+	// ssl://broker.example:8883. An empty URL means the caller runs the
+	// embedded broker and must set BrokerURL to (*Broker).URL() before New.
+	BrokerURL string
+	// ClientID is the fixed MQTT client id, so the broker keeps the
+	// persistent session across reconnects. Default "tabled-{studio}-{table}".
+	ClientID string
+	// Username and Password authenticate to the broker when set.
+	Username string
+	Password string
+	// TLS configures the secure connection to an external broker.
+	TLS TLSOptions
+
+	// QoS is the MQTT quality of service for events, state, replies and
+	// the command subscription. Must be 1 or 2: delivery relies on the
+	// broker's acknowledgement. Default 1.
+	QoS byte
+
+	// OutboxDir holds the durable outbox and the reply ledger. Required.
+	OutboxDir string
+	// OutboxMaxBytes bounds the payload bytes of unacknowledged events in
+	// the outbox. When full, intake waits for acknowledgements (the
+	// controller's bounded subscriber queue then counts the overflow).
+	// Default 64 MiB.
+	OutboxMaxBytes int64
+	// OutboxCompactBytes is how many bytes of acknowledged records the
+	// outbox file may carry before it is rewritten without them.
+	// Default 4 MiB.
+	OutboxCompactBytes int64
+	// OutboxBatch is the most events written under one fsync (group commit).
+	// Default 256.
+	OutboxBatch int
+
+	// SupervisorTokens are the secrets that authorise supervisor commands
+	// (pause, resume, void, correct). Empty means no supervisor command is
+	// accepted over MQTT.
+	SupervisorTokens []string
+	// ReplyCacheSize is how many command ids (with their first reply) are
+	// remembered, and persisted, to answer repeats. Default 4096.
+	ReplyCacheSize int
+	// SubmitTimeout bounds how long one command may wait for the
+	// controller. Default 5 s.
+	SubmitTimeout time.Duration
+
+	// KeepAlive is the MQTT keep-alive. Default 10 s.
+	KeepAlive time.Duration
+	// ConnectTimeout bounds one connection attempt. Default 5 s.
+	ConnectTimeout time.Duration
+	// ConnectRetryInterval is the wait between attempts before the first
+	// connection. Default 1 s.
+	ConnectRetryInterval time.Duration
+	// MaxReconnectInterval caps paho's reconnect back-off. Default 5 s.
+	MaxReconnectInterval time.Duration
+}
+
+// DefaultOptions returns the production defaults. Studio, Table, BrokerURL
+// and OutboxDir are left for the caller.
+func DefaultOptions() Options {
+	return Options{
+		QoS:                  1,
+		OutboxMaxBytes:       64 << 20,
+		OutboxCompactBytes:   4 << 20,
+		OutboxBatch:          256,
+		ReplyCacheSize:       4096,
+		SubmitTimeout:        5 * time.Second,
+		KeepAlive:            10 * time.Second,
+		ConnectTimeout:       5 * time.Second,
+		ConnectRetryInterval: time.Second,
+		MaxReconnectInterval: 5 * time.Second,
+	}
+}
+
+// ensureDefaults fills zero fields with DefaultOptions' values, so a caller
+// may set only what it cares about.
+func (o *Options) ensureDefaults() {
+	d := DefaultOptions()
+	if o.QoS == 0 {
+		o.QoS = d.QoS
+	}
+	if o.OutboxMaxBytes <= 0 {
+		o.OutboxMaxBytes = d.OutboxMaxBytes
+	}
+	if o.OutboxCompactBytes <= 0 {
+		o.OutboxCompactBytes = d.OutboxCompactBytes
+	}
+	if o.OutboxBatch <= 0 {
+		o.OutboxBatch = d.OutboxBatch
+	}
+	if o.ReplyCacheSize <= 0 {
+		o.ReplyCacheSize = d.ReplyCacheSize
+	}
+	if o.SubmitTimeout <= 0 {
+		o.SubmitTimeout = d.SubmitTimeout
+	}
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = d.KeepAlive
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = d.ConnectTimeout
+	}
+	if o.ConnectRetryInterval <= 0 {
+		o.ConnectRetryInterval = d.ConnectRetryInterval
+	}
+	if o.MaxReconnectInterval <= 0 {
+		o.MaxReconnectInterval = d.MaxReconnectInterval
+	}
+	if o.ClientID == "" {
+		o.ClientID = "tabled-" + o.Studio + "-" + o.Table
+	}
+}
+
+// validate reports the first reason the options cannot work.
+func (o *Options) validate() error {
+	for _, f := range []struct{ name, v string }{{"studio", o.Studio}, {"table", o.Table}} {
+		if f.v == "" || strings.ContainsAny(f.v, "/+#\x00") {
+			return fmt.Errorf("%w: %s %q must be non-empty and free of '/', '+', '#'", ErrBadOptions, f.name, f.v)
+		}
+	}
+	if o.BrokerURL == "" {
+		return fmt.Errorf("%w: no broker URL (start the embedded broker and use its URL)", ErrBadOptions)
+	}
+	if o.QoS != 1 && o.QoS != 2 {
+		return fmt.Errorf("%w: QoS %d (must be 1 or 2)", ErrBadOptions, o.QoS)
+	}
+	if o.OutboxDir == "" {
+		return fmt.Errorf("%w: no outbox directory", ErrBadOptions)
+	}
+	if (o.TLS.CertFile == "") != (o.TLS.KeyFile == "") {
+		return fmt.Errorf("%w: TLS client certificate and key must be set together", ErrBadOptions)
+	}
+	return nil
+}
+
+// usesTLS reports whether the connection must be TLS.
+func (o *Options) usesTLS() bool {
+	if o.TLS.Enabled {
+		return true
+	}
+	for _, p := range []string{"ssl://", "tls://", "mqtts://", "tcps://"} {
+		if strings.HasPrefix(o.BrokerURL, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// tlsConfig builds the client TLS configuration from the options: server
+// verification always on, client certificate when configured.
+func (o *Options) tlsConfig() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.TLS.ServerName}
+	if o.TLS.CAFile != "" {
+		pem, err := os.ReadFile(o.TLS.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("mqttlink: read CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: no certificate in CA file %s", ErrBadOptions, o.TLS.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if o.TLS.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLS.CertFile, o.TLS.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("mqttlink: load client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// Topics are the full topic names of one table.
+type Topics struct {
+	Root     string // livetable/{studio}/{table}/
+	Status   string // retained online/offline
+	State    string // retained snapshot
+	Events   string // every event, in order
+	Commands string // subscription filter commands/#
+	Replies  string // accept/reject of each command
+}
+
+// TopicsFor returns the topic names for a studio and table.
+func TopicsFor(studio, table string) Topics {
+	root := "livetable/" + studio + "/" + table + "/"
+	return Topics{
+		Root:     root,
+		Status:   root + "status",
+		State:    root + "state",
+		Events:   root + "events",
+		Commands: root + "commands/#",
+		Replies:  root + "replies",
+	}
+}
+
+// Status payloads published on the status topic.
+const (
+	StatusOnline  = "online"
+	StatusOffline = "offline"
+)

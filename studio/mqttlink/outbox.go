@@ -1,0 +1,497 @@
+package mqttlink
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/rs/zerolog"
+)
+
+// The outbox is the durable queue between the controller's events and the
+// broker. paho's own store cannot be trusted with ordering across
+// reconnects, and loses whatever was queued before the first connection,
+// so every event is journaled here first (fsync, group commit) and the
+// publisher sends strictly from the head, one acknowledged message at a
+// time.
+//
+// # Files
+//
+// events.log is a sequence of records:
+//
+//	u32 payload length | u32 CRC-32C of the rest | u64 pos | u64 seq | u8 flags | payload
+//
+// pos is the outbox's own position (strictly increasing, never reused); seq
+// is the event's table sequence number. acked holds the last acknowledged
+// pos and seq with a CRC. It is rewritten in place after each
+// acknowledgement without fsync: a stale value after a power cut only
+// causes events to be sent again, and subscribers drop duplicates by seq.
+// When the acknowledged head of events.log grows past the compaction
+// threshold, the unacknowledged tail is copied to a new file that replaces
+// the old one by rename.
+
+const (
+	outboxLogName   = "events.log"
+	outboxAckName   = "acked"
+	recordHeaderLen = 4 + 4 + 8 + 8 + 1
+	ackFileLen      = 8 + 8 + 4
+	// maxRecordPayload rejects absurd lengths when reading back a damaged
+	// file instead of allocating them.
+	maxRecordPayload = 16 << 20
+
+	flagState = 1 << 0
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// record is one event in the outbox.
+type record struct {
+	pos     uint64
+	seq     uint64
+	state   bool // published retained on the state topic
+	payload []byte
+	end     int64 // offset just past the record in events.log
+}
+
+func (r *record) size() int64 { return int64(recordHeaderLen + len(r.payload)) }
+
+// outbox is safe for one appending goroutine and one publishing goroutine
+// at a time: Append and compaction touch the file only from the appender.
+type outbox struct {
+	dir          string
+	log          zerolog.Logger
+	maxBytes     int64
+	compactBytes int64
+
+	// f is the open events.log; only the appending goroutine writes it.
+	f    *os.File
+	ackf *os.File
+
+	notify chan struct{} // cap 1: a record was appended
+	space  chan struct{} // cap 1: a record was acknowledged
+
+	mu sync.Mutex // guards the following
+	// pending are the unacknowledged records in pos order.
+	pending      []record
+	pendingBytes int64
+	// headOffset is where the first unacknowledged record starts in
+	// events.log (everything before it is acknowledged).
+	headOffset int64
+	fileBytes  int64
+	nextPos    uint64
+	lastSeq    uint64
+	ackedPos   uint64
+	ackedSeq   uint64
+	closed     bool
+}
+
+// openOutbox opens or creates the outbox in dir and loads the records that
+// were not acknowledged yet. A torn or corrupt tail (a crash during an
+// append) is cut off and logged: those events were never published.
+func openOutbox(dir string, maxBytes, compactBytes int64, log zerolog.Logger) (*outbox, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("mqttlink: outbox dir: %w", err)
+	}
+	ob := &outbox{
+		dir: dir, log: log, maxBytes: maxBytes, compactBytes: compactBytes,
+		notify: make(chan struct{}, 1), space: make(chan struct{}, 1),
+	}
+	ackf, err := os.OpenFile(filepath.Join(dir, outboxAckName), os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("mqttlink: open outbox ack file: %w", err)
+	}
+	ob.ackf = ackf
+	ob.ackedPos, ob.ackedSeq = ob.readAck()
+
+	f, err := os.OpenFile(filepath.Join(dir, outboxLogName), os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		_ = ackf.Close()
+		return nil, fmt.Errorf("mqttlink: open outbox: %w", err)
+	}
+	ob.f = f
+	if err := ob.load(); err != nil {
+		_ = f.Close()
+		_ = ackf.Close()
+		return nil, err
+	}
+	if err := syncDir(dir); err != nil {
+		_ = f.Close()
+		_ = ackf.Close()
+		return nil, err
+	}
+	if ob.headOffset > 0 {
+		if err := ob.compact(); err != nil {
+			_ = ob.f.Close()
+			_ = ackf.Close()
+			return nil, err
+		}
+	}
+	return ob, nil
+}
+
+// readAck returns the persisted acknowledgement, or zeros (resend
+// everything in the log) when the file is empty or damaged.
+func (ob *outbox) readAck() (pos, seq uint64) {
+	var b [ackFileLen]byte
+	n, err := ob.ackf.ReadAt(b[:], 0)
+	if n == 0 && (err == nil || errors.Is(err, io.EOF)) {
+		return 0, 0
+	}
+	if n != ackFileLen || crc32.Checksum(b[:16], castagnoli) != binary.LittleEndian.Uint32(b[16:]) {
+		ob.log.Warn().Int("bytes", n).Msg("outbox ack marker damaged; resending every logged event")
+		return 0, 0
+	}
+	return binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:])
+}
+
+// load scans events.log, keeps the unacknowledged records and truncates a
+// damaged tail.
+func (ob *outbox) load() error {
+	data, err := io.ReadAll(ob.f)
+	if err != nil {
+		return fmt.Errorf("%w: read %s: %w", ErrOutboxCorrupt, outboxLogName, err)
+	}
+	var off int64
+	var lastPos uint64
+	for off < int64(len(data)) {
+		rec, n, ok := decodeRecord(data[off:])
+		if !ok || rec.pos <= lastPos {
+			ob.log.Warn().Int64("offset", off).Int64("dropped_bytes", int64(len(data))-off).
+				Msg("outbox: torn or corrupt tail cut off")
+			if err := ob.f.Truncate(off); err != nil {
+				return fmt.Errorf("mqttlink: truncate outbox: %w", err)
+			}
+			if err := ob.f.Sync(); err != nil {
+				return fmt.Errorf("mqttlink: sync outbox: %w", err)
+			}
+			break
+		}
+		off += int64(n)
+		lastPos = rec.pos
+		ob.lastSeq = max(ob.lastSeq, rec.seq)
+		if rec.pos <= ob.ackedPos {
+			ob.headOffset = off
+			continue
+		}
+		rec.end = off
+		ob.pending = append(ob.pending, rec)
+		ob.pendingBytes += int64(len(rec.payload))
+	}
+	if _, err := ob.f.Seek(off, io.SeekStart); err != nil {
+		return fmt.Errorf("mqttlink: seek outbox: %w", err)
+	}
+	ob.fileBytes = off
+	ob.nextPos = max(lastPos, ob.ackedPos) + 1
+	ob.lastSeq = max(ob.lastSeq, ob.ackedSeq)
+	return nil
+}
+
+// decodeRecord reads one record from the front of b. ok is false for a
+// short, oversized or checksum-failing record.
+func decodeRecord(b []byte) (rec record, n int, ok bool) {
+	if len(b) < recordHeaderLen {
+		return record{}, 0, false
+	}
+	plen := binary.LittleEndian.Uint32(b[0:])
+	if plen > maxRecordPayload || len(b) < recordHeaderLen+int(plen) {
+		return record{}, 0, false
+	}
+	n = recordHeaderLen + int(plen)
+	if crc32.Checksum(b[8:n], castagnoli) != binary.LittleEndian.Uint32(b[4:]) {
+		return record{}, 0, false
+	}
+	rec.pos = binary.LittleEndian.Uint64(b[8:])
+	rec.seq = binary.LittleEndian.Uint64(b[16:])
+	rec.state = b[24]&flagState != 0
+	rec.payload = bytes.Clone(b[recordHeaderLen:n])
+	return rec, n, true
+}
+
+// appendRecord encodes rec onto buf.
+func appendRecord(buf []byte, rec *record) []byte {
+	start := len(buf)
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(rec.payload)))
+	buf = binary.LittleEndian.AppendUint32(buf, 0) // CRC, filled below
+	buf = binary.LittleEndian.AppendUint64(buf, rec.pos)
+	buf = binary.LittleEndian.AppendUint64(buf, rec.seq)
+	var flags byte
+	if rec.state {
+		flags |= flagState
+	}
+	buf = append(buf, flags)
+	buf = append(buf, rec.payload...)
+	binary.LittleEndian.PutUint32(buf[start+4:], crc32.Checksum(buf[start+8:], castagnoli))
+	return buf
+}
+
+// entry is what the appender hands to the outbox: one event's payload.
+type entry struct {
+	seq     uint64
+	state   bool
+	payload []byte
+}
+
+// LastSeq is the highest event seq ever appended (or acknowledged), so a
+// controller replaying events after a restart is not published twice.
+func (ob *outbox) LastSeq() uint64 {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	return ob.lastSeq
+}
+
+// Append journals the entries with one write and one fsync, then makes them
+// visible to the publisher. It waits while the outbox is full.
+func (ob *outbox) Append(ctx context.Context, entries []entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	var size int64
+	for _, e := range entries {
+		size += int64(len(e.payload))
+	}
+	if err := ob.waitSpace(ctx, size); err != nil {
+		return err
+	}
+	ob.mu.Lock()
+	pos := ob.nextPos
+	ob.mu.Unlock()
+
+	recs := make([]record, len(entries))
+	var buf []byte
+	off := ob.fileBytes
+	for i, e := range entries {
+		recs[i] = record{pos: pos + uint64(i), seq: e.seq, state: e.state, payload: e.payload}
+		buf = appendRecord(buf, &recs[i])
+		off += recs[i].size()
+		recs[i].end = off
+	}
+	if _, err := ob.f.Write(buf); err != nil {
+		return fmt.Errorf("mqttlink: outbox write: %w", err)
+	}
+	if err := ob.f.Sync(); err != nil {
+		return fmt.Errorf("mqttlink: outbox fsync: %w", err)
+	}
+
+	ob.mu.Lock()
+	ob.fileBytes = off
+	ob.nextPos = pos + uint64(len(recs))
+	for _, r := range recs {
+		ob.lastSeq = max(ob.lastSeq, r.seq)
+	}
+	ob.pending = append(ob.pending, recs...)
+	ob.pendingBytes += size
+	needCompact := ob.headOffset >= ob.compactBytes && ob.headOffset >= ob.fileBytes-ob.headOffset
+	ob.mu.Unlock()
+	signal(ob.notify)
+
+	if needCompact {
+		return ob.compact()
+	}
+	return nil
+}
+
+// waitSpace blocks until size more bytes fit under the bound. An outbox
+// with nothing pending always accepts, so one oversized batch cannot wedge.
+func (ob *outbox) waitSpace(ctx context.Context, size int64) error {
+	warned := false
+	for {
+		ob.mu.Lock()
+		closed := ob.closed
+		fits := len(ob.pending) == 0 || ob.pendingBytes+size <= ob.maxBytes
+		ob.mu.Unlock()
+		if closed {
+			return ErrOutboxClosed
+		}
+		if fits {
+			return nil
+		}
+		if !warned {
+			ob.log.Warn().Int64("max_bytes", ob.maxBytes).Msg("outbox full; intake waits for the broker")
+			warned = true
+		}
+		select {
+		case <-ob.space:
+		case <-ctx.Done():
+			return fmt.Errorf("mqttlink: outbox full: %w", ctx.Err())
+		}
+	}
+}
+
+// Head waits for the oldest unacknowledged record and returns it. It stays
+// the head until Ack.
+func (ob *outbox) Head(ctx context.Context) (record, error) {
+	for {
+		ob.mu.Lock()
+		if ob.closed {
+			ob.mu.Unlock()
+			return record{}, ErrOutboxClosed
+		}
+		if len(ob.pending) > 0 {
+			r := ob.pending[0]
+			ob.mu.Unlock()
+			return r, nil
+		}
+		ob.mu.Unlock()
+		select {
+		case <-ob.notify:
+		case <-ctx.Done():
+			return record{}, ctx.Err()
+		}
+	}
+}
+
+// Ack marks the head record, which must be at pos, acknowledged by the
+// broker, and persists the mark (without fsync: see the file comment).
+func (ob *outbox) Ack(pos uint64) error {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	if ob.closed {
+		return ErrOutboxClosed
+	}
+	if len(ob.pending) == 0 || ob.pending[0].pos != pos {
+		return fmt.Errorf("mqttlink: outbox ack of pos %d is not the head", pos)
+	}
+	r := ob.pending[0]
+	ob.pending[0] = record{}
+	ob.pending = ob.pending[1:]
+	ob.pendingBytes -= int64(len(r.payload))
+	ob.headOffset = r.end
+	ob.ackedPos, ob.ackedSeq = r.pos, max(ob.ackedSeq, r.seq)
+	signal(ob.space)
+	return ob.writeAckLocked()
+}
+
+func (ob *outbox) writeAckLocked() error {
+	var b [ackFileLen]byte
+	binary.LittleEndian.PutUint64(b[0:], ob.ackedPos)
+	binary.LittleEndian.PutUint64(b[8:], ob.ackedSeq)
+	binary.LittleEndian.PutUint32(b[16:], crc32.Checksum(b[:16], castagnoli))
+	if _, err := ob.ackf.WriteAt(b[:], 0); err != nil {
+		return fmt.Errorf("mqttlink: outbox ack write: %w", err)
+	}
+	return nil
+}
+
+// compact rewrites events.log with only the unacknowledged records. Called
+// from the appending goroutine (or before any goroutine starts).
+func (ob *outbox) compact() error {
+	ob.mu.Lock()
+	recs := make([]record, len(ob.pending))
+	copy(recs, ob.pending)
+	ob.mu.Unlock()
+
+	var buf []byte
+	var off int64
+	ends := make([]int64, len(recs))
+	for i := range recs {
+		buf = appendRecord(buf, &recs[i])
+		off += recs[i].size()
+		ends[i] = off
+	}
+	tmp := filepath.Join(ob.dir, outboxLogName+".tmp")
+	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return fmt.Errorf("mqttlink: outbox compact: %w", err)
+	}
+	if _, err := nf.Write(buf); err != nil {
+		_ = nf.Close()
+		return fmt.Errorf("mqttlink: outbox compact write: %w", err)
+	}
+	if err := nf.Sync(); err != nil {
+		_ = nf.Close()
+		return fmt.Errorf("mqttlink: outbox compact fsync: %w", err)
+	}
+	// The ack mark is made durable before the old file goes, so a restart
+	// never looks for records the new file no longer has.
+	if err := ob.ackf.Sync(); err != nil {
+		_ = nf.Close()
+		return fmt.Errorf("mqttlink: outbox ack fsync: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(ob.dir, outboxLogName)); err != nil {
+		_ = nf.Close()
+		return fmt.Errorf("mqttlink: outbox compact rename: %w", err)
+	}
+	if err := syncDir(ob.dir); err != nil {
+		_ = nf.Close()
+		return err
+	}
+	old := ob.f
+	ob.f = nf
+
+	ob.mu.Lock()
+	// The publisher may have acknowledged some of recs meanwhile: they are
+	// no longer pending, and the new head offset is the end of the last of
+	// them in the new file.
+	acked := len(recs) - len(ob.pending)
+	var head int64
+	if acked > 0 {
+		head = ends[acked-1]
+	}
+	for i := range ob.pending {
+		ob.pending[i].end = ends[acked+i]
+	}
+	ob.headOffset = head
+	ob.fileBytes = off
+	ob.mu.Unlock()
+
+	if err := old.Close(); err != nil {
+		return fmt.Errorf("mqttlink: outbox close old file: %w", err)
+	}
+	ob.log.Debug().Int("kept", len(recs)-acked).Msg("outbox compacted")
+	return nil
+}
+
+// Depth is the number of events not yet acknowledged by the broker.
+func (ob *outbox) Depth() int {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	return len(ob.pending)
+}
+
+// Close flushes the ack mark and closes the files. Waiters return
+// ErrOutboxClosed.
+func (ob *outbox) Close() error {
+	ob.mu.Lock()
+	if ob.closed {
+		ob.mu.Unlock()
+		return nil
+	}
+	ob.closed = true
+	ob.mu.Unlock()
+	signal(ob.notify)
+	signal(ob.space)
+	errAck := ob.ackf.Sync()
+	errs := errors.Join(errAck, ob.ackf.Close(), ob.f.Close())
+	if errs != nil {
+		return fmt.Errorf("mqttlink: close outbox: %w", errs)
+	}
+	return nil
+}
+
+// signal wakes one waiter on a cap-1 channel without ever blocking.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// syncDir makes a rename or a file creation in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("mqttlink: open dir for sync: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("mqttlink: sync dir: %w", err)
+	}
+	return nil
+}
