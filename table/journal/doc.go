@@ -1,0 +1,64 @@
+// Package journal is the table's write-ahead log: every input (card, decision,
+// supervisor command, timer, shoe change) is appended here and made durable
+// before the controller applies it and publishes its effects. On start the
+// controller replays the journal to rebuild the exact round.
+//
+// # Records
+//
+// A Record carries the encoded input (opaque bytes, table.EncodeInput's
+// output) with the context needed to recall it without decoding: host time
+// (from the caller's clock; the journal never reads one), device time,
+// round and shoe ids and the input kind. Append assigns Seq: 1, 2, 3...
+// without gaps.
+//
+// # Format
+//
+// The journal is a directory of segment files named after their first seq
+// (00000000000000000001.ltj). A segment starts with a 60-byte header (magic,
+// version, first seq, the hash of the record before it, CRC-32C) followed by
+// records, each framed as length, CRC-32C of length and body, and the body:
+// seq, time, device time, kind, round, shoe, data and a SHA-256 hash. The
+// hash of a record is SHA-256(previous record's hash || its body without
+// the hash), so changing, removing or reordering any record breaks every
+// hash after it, even when the attacker fixes the CRC. The chain continues
+// across segments through the header's previous hash; the oldest retained
+// segment's previous hash anchors it. format.go has the byte layout.
+//
+// # Durability and group commit
+//
+// One writer goroutine writes. Append queues the record and returns once a
+// write and an fsync covering it have completed. Appends that arrive while
+// an fsync runs form the next batch (at most MaxBatch records, optionally
+// waiting GroupCommitWindow for more), so N concurrent appenders share one
+// fsync. AppendAsync returns a Pending so a single caller can pipeline.
+//
+// A failed write or fsync (ErrDiskFull for ENOSPC) fails every append of
+// the batch, cuts the batch back off the file and makes the journal refuse
+// all later appends (ErrFailed) until it is reopened: an input is either
+// durable and acknowledged or refused, never silently lost.
+//
+// # Recovery
+//
+// Open checks every record (CRC, sequence, hash chain). In the last segment,
+// a bad record with nothing whole after it is a torn tail, left by a power
+// cut in the middle of a write: Open truncates the file back to the last
+// whole record and reports it in RecoveryReport so that the controller
+// raises an alarm. Such a record was never acknowledged (its fsync never
+// returned), so its seq is given to the next record. Damage anywhere else
+// is a *CorruptError (ErrCorrupt) and Open refuses to start rather than
+// drop acknowledged records; Verify locates it.
+//
+// # Rotation and retention
+//
+// When the active segment passes SegmentBytes it is sealed and a new one
+// starts. Retention deletes whole sealed segments, oldest first, when the
+// journal exceeds MaxBytes or a segment's newest record is older than
+// MaxAge (in record time). Records are never rewritten, and seqs keep
+// counting.
+//
+// # Recall
+//
+// Open builds an index of rounds (code, seq range, times) that the writer
+// keeps up to date; Rounds lists recent rounds and Round reads one round's
+// records back for `tablectl history`, `tablectl round` and the console.
+package journal

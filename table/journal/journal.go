@@ -1,0 +1,569 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Record is one journaled input with the context needed to replay and
+// recall it without decoding Data.
+type Record struct {
+	// Seq is assigned by Append: it starts at 1 and increases by one per
+	// record. The value passed to Append is ignored.
+	Seq uint64
+	// Time is the host time the caller's clock gave the input. The journal
+	// never reads a clock itself, so replays and tests are deterministic.
+	Time time.Time
+	// DeviceMS is the device's own time in milliseconds, 0 when not given.
+	DeviceMS int64
+	// Round is the round id or game code, empty outside a round.
+	Round string
+	// Shoe is the shoe id, may be empty.
+	Shoe string
+	// Kind is the input kind ("card", "decision", ...), kept beside the
+	// data so recall can filter without decoding.
+	Kind string
+	// Data is the encoded input (table.EncodeInput), opaque to the journal.
+	Data []byte
+}
+
+// RecoveryReport says what Open found and repaired. A non-nil Tail means a
+// torn tail was cut: the controller raises an alarm for it.
+type RecoveryReport struct {
+	// Segments is the number of segment files after recovery.
+	Segments int
+	// FirstSeq and LastSeq bound the retained records; LastSeq is 0 for an
+	// empty journal and FirstSeq is then the seq the next record gets.
+	FirstSeq, LastSeq uint64
+	// Records is the number of whole records retained.
+	Records uint64
+	// Tail locates the torn tail that was cut, nil when there was none.
+	Tail *CorruptError
+	// CutBytes is how many bytes the cut removed.
+	CutBytes int64
+	// RemovedSegments lists segment files removed because their header was
+	// torn (a power cut while a segment was being created).
+	RemovedSegments []string
+	// Retired lists segments deleted by retention during Open.
+	Retired []string
+}
+
+// Truncated reports whether a torn tail was cut.
+func (r RecoveryReport) Truncated() bool { return r.Tail != nil }
+
+// Journal is an append-only, checksummed, hash-chained log of inputs in
+// segment files. Append is safe for concurrent use; one writer goroutine,
+// owned by the journal and stopped by Close, does all writing.
+type Journal struct {
+	opts Options
+	log  zerolog.Logger
+	dir  string
+	lock *os.File
+
+	reqs chan *Pending
+	done chan struct{} // closed when the writer goroutine has returned
+
+	sendMu sync.RWMutex // guards closed and every send on reqs
+	closed bool
+
+	mu      sync.Mutex // guards the following
+	segs    []*segment // oldest first; the last one is active
+	lastSeq uint64
+	newest  int64 // newest record time, Unix ns
+	rounds  roundIndex
+	failed  error // first write failure; appends are refused after it
+	readers int   // replays in progress; retention waits for them
+
+	// Owned by the writer goroutine (and by Open before it starts).
+	f     File
+	ch    *chainer
+	hash  [hashSize]byte // hash of the last durable record
+	buf   []byte
+	batch []*Pending
+	offs  []int64
+	timer *time.Timer
+}
+
+// Pending is an append in flight. Wait blocks until the record is durable
+// or failed.
+type Pending struct {
+	rec  Record
+	seq  uint64
+	err  error
+	done chan struct{}
+}
+
+// Done is closed once the record is durable or failed.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// Wait blocks until the record is durable (fsync'd) and returns its seq, or
+// returns the error that kept it from being written.
+func (p *Pending) Wait() (uint64, error) {
+	<-p.done
+	return p.seq, p.err
+}
+
+func (p *Pending) finish(seq uint64, err error) {
+	p.seq, p.err = seq, err
+	p.rec.Data = nil // the caller owns it again
+	close(p.done)
+}
+
+// Open opens (creating if needed) the journal in opts.Dir. It checks every
+// record's checksum, the sequence and the hash chain; cuts a torn tail back
+// to the last whole record (reported in RecoveryReport); and returns a
+// *CorruptError (ErrCorrupt) for damage anywhere else, without touching the
+// files. It starts the writer goroutine that Close stops.
+func Open(opts Options, log zerolog.Logger) (*Journal, RecoveryReport, error) {
+	opts.ensureDefaults()
+	var rep RecoveryReport
+	if opts.Dir == "" {
+		return nil, rep, ErrNoDir
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, rep, fmt.Errorf("journal: create %s: %w", opts.Dir, err)
+	}
+	lock, err := lockDir(opts.Dir)
+	if err != nil {
+		return nil, rep, err
+	}
+	j := &Journal{
+		opts: opts,
+		log:  log.With().Str("component", "journal").Logger(),
+		dir:  opts.Dir,
+		lock: lock,
+		reqs: make(chan *Pending, opts.MaxBatch),
+		done: make(chan struct{}),
+		ch:   newChainer(),
+	}
+	if err := j.recover(&rep); err != nil {
+		lock.Close()
+		return nil, rep, err
+	}
+	j.timer = time.NewTimer(time.Hour)
+	j.timer.Stop()
+	go j.run()
+	j.log.Info().Int("segments", rep.Segments).Uint64("first_seq", rep.FirstSeq).
+		Uint64("last_seq", rep.LastSeq).Bool("tail_cut", rep.Tail != nil).Msg("journal open")
+	return j, rep, nil
+}
+
+// recover scans the segments, cuts a torn tail, applies retention and opens
+// the active segment for appending.
+func (j *Journal) recover(rep *RecoveryReport) error {
+	segs, err := listSegments(j.dir)
+	if err != nil {
+		return err
+	}
+	sc := newScanner(j.dir)
+	sc.visit = func(_ *segment, v *view, _ int64) { j.rounds.addBytes(v.round, v.seq, v.timeNS) }
+	nextSeq := uint64(1)
+	for i := 0; i < len(segs); i++ {
+		seg := segs[i]
+		bad, err := sc.scan(seg)
+		if err != nil {
+			return err
+		}
+		if bad == nil {
+			continue
+		}
+		path := filepath.Join(j.dir, seg.name)
+		if i == len(segs)-1 && frameProblem(bad.Problem) {
+			if bad.Tail, err = isTail(path, bad.Offset); err != nil {
+				return err
+			}
+		}
+		if !bad.Tail {
+			j.log.Error().Err(bad).Msg("journal corrupt: refusing to open")
+			return bad
+		}
+		rep.Tail = bad
+		j.log.Warn().Err(bad).Msg("journal torn tail: cutting back to the last whole record")
+		if bad.Offset == 0 {
+			// The segment's own header is torn, so it holds no record.
+			fi, err := os.Stat(path)
+			if err != nil {
+				return fmt.Errorf("journal: stat %s: %w", path, err)
+			}
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("journal: remove torn segment %s: %w", path, err)
+			}
+			if err := syncDir(j.dir); err != nil {
+				return err
+			}
+			rep.CutBytes += fi.Size()
+			rep.RemovedSegments = append(rep.RemovedSegments, seg.name)
+			nextSeq = seg.firstSeq
+			segs = segs[:i]
+			break
+		}
+		cut, err := truncateFile(path, seg.size)
+		if err != nil {
+			return err
+		}
+		rep.CutBytes += cut
+	}
+	j.segs = segs
+	if len(segs) == 0 {
+		seg, f, err := j.createSegment(nextSeq, [hashSize]byte{})
+		if err != nil {
+			return err
+		}
+		j.segs, j.f = []*segment{seg}, f
+	} else {
+		active := segs[len(segs)-1]
+		f, err := j.opts.OpenFile(filepath.Join(j.dir, active.name), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return fmt.Errorf("journal: open active segment: %w", err)
+		}
+		j.f = f
+	}
+	for _, s := range j.segs {
+		j.newest = max(j.newest, s.newest)
+	}
+	active := j.segs[len(j.segs)-1]
+	j.lastSeq, j.hash = active.lastSeq, active.lastHash
+	j.mu.Lock()
+	rep.Retired = j.retainLocked()
+	j.mu.Unlock()
+	rep.Segments = len(j.segs)
+	rep.FirstSeq = j.segs[0].firstSeq
+	rep.LastSeq = j.lastSeq
+	rep.Records = j.lastSeq + 1 - rep.FirstSeq
+	return nil
+}
+
+// frameProblem reports whether p is damage a torn write can cause, as
+// opposed to a record that is whole but wrong.
+func frameProblem(p Problem) bool {
+	switch p {
+	case ProblemTorn, ProblemHeader, ProblemLength, ProblemChecksum:
+		return true
+	}
+	return false
+}
+
+// truncateFile cuts path to size and makes the cut durable; it returns how
+// many bytes were removed.
+func truncateFile(path string, size int64) (int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return 0, fmt.Errorf("journal: open %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("journal: stat %s: %w", path, err)
+	}
+	if err := f.Truncate(size); err != nil {
+		return 0, fmt.Errorf("journal: truncate %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return 0, fmt.Errorf("journal: sync %s: %w", path, err)
+	}
+	return fi.Size() - size, nil
+}
+
+// createSegment creates a segment starting at firstSeq, writes and syncs
+// its header and the directory entry.
+func (j *Journal) createSegment(firstSeq uint64, prev [hashSize]byte) (*segment, File, error) {
+	seg := &segment{name: segmentName(firstSeq), firstSeq: firstSeq, prevHash: prev,
+		lastSeq: firstSeq - 1, lastHash: prev, size: headerSize}
+	path := filepath.Join(j.dir, seg.name)
+	f, err := j.opts.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, &WriteError{Op: "create", Path: path, Seq: firstSeq, Err: err}
+	}
+	fail := func(op string, err error) (*segment, File, error) {
+		f.Close()
+		if rerr := os.Remove(path); rerr != nil {
+			j.log.Error().Err(rerr).Str("path", path).Msg("journal: cannot remove half-made segment")
+		}
+		return nil, nil, &WriteError{Op: op, Path: path, Seq: firstSeq, Err: err}
+	}
+	if _, err := f.Write(appendHeader(nil, segHeader{firstSeq: firstSeq, prevHash: prev})); err != nil {
+		return fail("write header", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail("sync header", err)
+	}
+	if err := syncDir(j.dir); err != nil {
+		return fail("sync dir", err)
+	}
+	return seg, f, nil
+}
+
+// AppendAsync queues r and returns at once; the returned Pending completes
+// when r is durable. Records are written in the order AppendAsync is
+// called, so a single caller can pipeline inputs and publish each one's
+// effects after its Wait. r.Data must not be modified until then.
+func (j *Journal) AppendAsync(r Record) *Pending {
+	p := &Pending{rec: r, done: make(chan struct{})}
+	if n := encodedSize(&r); n > j.opts.MaxRecordBytes {
+		p.finish(0, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, j.opts.MaxRecordBytes))
+		return p
+	}
+	j.sendMu.RLock()
+	defer j.sendMu.RUnlock()
+	if j.closed {
+		p.finish(0, ErrClosed)
+		return p
+	}
+	if err := j.Err(); err != nil {
+		p.finish(0, err)
+		return p
+	}
+	j.reqs <- p
+	return p
+}
+
+// Append writes r and returns its seq once it is durable: written and
+// fsync'd, together with whatever other appends arrived meanwhile (group
+// commit). After a write or fsync failure every Append fails (ErrFailed,
+// and ErrDiskFull when the disk is full) until the journal is reopened.
+func (j *Journal) Append(r Record) (uint64, error) {
+	return j.AppendAsync(r).Wait()
+}
+
+// Err returns the failure that stopped appends (matching ErrFailed), or nil.
+func (j *Journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.failed
+}
+
+// LastSeq returns the seq of the last durable record, 0 when empty.
+func (j *Journal) LastSeq() uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.lastSeq
+}
+
+// FirstSeq returns the seq of the oldest retained record (the next seq
+// when the journal is empty).
+func (j *Journal) FirstSeq() uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.segs[0].firstSeq
+}
+
+// Close stops accepting appends, writes those already queued, stops the
+// writer and closes the files. It is safe to call more than once.
+func (j *Journal) Close() error {
+	j.sendMu.Lock()
+	if j.closed {
+		j.sendMu.Unlock()
+		return nil
+	}
+	j.closed = true
+	close(j.reqs)
+	j.sendMu.Unlock()
+	<-j.done
+	var errs []error
+	if j.f != nil {
+		if err := j.f.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("journal: close segment: %w", err))
+		}
+	}
+	if err := j.lock.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("journal: release lock: %w", err))
+	}
+	j.log.Info().Uint64("last_seq", j.LastSeq()).Msg("journal closed")
+	return errors.Join(errs...)
+}
+
+// run is the writer goroutine: it takes a batch of queued appends, writes
+// them with one write and one fsync, and completes them.
+func (j *Journal) run() {
+	defer close(j.done)
+	for {
+		p, ok := <-j.reqs
+		if !ok {
+			return
+		}
+		j.batch = j.gather(append(j.batch[:0], p))
+		j.commit(j.batch)
+		clear(j.batch)
+	}
+}
+
+// gather adds what is already queued to batch, then waits up to the group
+// commit window for more, without exceeding MaxBatch.
+func (j *Journal) gather(batch []*Pending) []*Pending {
+	for len(batch) < j.opts.MaxBatch {
+		select {
+		case p, ok := <-j.reqs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, p)
+			continue
+		default:
+		}
+		break
+	}
+	if j.opts.GroupCommitWindow <= 0 || len(batch) >= j.opts.MaxBatch {
+		return batch
+	}
+	j.timer.Reset(j.opts.GroupCommitWindow)
+	defer j.timer.Stop()
+	for len(batch) < j.opts.MaxBatch {
+		select {
+		case p, ok := <-j.reqs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, p)
+		case <-j.timer.C:
+			return batch
+		}
+	}
+	return batch
+}
+
+// commit writes and syncs a batch, then publishes the new durable state.
+func (j *Journal) commit(batch []*Pending) {
+	j.mu.Lock()
+	failed := j.failed
+	active := j.segs[len(j.segs)-1]
+	seq := j.lastSeq + 1
+	j.mu.Unlock()
+	if failed != nil {
+		for _, p := range batch {
+			p.finish(0, failed)
+		}
+		return
+	}
+	buf, hash := j.buf[:0], j.hash
+	offs := j.offs[:0]
+	base := active.size
+	for i, p := range batch {
+		offs = append(offs, base+int64(len(buf)))
+		buf, hash = j.ch.appendRecord(buf, &p.rec, seq+uint64(i), &hash)
+	}
+	j.buf, j.offs = buf, offs
+	op := "write"
+	_, err := j.f.Write(buf)
+	if err == nil {
+		op = "sync"
+		err = j.f.Sync()
+	}
+	if err != nil {
+		werr := &WriteError{Op: op, Path: filepath.Join(j.dir, active.name), Seq: seq, Err: err}
+		j.fail(werr)
+		// Take back what may have reached the file, so that records whose
+		// Append failed do not come back on replay.
+		if terr := j.f.Truncate(base); terr != nil {
+			j.log.Error().Err(terr).Msg("journal: cannot cut the failed batch; reopen will cut it")
+		}
+		for _, p := range batch {
+			p.finish(0, fmt.Errorf("%w: %w", ErrFailed, werr))
+		}
+		return
+	}
+	j.mu.Lock()
+	for i, p := range batch {
+		s, ns := seq+uint64(i), unixNano(p.rec.Time)
+		active.addMark(s, offs[i])
+		active.newest = max(active.newest, ns)
+		j.rounds.addString(p.rec.Round, s, ns)
+	}
+	last := seq + uint64(len(batch)) - 1
+	active.size = base + int64(len(buf))
+	active.lastSeq, active.lastHash = last, hash
+	j.lastSeq, j.hash = last, hash
+	j.newest = max(j.newest, active.newest)
+	j.mu.Unlock()
+	if active.size >= j.opts.SegmentBytes {
+		// Rotating before completing the batch makes the files after an
+		// Append predictable; the batch is durable whatever rotate does.
+		j.rotate()
+	}
+	for i, p := range batch {
+		p.finish(seq+uint64(i), nil)
+	}
+}
+
+// fail records the first write failure; later appends get it back.
+func (j *Journal) fail(err *WriteError) {
+	j.mu.Lock()
+	if j.failed == nil {
+		j.failed = fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	j.mu.Unlock()
+	j.log.Error().Err(err).Bool("disk_full", errors.Is(err, ErrDiskFull)).
+		Msg("journal write failed: refusing appends until reopened")
+}
+
+// rotate seals the active segment and starts the next one, then applies
+// retention. The records already written are durable whatever happens here.
+func (j *Journal) rotate() {
+	j.mu.Lock()
+	next, prev := j.lastSeq+1, j.hash
+	j.mu.Unlock()
+	seg, f, err := j.createSegment(next, prev)
+	if err != nil {
+		var werr *WriteError
+		if !errors.As(err, &werr) {
+			werr = &WriteError{Op: "rotate", Path: j.dir, Seq: next, Err: err}
+		}
+		j.fail(werr)
+		return
+	}
+	if err := j.f.Close(); err != nil {
+		// The data was fsync'd before rotating, so this loses nothing.
+		j.log.Warn().Err(err).Msg("journal: close sealed segment")
+	}
+	j.f = f
+	j.mu.Lock()
+	j.segs = append(j.segs, seg)
+	retired := j.retainLocked()
+	j.mu.Unlock()
+	j.log.Debug().Str("segment", seg.name).Strs("retired", retired).Msg("journal rotated")
+}
+
+// retainLocked deletes the oldest sealed segments beyond MaxBytes or older
+// than MaxAge (in record time), oldest first and only whole segments, so the
+// chain stays contiguous. It defers deletion while a replay reads. j.mu must
+// be held.
+func (j *Journal) retainLocked() []string {
+	if j.readers > 0 || (j.opts.MaxBytes <= 0 && j.opts.MaxAge <= 0) {
+		return nil
+	}
+	var total int64
+	for _, s := range j.segs {
+		total += s.size
+	}
+	var retired []string
+	for len(j.segs) > 1 {
+		s := j.segs[0]
+		tooBig := j.opts.MaxBytes > 0 && total > j.opts.MaxBytes
+		tooOld := j.opts.MaxAge > 0 && s.newest != 0 && j.newest-s.newest > int64(j.opts.MaxAge)
+		if !tooBig && !tooOld {
+			break
+		}
+		path := filepath.Join(j.dir, s.name)
+		if err := os.Remove(path); err != nil {
+			j.log.Error().Err(err).Str("path", path).Msg("journal: retention cannot delete segment")
+			break
+		}
+		total -= s.size
+		retired = append(retired, s.name)
+		j.segs[0] = nil
+		j.segs = j.segs[1:]
+	}
+	if len(retired) > 0 {
+		if err := syncDir(j.dir); err != nil {
+			j.log.Warn().Err(err).Msg("journal: retention")
+		}
+		j.rounds.prune(j.segs[0].firstSeq)
+		j.log.Info().Strs("segments", retired).Msg("journal retention deleted segments")
+	}
+	return retired
+}

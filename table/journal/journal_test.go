@@ -1,0 +1,223 @@
+package journal_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/table/journal"
+)
+
+func TestAppendReplay(t *testing.T) {
+	dir := t.TempDir()
+	j, rep := open(t, journal.Options{Dir: dir})
+	assert.Equal(t, journal.RecoveryReport{Segments: 1, FirstSeq: 1}, rep)
+	assert.Zero(t, j.LastSeq())
+	const n = 1000 // several sparse-index marks
+	appendN(t, j, 0, n)
+	assert.Equal(t, uint64(n), j.LastSeq())
+
+	tests := []struct {
+		name string
+		from uint64
+		want []journal.Record
+	}{
+		{"from zero is everything", 0, wantRange(0, n)},
+		{"from one", 1, wantRange(0, n)},
+		{"from the middle of a mark interval", 300, wantRange(299, n)},
+		{"from a mark", 257, wantRange(256, n)},
+		{"from the last", n, wantRange(n-1, n)},
+		{"past the end", n + 1, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, replayAll(t, j, tc.from))
+		})
+	}
+}
+
+func TestReplayStopsOnCallbackError(t *testing.T) {
+	j, _ := open(t, journal.Options{Dir: t.TempDir()})
+	appendN(t, j, 0, 10)
+	stop := errors.New("stop here")
+	var seen []uint64
+	err := j.Replay(0, func(r journal.Record) error {
+		seen = append(seen, r.Seq)
+		if r.Seq == 4 {
+			return stop
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, stop)
+	assert.Equal(t, []uint64{1, 2, 3, 4}, seen)
+}
+
+func TestReplayKeepsData(t *testing.T) {
+	j, _ := open(t, journal.Options{Dir: t.TempDir()})
+	big := rec(0)
+	big.Data = make([]byte, 40_000) // bigger than a slab share: cloned on its own
+	for i := range big.Data {
+		big.Data[i] = byte(i)
+	}
+	_, err := j.Append(big)
+	require.NoError(t, err)
+	appendN2 := func(from, to int) {
+		for i := from; i < to; i++ {
+			_, err := j.Append(rec(i))
+			require.NoError(t, err)
+		}
+	}
+	appendN2(1, 2000)
+	got := replayAll(t, j, 0)
+	require.Len(t, got, 2000)
+	// Data kept from the callback stays intact after later records were
+	// decoded (slabs are never reused).
+	assert.Equal(t, big.Data, got[0].Data)
+	for i := 1; i < 2000; i++ {
+		require.Equal(t, rec(i).Data, got[i].Data)
+	}
+}
+
+func TestReopenContinues(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := open(t, journal.Options{Dir: dir})
+	appendN(t, j, 0, 10)
+	require.NoError(t, j.Close())
+	require.NoError(t, j.Close(), "Close twice")
+
+	j, rep := open(t, journal.Options{Dir: dir})
+	assert.Equal(t, journal.RecoveryReport{Segments: 1, FirstSeq: 1, LastSeq: 10, Records: 10}, rep)
+	appendN(t, j, 10, 20)
+	assert.Equal(t, wantRange(0, 20), replayAll(t, j, 0))
+	require.NoError(t, j.Close())
+
+	vr, err := journal.Verify(dir)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(20), vr.Records)
+	assert.Equal(t, uint64(20), vr.LastSeq)
+	assert.Nil(t, vr.Bad)
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	_, _ = open(t, journal.Options{Dir: dir})
+	tests := []struct {
+		name string
+		opts journal.Options
+		want error
+	}{
+		{"no dir", journal.Options{}, journal.ErrNoDir},
+		{"locked by another journal", journal.Options{Dir: dir}, journal.ErrLocked},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := journal.Open(tc.opts, testLog(t))
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+}
+
+func TestAppendErrors(t *testing.T) {
+	j, _ := open(t, journal.Options{Dir: t.TempDir(), MaxRecordBytes: 200})
+	big := rec(0)
+	big.Data = make([]byte, 300)
+	_, err := j.Append(big)
+	require.ErrorIs(t, err, journal.ErrTooLarge)
+	require.NoError(t, j.Err(), "a refused record does not fail the journal")
+	seq, err := j.Append(rec(0))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), seq)
+
+	require.NoError(t, j.Close())
+	_, err = j.Append(rec(1))
+	require.ErrorIs(t, err, journal.ErrClosed)
+	require.ErrorIs(t, j.Replay(0, func(journal.Record) error { return nil }), journal.ErrClosed)
+}
+
+func TestZeroAndEmptyFields(t *testing.T) {
+	j, _ := open(t, journal.Options{Dir: t.TempDir()})
+	r := journal.Record{Kind: "timer"} // no time, round, shoe or data
+	_, err := j.Append(r)
+	require.NoError(t, err)
+	r.Seq = 1
+	assert.Equal(t, []journal.Record{r}, replayAll(t, j, 0))
+}
+
+func TestConcurrentAppends(t *testing.T) {
+	const writers, each = 16, 100
+	dir := t.TempDir()
+	j, _ := open(t, journal.Options{Dir: dir, SegmentBytes: 16 << 10, MaxBatch: 8})
+	seqs := make([][]uint64, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				r := rec(w*each + i)
+				seq, err := j.Append(r)
+				if !assert.NoError(t, err) {
+					return
+				}
+				seqs[w] = append(seqs[w], seq)
+			}
+		})
+	}
+	wg.Wait()
+	seen := make(map[uint64]bool)
+	for w := range writers {
+		require.Len(t, seqs[w], each)
+		for i, s := range seqs[w] {
+			require.False(t, seen[s], "seq %d given twice", s)
+			seen[s] = true
+			if i > 0 {
+				require.Greater(t, s, seqs[w][i-1], "one writer's records keep their order")
+			}
+		}
+	}
+	got := replayAll(t, j, 0)
+	require.Len(t, got, writers*each)
+	for i, r := range got {
+		require.Equal(t, uint64(i+1), r.Seq)
+	}
+	require.NoError(t, j.Close())
+	_, err := journal.Verify(dir)
+	require.NoError(t, err)
+}
+
+func TestAppendAsyncPipelines(t *testing.T) {
+	j, _ := open(t, journal.Options{Dir: t.TempDir()})
+	var pend []*journal.Pending
+	for i := range 50 {
+		pend = append(pend, j.AppendAsync(rec(i)))
+	}
+	for i, p := range pend {
+		seq, err := p.Wait()
+		require.NoError(t, err)
+		require.Equal(t, uint64(i+1), seq, "records keep the order of AppendAsync calls")
+		select {
+		case <-p.Done():
+		default:
+			t.Fatal("Done not closed after Wait")
+		}
+	}
+	assert.Equal(t, wantRange(0, 50), replayAll(t, j, 0))
+}
+
+func TestGroupCommitWindow(t *testing.T) {
+	// With a window, a lone appender still completes: the window bounds
+	// the wait, it does not require company.
+	j, _ := open(t, journal.Options{Dir: t.TempDir(), GroupCommitWindow: time.Millisecond, MaxBatch: 4})
+	appendN(t, j, 0, 3)
+	var pend []*journal.Pending
+	for i := 3; i < 20; i++ {
+		pend = append(pend, j.AppendAsync(rec(i)))
+	}
+	for _, p := range pend {
+		_, err := p.Wait()
+		require.NoError(t, err)
+	}
+	assert.Equal(t, wantRange(0, 20), replayAll(t, j, 0))
+}

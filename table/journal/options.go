@@ -1,0 +1,99 @@
+package journal
+
+import (
+	"os"
+	"time"
+)
+
+// File is what the journal needs from the segment it appends to. *os.File
+// satisfies it; tests and journaltest wrap one to simulate a full disk or a
+// failing fsync.
+type File interface {
+	Write(p []byte) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+// OpenFileFunc opens a segment for appending, like os.OpenFile.
+type OpenFileFunc func(name string, flag int, perm os.FileMode) (File, error)
+
+// Options configures a journal. Zero fields take the values of
+// DefaultOptions, except MaxAge and MaxBytes, where zero means no limit.
+type Options struct {
+	// Dir holds the segment files. It is created if missing. Required.
+	Dir string
+	// SegmentBytes is the size past which the active segment is closed and
+	// a new one started (at the next batch boundary, so a segment may
+	// exceed it by one batch).
+	SegmentBytes int64
+	// MaxAge deletes whole sealed segments whose newest record is older
+	// than the newest record in the journal by more than this. Age is
+	// measured in record time (the caller's clock), never the wall clock.
+	// Zero keeps segments regardless of age.
+	MaxAge time.Duration
+	// MaxBytes deletes the oldest sealed segments while the journal is
+	// larger than this. The active segment is never deleted. Zero means no
+	// size limit.
+	MaxBytes int64
+	// GroupCommitWindow is how long the writer waits for more appenders
+	// after the first one before it writes and fsyncs the batch. Zero adds
+	// no wait: batches still form from the appenders that arrive while the
+	// previous fsync runs, which is where group commit gets its gain.
+	GroupCommitWindow time.Duration
+	// MaxBatch bounds the records written with one fsync.
+	MaxBatch int
+	// MaxRecordBytes bounds one record's encoded size; larger appends fail
+	// with ErrTooLarge. It is capped at 16 MiB, the most a reader accepts.
+	MaxRecordBytes int
+	// OpenFile opens segments for appending. Nil means os.OpenFile. It is
+	// the seam through which tests simulate a full disk.
+	OpenFile OpenFileFunc
+}
+
+// DefaultOptions returns the defaults for a table box: 64 MiB segments, at
+// most 8 GiB and 400 days of journal, no extra group-commit wait, batches of
+// up to 512 records, records of up to 1 MiB.
+func DefaultOptions() Options {
+	return Options{
+		SegmentBytes:      64 << 20,
+		MaxAge:            400 * 24 * time.Hour,
+		MaxBytes:          8 << 30,
+		GroupCommitWindow: 0,
+		MaxBatch:          512,
+		MaxRecordBytes:    1 << 20,
+	}
+}
+
+// ensureDefaults fills zero fields from DefaultOptions.
+func (o *Options) ensureDefaults() {
+	d := DefaultOptions()
+	if o.SegmentBytes <= 0 {
+		o.SegmentBytes = d.SegmentBytes
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = d.MaxBatch
+	}
+	if o.MaxRecordBytes <= 0 {
+		o.MaxRecordBytes = d.MaxRecordBytes
+	}
+	o.MaxRecordBytes = min(o.MaxRecordBytes, frameHeader+maxBody)
+	if o.MaxRecordBytes < frameHeader+minBody {
+		o.MaxRecordBytes = frameHeader + minBody
+	}
+	if o.GroupCommitWindow < 0 {
+		o.GroupCommitWindow = 0
+	}
+	if o.OpenFile == nil {
+		o.OpenFile = osOpenFile
+	}
+}
+
+func osOpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		// A nil *os.File in a File interface would not be nil.
+		return nil, err
+	}
+	return f, nil
+}

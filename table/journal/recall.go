@@ -1,0 +1,158 @@
+package journal
+
+import (
+	"fmt"
+	"time"
+)
+
+// reopenWindow is how many rounds back a round code may reappear and still
+// extend its earlier round (a late record for the round just finished).
+// Further back, the same code is a new round: game codes are start times
+// (#HH:MM:SS) and repeat every day.
+const reopenWindow = 8
+
+// RoundSummary describes one round in the index, for `tablectl history`
+// and the console.
+type RoundSummary struct {
+	// Code is the round id or game code the controller gave its records.
+	Code string
+	// FirstSeq and LastSeq bound the round's records (other rounds' records
+	// never interleave, but records without a round may).
+	FirstSeq, LastSeq uint64
+	// Start and End are the host times of the first and last record.
+	Start, End time.Time
+	// Records counts the round's records.
+	Records int
+}
+
+type roundEntry struct {
+	code        string
+	n           uint64 // position in the order of rounds, for reopenWindow
+	first, last uint64
+	start, end  int64
+	records     int
+}
+
+// roundIndex maps round codes to seq ranges. Open builds it from the scan;
+// the writer extends it on every commit. It holds a few dozen bytes per
+// round, so 100,000 rounds cost a few megabytes.
+type roundIndex struct {
+	list   []*roundEntry // oldest first
+	byCode map[string]*roundEntry
+	count  uint64 // rounds ever added, including pruned ones
+}
+
+func (ix *roundIndex) current() *roundEntry {
+	if len(ix.list) == 0 {
+		return nil
+	}
+	return ix.list[len(ix.list)-1]
+}
+
+// addBytes indexes a record of round; the scan calls it with bytes from the
+// read buffer, which it converts to a string only when a round starts.
+func (ix *roundIndex) addBytes(round []byte, seq uint64, ns int64) {
+	if len(round) == 0 {
+		return
+	}
+	if e := ix.current(); e != nil && e.code == string(round) {
+		e.extend(seq, ns)
+		return
+	}
+	ix.place(ix.byCode[string(round)], string(round), seq, ns)
+}
+
+// addString indexes a record of round as it is committed.
+func (ix *roundIndex) addString(round string, seq uint64, ns int64) {
+	if round == "" {
+		return
+	}
+	if e := ix.current(); e != nil && e.code == round {
+		e.extend(seq, ns)
+		return
+	}
+	ix.place(ix.byCode[round], round, seq, ns)
+}
+
+// place extends e when it is recent enough, or starts a new round.
+func (ix *roundIndex) place(e *roundEntry, code string, seq uint64, ns int64) {
+	if e != nil && ix.count-e.n <= reopenWindow {
+		e.extend(seq, ns)
+		return
+	}
+	if ix.byCode == nil {
+		ix.byCode = make(map[string]*roundEntry)
+	}
+	ix.count++
+	e = &roundEntry{code: code, n: ix.count, first: seq, last: seq, start: ns, end: ns, records: 1}
+	ix.list = append(ix.list, e)
+	ix.byCode[code] = e
+}
+
+func (e *roundEntry) extend(seq uint64, ns int64) {
+	e.last = seq
+	e.records++
+	if ns != 0 && (e.start == 0 || ns < e.start) {
+		e.start = ns
+	}
+	e.end = max(e.end, ns)
+}
+
+// prune forgets rounds whose first record was deleted by retention.
+func (ix *roundIndex) prune(firstSeq uint64) {
+	i := 0
+	for i < len(ix.list) && ix.list[i].first < firstSeq {
+		e := ix.list[i]
+		if ix.byCode[e.code] == e {
+			delete(ix.byCode, e.code)
+		}
+		ix.list[i] = nil
+		i++
+	}
+	ix.list = ix.list[i:]
+}
+
+func (e *roundEntry) summary() RoundSummary {
+	return RoundSummary{Code: e.code, FirstSeq: e.first, LastSeq: e.last,
+		Start: fromUnixNano(e.start), End: fromUnixNano(e.end), Records: e.records}
+}
+
+// Rounds returns up to n of the most recent rounds, newest first. Rounds
+// whose first record was deleted by retention are not listed.
+func (j *Journal) Rounds(n int) []RoundSummary {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	list := j.rounds.list
+	n = max(min(n, len(list)), 0)
+	out := make([]RoundSummary, 0, n)
+	for i := len(list) - 1; i >= len(list)-n; i-- {
+		out = append(out, list[i].summary())
+	}
+	return out
+}
+
+// Round returns every record of the most recent round with this code, in
+// seq order. It returns ErrNotFound for a code the index does not hold.
+func (j *Journal) Round(code string) ([]Record, error) {
+	j.mu.Lock()
+	e := j.rounds.byCode[code]
+	var first, last uint64
+	if e != nil {
+		first, last = e.first, e.last
+	}
+	j.mu.Unlock()
+	if e == nil {
+		return nil, fmt.Errorf("journal: round %q: %w", code, ErrNotFound)
+	}
+	var out []Record
+	err := j.replay(first, last, func(r Record) error {
+		if r.Round == code {
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
