@@ -158,8 +158,8 @@ func TestThreeCardMatchesPhysicalShoe(t *testing.T) {
 }
 
 // naiveBustIt is an independent float64 computation of Bust It: it walks
-// every ordered sequence of values (the seat's two cards, then the dealer's
-// draws) with its probability, without grouping sequences into multisets.
+// every sequence of values (the seat's two cards, then the dealer's draws)
+// with its probability, without grouping sequences into multisets.
 func naiveBustIt(decks int, h17 bool, pt Paytable) float64 {
 	var n [11]int // by value 1..10
 	for v := 1; v <= 9; v++ {
@@ -199,9 +199,12 @@ func naiveBustIt(decks int, h17 bool, pt Paytable) float64 {
 		pa := float64(n[a]) / float64(total)
 		n[a]--
 		total--
-		for b := 1; b <= 10; b++ {
+		for b := a; b <= 10; b++ { // b < a is the same pair in the other order
 			pb := float64(n[b]) / float64(total)
-			if a+b == 11 && (a == 1 || b == 1) {
+			if a != b {
+				pb *= 2
+			}
+			if a == 1 && b == 10 {
 				ev += pa * pb // the seat's blackjack pushes
 				continue
 			}
@@ -219,12 +222,12 @@ func naiveBustIt(decks int, h17 bool, pt Paytable) float64 {
 
 func TestBustItMatchesSequenceWalk(t *testing.T) {
 	if testing.Short() {
-		t.Skip("walks every dealer sequence 100 times")
+		t.Skip("walks every dealer sequence once per pair of seat cards")
 	}
 	for _, tt := range []struct {
 		decks int
 		h17   bool
-	}{{1, false}, {2, true}, {8, false}} {
+	}{{1, false}, {1, true}, {8, false}} {
 		var opts []Option
 		if tt.h17 {
 			opts = append(opts, DealerHitsSoft17())
