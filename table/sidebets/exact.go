@@ -180,7 +180,8 @@ func same(i, j int) int64 {
 
 // InsuranceReturn is the exact return of insurance paying pays to one (2 in
 // every game) on a fresh shoe of decks decks, conditioned on the dealer's
-// up card being an Ace and on the seen cards having left the shoe too.
+// up card being an Ace and on the seen cards (not including the up card)
+// having left the shoe too.
 //
 // With no seen cards this is also the average over the seat's unseen first
 // two cards: by symmetry each unseen card is a ten as often as the hole card
@@ -196,10 +197,18 @@ func InsuranceReturn(decks int, pays int64, seen ...card.Card) (Analysis, error)
 		return Analysis{}, fmt.Errorf("%w: insurance pays %d", ErrPaytable, pays)
 	}
 	comp := card.NewComposition(decks)
-	for _, c := range append([]card.Card{{Rank: card.Ace, Suit: card.Spades}}, seen...) {
+	for _, c := range seen {
 		if err := comp.Take(c); err != nil {
 			return Analysis{}, fmt.Errorf("sidebets: insurance on %d decks: %w", decks, err)
 		}
+	}
+	// The up card's suit does not matter: take any Ace that is left.
+	upTaken := false
+	for s := card.Spades; s <= card.Clubs && !upTaken; s++ {
+		upTaken = comp.Take(card.New(card.Ace, s)) == nil
+	}
+	if !upTaken {
+		return Analysis{}, fmt.Errorf("sidebets: insurance on %d decks: no Ace left for the up card: %w", decks, card.ErrOverCount)
 	}
 	tens := 0
 	for r := card.Ten; r <= card.King; r++ {

@@ -79,6 +79,9 @@ func TestReturnClosedForms(t *testing.T) {
 		{"insurance after two non-tens", func() (Analysis, error) {
 			return InsuranceReturn(6, 2, card.MustParse("9s"), card.MustParse("7d"))
 		}, big.NewRat(3*96, 309)},
+		{"insurance after the last Ace of spades", func() (Analysis, error) {
+			return InsuranceReturn(1, 2, card.MustParse("As"), card.MustParse("Ks"))
+		}, big.NewRat(3*15, 49)},
 		{"insurance after two tens", func() (Analysis, error) {
 			return InsuranceReturn(6, 2, card.MustParse("Ks"), card.MustParse("Td"))
 		}, big.NewRat(3*94, 309)},
@@ -280,9 +283,13 @@ func TestReturnErrors(t *testing.T) {
 		_, err := InsuranceReturn(6, -1)
 		require.ErrorIs(t, err, ErrPaytable)
 	})
-	t.Run("insurance seen more cards than the shoe holds", func(t *testing.T) {
-		as := card.MustParse("As") // the up card is one of them already
-		_, err := InsuranceReturn(1, 2, as)
+	t.Run("insurance seen a card twice in one deck", func(t *testing.T) {
+		as := card.MustParse("As")
+		_, err := InsuranceReturn(1, 2, as, as)
+		require.ErrorIs(t, err, card.ErrOverCount)
+	})
+	t.Run("insurance with no Ace left for the up card", func(t *testing.T) {
+		_, err := InsuranceReturn(1, 2, cards(t, "As", "Ah", "Ad", "Ac")...)
 		require.ErrorIs(t, err, card.ErrOverCount)
 	})
 	t.Run("insurance invalid seen card", func(t *testing.T) {
