@@ -8,7 +8,7 @@ import (
 )
 
 // MaxDecks is the largest shoe the return analysis accepts. The games use 6
-// and 8 decks; the bound keeps the packed dealer-hand keys in range.
+// and 8 decks; the bound keeps every enumeration's counts well inside int64.
 const MaxDecks = 16
 
 // InsuranceWins is the insurance bet's winning event in an insurance

@@ -33,3 +33,20 @@ func ExampleReturn() {
 	fmt.Printf("%s = %.3f%%\n", a.Return.RatString(), a.Percent())
 	// Output: 398/415 = 95.904%
 }
+
+// Insurance on six decks, conditioned only on the dealer's Ace (the figure
+// document 004 states), and for a seat that holds two tens.
+func ExampleInsuranceReturn() {
+	all, err := sidebets.InsuranceReturn(6, 2)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tens, err := sidebets.InsuranceReturn(6, 2, card.MustParse("Kh"), card.MustParse("Ts"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%.3f%% %.3f%%\n", all.Percent(), tens.Percent())
+	// Output: 92.605% 91.262%
+}
