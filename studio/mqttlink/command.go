@@ -316,7 +316,7 @@ func peekID(b []byte) string {
 	var p struct {
 		ID string `json:"id"`
 	}
-	if json.Unmarshal(b, &p) != nil || checkID(p.ID) != nil {
+	if json.NewDecoder(bytes.NewReader(b)).Decode(&p) != nil || checkID(p.ID) != nil {
 		return ""
 	}
 	return p.ID

@@ -72,10 +72,17 @@ func Subscribe(t testing.TB, url, filter string, opts SubscriberOptions) *Subscr
 		SetAutoReconnect(true).SetConnectRetry(true).
 		SetConnectRetryInterval(100 * time.Millisecond).SetMaxReconnectInterval(500 * time.Millisecond).
 		SetKeepAlive(5 * time.Second).SetDefaultPublishHandler(s.handle)
+	subscribed := make(chan error, 1)
 	o.SetOnConnectHandler(func(c paho.Client) {
-		// Resubscribe after every connection: a broker restarted without
+		// Subscribe after every connection (paho runs this in its own
+		// goroutine, so waiting is fine): a broker restarted without
 		// persistence forgot the subscription.
-		c.Subscribe(filter, 1, nil)
+		tok := c.Subscribe(filter, 1, nil)
+		tok.Wait()
+		select {
+		case subscribed <- tok.Error():
+		default:
+		}
 	})
 	if opts.Username != "" {
 		o.SetUsername(opts.Username).SetPassword(opts.Password)
@@ -88,9 +95,13 @@ func Subscribe(t testing.TB, url, filter string, opts SubscriberOptions) *Subscr
 	if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatalf("mqttlinktest: subscriber connect to %s: %v", url, tok.Error())
 	}
-	sub := s.client.Subscribe(filter, 1, nil)
-	if !sub.WaitTimeout(10*time.Second) || sub.Error() != nil {
-		t.Fatalf("mqttlinktest: subscribe %s: %v", filter, sub.Error())
+	select {
+	case err := <-subscribed:
+		if err != nil {
+			t.Fatalf("mqttlinktest: subscribe %s: %v", filter, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("mqttlinktest: subscribe %s: no answer", filter)
 	}
 	t.Cleanup(func() { s.client.Disconnect(100) })
 	return s

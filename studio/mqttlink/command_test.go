@@ -1,0 +1,131 @@
+package mqttlink_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
+)
+
+// commandCases is the one table of command payloads: valid ones with the
+// input they become, invalid ones with the class and reason of rejection.
+// The decode test, the fuzz seeds and the broker test all use it.
+var commandCases = []struct {
+	name    string
+	payload string
+	want    table.Input
+	super   bool
+	errIs   error
+	reason  string
+	id      string // id expected on a rejection
+}{
+	{name: "bets closed", payload: `{"schema":1,"id":"c1","type":"bets_closed","bets":[{"seat":1,"player":"p1","main":1000,"side":{"perfect_pairs":200}},{"seat":1,"player":"p2","main":500,"behind":true,"follow_double":true}]}`,
+		want: table.BetsClosed{Bets: []table.Bet{
+			{Seat: 1, Player: "p1", Main: 1000, Side: map[string]int64{"perfect_pairs": 200}},
+			{Seat: 1, Player: "p2", Main: 500, Behind: true, FollowDouble: true},
+		}}},
+	{name: "bets closed empty", payload: `{"schema":1,"id":"c1b","type":"bets_closed","bets":[]}`, want: table.BetsClosed{Bets: []table.Bet{}}},
+	{name: "decision", payload: `{"schema":1,"id":"c2","type":"decision","seat":3,"player":"p1","action":"double"}`,
+		want: table.Decision{Seat: 3, Player: "p1", Action: "double"}},
+	{name: "insurance no", payload: `{"schema":1,"id":"c3","type":"insurance","seat":2,"take":false}`,
+		want: table.InsuranceAnswer{Seat: 2, Take: false}},
+	{name: "pause", payload: `{"schema":1,"id":"c4","type":"pause","by":"anna","reason":"camera","token":"sup-secret"}`,
+		want: table.Supervisor{Command: "pause", By: "anna", Reason: "camera"}, super: true},
+	{name: "resume", payload: `{"schema":1,"id":"c5","type":"resume","by":"anna","token":"sup-secret"}`,
+		want: table.Supervisor{Command: "resume", By: "anna"}, super: true},
+	{name: "void", payload: `{"schema":1,"id":"c6","type":"void","by":"anna","reason":"misdeal","token":"sup-secret"}`,
+		want: table.Supervisor{Command: "void", By: "anna", Reason: "misdeal"}, super: true},
+	{name: "correct", payload: `{"schema":1,"id":"c7","type":"correct","by":"anna","reason":"misread","card":"Td","token":"sup-secret"}`,
+		want: table.Supervisor{Command: "correct", By: "anna", Reason: "misread", Card: card.MustParse("Td")}, super: true},
+
+	{name: "not json", payload: `{"schema":1,"id":"x1",`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON"},
+	{name: "array", payload: `[1,2]`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON"},
+	{name: "trailing data", payload: `{"schema":1,"id":"x2","type":"resume","by":"a","token":"t"} {}`, errIs: mqttlink.ErrMalformedCommand, reason: "data after", id: "x2"},
+	{name: "no id", payload: `{"schema":1,"type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMissingField, reason: "missing id"},
+	{name: "id too long", payload: `{"schema":1,"id":"` + string(make([]byte, 0)) + `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "id longer"},
+	{name: "control char id", payload: `{"schema":1,"id":"a\u0007b","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "non-printable"},
+	{name: "no schema", payload: `{"id":"x3","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMissingField, reason: "missing schema", id: "x3"},
+	{name: "future schema", payload: `{"schema":2,"id":"x4","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "unsupported schema", id: "x4"},
+	{name: "no type", payload: `{"schema":1,"id":"x5"}`, errIs: mqttlink.ErrMissingField, reason: "missing type", id: "x5"},
+	{name: "unknown type", payload: `{"schema":1,"id":"x6","type":"payout"}`, errIs: mqttlink.ErrUnknownCommand, reason: "unknown command type", id: "x6"},
+	{name: "unknown field", payload: `{"schema":1,"id":"x7","type":"decision","seat":1,"action":"hit","amount":5}`, errIs: mqttlink.ErrMalformedCommand, reason: "unknown field", id: "x7"},
+	{name: "foreign field", payload: `{"schema":1,"id":"x8","type":"decision","seat":1,"action":"hit","take":true}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x8"},
+	{name: "decision no seat", payload: `{"schema":1,"id":"x9","type":"decision","action":"hit"}`, errIs: mqttlink.ErrMissingField, reason: "missing seat", id: "x9"},
+	{name: "decision seat 0", payload: `{"schema":1,"id":"x10","type":"decision","seat":0,"action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "seats start at 1", id: "x10"},
+	{name: "decision no action", payload: `{"schema":1,"id":"x11","type":"decision","seat":1}`, errIs: mqttlink.ErrMissingField, reason: "missing action", id: "x11"},
+	{name: "decision bad action", payload: `{"schema":1,"id":"x12","type":"decision","seat":1,"action":"surrender"}`, errIs: mqttlink.ErrMalformedCommand, reason: "unknown action", id: "x12"},
+	{name: "seat as string", payload: `{"schema":1,"id":"x13","type":"decision","seat":"1","action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON", id: "x13"},
+	{name: "insurance no take", payload: `{"schema":1,"id":"x14","type":"insurance","seat":1}`, errIs: mqttlink.ErrMissingField, reason: "missing take", id: "x14"},
+	{name: "bets missing", payload: `{"schema":1,"id":"x15","type":"bets_closed"}`, errIs: mqttlink.ErrMissingField, reason: "missing bets", id: "x15"},
+	{name: "bet no player", payload: `{"schema":1,"id":"x16","type":"bets_closed","bets":[{"seat":1,"main":100}]}`, errIs: mqttlink.ErrMissingField, reason: "missing player", id: "x16"},
+	{name: "bet no main", payload: `{"schema":1,"id":"x17","type":"bets_closed","bets":[{"seat":1,"player":"p"}]}`, errIs: mqttlink.ErrMissingField, reason: "missing main", id: "x17"},
+	{name: "bet negative", payload: `{"schema":1,"id":"x18","type":"bets_closed","bets":[{"seat":1,"player":"p","main":-5}]}`, errIs: mqttlink.ErrMalformedCommand, reason: "must be positive", id: "x18"},
+	{name: "bet float money", payload: `{"schema":1,"id":"x19","type":"bets_closed","bets":[{"seat":1,"player":"p","main":10.5}]}`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON", id: "x19"},
+	{name: "bet zero side", payload: `{"schema":1,"id":"x20","type":"bets_closed","bets":[{"seat":1,"player":"p","main":100,"side":{"21+3":0}}]}`, errIs: mqttlink.ErrMalformedCommand, reason: "side bet", id: "x20"},
+	{name: "follow without behind", payload: `{"schema":1,"id":"x21","type":"bets_closed","bets":[{"seat":1,"player":"p","main":100,"follow_split":true}]}`, errIs: mqttlink.ErrMalformedCommand, reason: "bet behind", id: "x21"},
+	{name: "pause no by", payload: `{"schema":1,"id":"x22","type":"pause","token":"sup-secret"}`, errIs: mqttlink.ErrMissingField, reason: "missing by", id: "x22"},
+	{name: "void no reason", payload: `{"schema":1,"id":"x23","type":"void","by":"a","token":"sup-secret"}`, errIs: mqttlink.ErrMissingField, reason: "missing reason", id: "x23"},
+	{name: "correct no card", payload: `{"schema":1,"id":"x24","type":"correct","by":"a","reason":"r","token":"sup-secret"}`, errIs: mqttlink.ErrMissingField, reason: "missing card", id: "x24"},
+	{name: "correct bad card", payload: `{"schema":1,"id":"x25","type":"correct","by":"a","reason":"r","card":"Zz","token":"sup-secret"}`, errIs: mqttlink.ErrMalformedCommand, reason: "bad card", id: "x25"},
+	{name: "card on pause", payload: `{"schema":1,"id":"x26","type":"pause","by":"a","card":"As","token":"sup-secret"}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x26"},
+}
+
+func TestDecodeCommand(t *testing.T) {
+	for _, tc := range commandCases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd, err := mqttlink.DecodeCommand([]byte(tc.payload))
+			if tc.errIs == nil {
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, cmd.Input)
+				assert.Equal(t, tc.super, cmd.Supervisor)
+				assert.NotEmpty(t, cmd.ID)
+				return
+			}
+			require.ErrorIs(t, err, tc.errIs)
+			require.ErrorIs(t, err, mqttlink.ErrMalformedCommand)
+			var ce *mqttlink.CommandError
+			require.ErrorAs(t, err, &ce)
+			assert.Contains(t, ce.Reason, tc.reason)
+			assert.Equal(t, tc.id, ce.ID)
+		})
+	}
+}
+
+func TestDecodeCommandTooLarge(t *testing.T) {
+	big := make([]byte, mqttlink.MaxCommandBytes+1)
+	_, err := mqttlink.DecodeCommand(big)
+	require.ErrorIs(t, err, mqttlink.ErrMalformedCommand)
+}
+
+func TestAuthorise(t *testing.T) {
+	pause := func(token string) mqttlink.Command {
+		return mqttlink.Command{ID: "a", Type: mqttlink.CmdPause, Supervisor: true, Token: token}
+	}
+	tests := []struct {
+		name   string
+		cmd    mqttlink.Command
+		tokens []string
+		ok     bool
+	}{
+		{"right token", pause("s3cret"), []string{"other", "s3cret"}, true},
+		{"wrong token", pause("s3cre"), []string{"s3cret"}, false},
+		{"no token", pause(""), []string{"s3cret"}, false},
+		{"no tokens configured", pause("s3cret"), nil, false},
+		{"empty configured token never matches", pause(""), []string{""}, false},
+		{"player command needs none", mqttlink.Command{ID: "b", Type: mqttlink.CmdDecision}, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cmd.Authorise(tc.tokens)
+			if tc.ok {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, mqttlink.ErrUnauthorised)
+		})
+	}
+}

@@ -1,0 +1,108 @@
+package mqttlink_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/table"
+)
+
+var errNotYourTurn = errors.New("round: seat 5 is not waiting for a decision")
+
+// ruleSubmitter rejects decisions for seat 5, as the round would.
+func ruleSubmitter() *mqttlinktest.Submitter {
+	return &mqttlinktest.Submitter{Reject: func(in table.Input) error {
+		if d, ok := in.(table.Decision); ok && d.Seat == 5 {
+			return errNotYourTurn
+		}
+		return nil
+	}}
+}
+
+// replies decodes the replies received so far.
+func replies(t *testing.T, sub *mqttlinktest.Subscriber, topic string) []mqttlink.Reply {
+	t.Helper()
+	var out []mqttlink.Reply
+	for _, m := range sub.MessagesOn(topic) {
+		var r mqttlink.Reply
+		require.NoError(t, json.Unmarshal(m.Payload, &r))
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestCommandsOverBroker(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	topics := mqttlink.TopicsFor("s1", "t1")
+	backend := mqttlinktest.Subscribe(t, b.URL(), topics.Replies, mqttlinktest.SubscriberOptions{ClientID: "backend", CleanSession: true})
+	ctrl := ruleSubmitter()
+	r := startLink(t, opts, ctrl)
+	require.Eventually(t, func() bool { return r.link.Stats().Connected }, waitFor, poll)
+
+	cmdTopic := topics.Root + "commands/"
+	steps := []struct {
+		name    string
+		topic   string
+		payload string
+		want    mqttlink.Reply
+		submits bool
+	}{
+		{"decision accepted", cmdTopic + "decision", `{"schema":1,"id":"d1","type":"decision","seat":1,"action":"hit"}`,
+			mqttlink.Reply{Schema: 1, ID: "d1", Accepted: true}, true},
+		{"decision on plain commands topic", topics.Root + "commands", `{"schema":1,"id":"d2","type":"decision","seat":2,"action":"stand"}`,
+			mqttlink.Reply{Schema: 1, ID: "d2", Accepted: true}, true},
+		{"rejected by the round", cmdTopic + "decision", `{"schema":1,"id":"d3","type":"decision","seat":5,"action":"hit"}`,
+			mqttlink.Reply{Schema: 1, ID: "d3", Reason: errNotYourTurn.Error()}, false},
+		{"repeat of an accepted id", cmdTopic + "decision", `{"schema":1,"id":"d1","type":"decision","seat":1,"action":"hit"}`,
+			mqttlink.Reply{Schema: 1, ID: "d1", Accepted: true}, false},
+		{"repeat of a rejected id, now different", cmdTopic + "decision", `{"schema":1,"id":"d3","type":"decision","seat":1,"action":"hit"}`,
+			mqttlink.Reply{Schema: 1, ID: "d3", Reason: errNotYourTurn.Error()}, false},
+		{"malformed", cmdTopic + "decision", `{"schema":1,"id":"m1","type":"decision","seat":1}`,
+			mqttlink.Reply{Schema: 1, ID: "m1", Reason: "missing action"}, false},
+		{"garbage", cmdTopic + "decision", `not json at all`,
+			mqttlink.Reply{Schema: 1, ID: "", Reason: "invalid JSON: invalid character 'o' in literal null (expecting 'u')"}, false},
+		{"wrong topic for type", cmdTopic + "insurance", `{"schema":1,"id":"w1","type":"decision","seat":1,"action":"hit"}`,
+			mqttlink.Reply{Schema: 1, ID: "w1", Reason: `command type "decision" not allowed on topic "livetable/s1/t1/commands/insurance"`}, false},
+		{"supervisor bad token", cmdTopic + "supervisor", `{"schema":1,"id":"s1","type":"pause","by":"eve","token":"guess"}`,
+			mqttlink.Reply{Schema: 1, ID: "s1", Reason: "supervisor token not accepted"}, false},
+		{"supervisor no token", cmdTopic + "pause", `{"schema":1,"id":"s2","type":"pause","by":"eve"}`,
+			mqttlink.Reply{Schema: 1, ID: "s2", Reason: "supervisor token required"}, false},
+		{"supervisor accepted", cmdTopic + "supervisor", `{"schema":1,"id":"s3","type":"pause","by":"anna","reason":"camera","token":"sup-secret"}`,
+			mqttlink.Reply{Schema: 1, ID: "s3", Accepted: true}, true},
+		{"insurance accepted", cmdTopic + "insurance", `{"schema":1,"id":"i1","type":"insurance","seat":1,"take":true}`,
+			mqttlink.Reply{Schema: 1, ID: "i1", Accepted: true}, true},
+	}
+	ctx := context.Background()
+	submitted := 0
+	for i, st := range steps {
+		require.NoError(t, backend.Publish(ctx, st.topic, []byte(st.payload)), st.name)
+		require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == i+1 }, waitFor, poll, st.name)
+		got := replies(t, backend, topics.Replies)[i]
+		assert.Equal(t, st.want, got, st.name)
+		if st.submits {
+			submitted++
+		}
+		assert.Len(t, ctrl.Inputs(), submitted, st.name)
+	}
+	stats := r.link.Stats()
+	assert.Equal(t, uint64(2), stats.Repeats)
+
+	// The ledger survives a restart: a redelivered id is answered, not
+	// applied again.
+	r.stop(t)
+	r2 := startLink(t, opts, ctrl)
+	require.Eventually(t, func() bool { return r2.link.Stats().Connected }, waitFor, poll)
+	n := len(backend.MessagesOn(topics.Replies))
+	require.NoError(t, backend.Publish(ctx, cmdTopic+"supervisor", []byte(steps[10].payload)))
+	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == n+1 }, waitFor, poll)
+	assert.Equal(t, steps[10].want, replies(t, backend, topics.Replies)[n])
+	assert.Len(t, ctrl.Inputs(), submitted, "a repeated id after a restart is not submitted again")
+}
