@@ -22,7 +22,8 @@ import (
 // MosquittoOptions configures the test broker.
 type MosquittoOptions struct {
 	// Persistence keeps sessions, subscriptions and queued messages
-	// across Stop/Restart (saved on a clean stop, SIGTERM).
+	// across Stop/Restart: saved on a clean stop (SIGTERM) and every
+	// second, so after Kill only the last second is lost.
 	Persistence bool
 	// Listener holds extra configuration lines written right after the
 	// listener line: TLS files, password_file, acl_file,
@@ -114,7 +115,8 @@ func (m *Mosquitto) writeConfig() error {
 		fmt.Fprintf(&b, "user %s\n", u.Username)
 	}
 	if m.opts.Persistence {
-		fmt.Fprintf(&b, "persistence true\npersistence_location %s/\n", m.dir)
+		// Save every second, so a SIGKILL loses at most the last second.
+		fmt.Fprintf(&b, "persistence true\npersistence_location %s/\nautosave_interval 1\n", m.dir)
 	} else {
 		b.WriteString("persistence false\n")
 	}

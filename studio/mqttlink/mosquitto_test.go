@@ -1,0 +1,128 @@
+package mqttlink_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+)
+
+// eventsPerRound is how many events a scripted round has in these tests
+// (phases, cards, a snapshot); 100 rounds make 1,500 events.
+const (
+	eventsPerRound = 15
+	rounds         = 100
+	totalEvents    = rounds * eventsPerRound
+)
+
+// feed sends events from..to (inclusive) to the link.
+func feed(r *running, from, to uint64) {
+	for seq := from; seq <= to; seq++ {
+		r.events <- makeEvent(seq)
+	}
+}
+
+// checkExactlyOnce asserts that the subscriber saw events 1..n, each once
+// after dropping duplicates by seq, in order, and logs the counts.
+func checkExactlyOnce(t *testing.T, sub *mqttlinktest.Subscriber, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return sub.MaxSeq() == uint64(n) }, waitFor, poll)
+	distinct, dups, gaps, bad := sub.Counts()
+	t.Logf("subscriber: %d distinct events, %d duplicates dropped, %d gaps, %d undecodable", distinct, dups, gaps, bad)
+	assert.Equal(t, n, distinct)
+	assert.Zero(t, gaps)
+	assert.Zero(t, bad)
+	for i, ev := range sub.Events() {
+		if !assert.Equal(t, uint64(i+1), ev.Seq) {
+			break
+		}
+	}
+}
+
+func TestMosquittoEventsInOrder(t *testing.T) {
+	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, mq.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{CleanSession: true})
+	r := startLink(t, testOptions(t, mq.URL()), &mqttlinktest.Submitter{})
+	feed(r, 1, totalEvents)
+	checkExactlyOnce(t, sub, totalEvents)
+	_, dups, _, _ := sub.Counts()
+	assert.Zero(t, dups, "nothing is resent on a healthy connection")
+	lat := r.link.PublishLatency()
+	t.Logf("%d rounds, %d events; publish latency p50 %v p99 %v", rounds, totalEvents, lat.P50, lat.P99)
+}
+
+func TestMosquittoBrokerStoppedMidStream(t *testing.T) {
+	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
+	topics := mqttlink.TopicsFor("s1", "t1")
+	// The backend keeps a persistent session, so the broker queues for it
+	// while it reconnects.
+	sub := mqttlinktest.Subscribe(t, mq.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{ClientID: "backend"})
+	r := startLink(t, testOptions(t, mq.URL()), &mqttlinktest.Submitter{})
+
+	third := uint64(totalEvents / 3)
+	feed(r, 1, third)
+	// Stop the broker while the stream is still being published.
+	require.Eventually(t, func() bool { return sub.MaxSeq() >= third/2 }, waitFor, poll)
+	mq.Stop()
+	// Mid-round during the outage: the events wait in the outbox.
+	feed(r, third+1, 2*third)
+	require.Eventually(t, func() bool { return !r.link.Stats().Connected && r.link.OutboxDepth() > 0 }, waitFor, poll)
+	t.Logf("broker down with %d events in the outbox", r.link.OutboxDepth())
+	mq.Restart()
+	feed(r, 2*third+1, totalEvents)
+	checkExactlyOnce(t, sub, totalEvents)
+	require.Eventually(t, func() bool { return r.link.OutboxDepth() == 0 }, waitFor, poll)
+}
+
+func TestMosquittoBrokerKilledMidRound(t *testing.T) {
+	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, mq.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{ClientID: "backend"})
+	r := startLink(t, testOptions(t, mq.URL()), &mqttlinktest.Submitter{})
+
+	half := uint64(totalEvents / 2)
+	feed(r, 1, half)
+	require.Eventually(t, func() bool { return sub.MaxSeq() == half }, waitFor, poll)
+	// The broker saves its sessions every second; a kill loses only what
+	// changed since, and the backend's subscription is older than that.
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(mq.Dir(), "mosquitto.db"))
+		return err == nil
+	}, waitFor, poll)
+	mq.Kill()
+	feed(r, half+1, half+eventsPerRound/2) // the rest of the round happens while the broker is dead
+	require.Eventually(t, func() bool { return r.link.OutboxDepth() == eventsPerRound/2 }, waitFor, poll)
+	mq.Restart()
+	feed(r, half+eventsPerRound/2+1, totalEvents)
+	checkExactlyOnce(t, sub, totalEvents)
+}
+
+func TestMosquittoLinkRestartedMidStream(t *testing.T) {
+	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, mq.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{CleanSession: true})
+	opts := testOptions(t, mq.URL())
+
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	half := uint64(totalEvents / 2)
+	feed(r, 1, half)
+	// Stop while events are still being published: some journaled, not
+	// yet acknowledged.
+	require.Eventually(t, func() bool { return sub.MaxSeq() >= half/2 }, waitFor, poll)
+	r.stop(t)
+	left := len(r.events)
+	t.Logf("link stopped at subscriber seq %d, %d events not yet taken from the channel", sub.MaxSeq(), left)
+
+	// The controller replays from its journal on restart: everything from
+	// what the link had taken in, overlapping with what was published.
+	taken := half - uint64(left)
+	r2 := startLink(t, opts, &mqttlinktest.Submitter{})
+	feed(r2, taken/2, totalEvents)
+	checkExactlyOnce(t, sub, totalEvents)
+}
