@@ -74,3 +74,13 @@ func mustTable(code string) *Table {
 	}
 	return t
 }
+
+// DataFileBytes returns the committed text of a game's table file, as
+// embedded in the binary (the generator's test compares against it).
+func DataFileBytes(code string) ([]byte, error) {
+	b, err := data.ReadFile(DataFile(code))
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %w", ErrUnknownGame, code, err)
+	}
+	return b, nil
+}

@@ -14,7 +14,8 @@ type Calc struct {
 	shoe       counts
 	shoeSize   int
 	dealerMemo map[dealerKey]*dist
-	best       *player // composition-dependent optimal play
+	draws      *drawTable // scratch of dealerFrom, for one hole card
+	best       *player    // composition-dependent optimal play
 }
 
 // New returns a calculator for the rules.
@@ -22,7 +23,7 @@ func New(r Rules) (*Calc, error) {
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
-	c := &Calc{rules: r, dealerMemo: make(map[dealerKey]*dist)}
+	c := &Calc{rules: r, dealerMemo: make(map[dealerKey]*dist), draws: &drawTable{gen: 1}}
 	for v := 1; v <= 9; v++ {
 		c.shoe[v] = 4 * r.Decks
 	}

@@ -53,6 +53,9 @@ func (c *Calc) dealer(up int, rem removed) *dist {
 	if excl != 0 {
 		denom -= cnt[excl]
 	}
+	// One composition: the dealer's cards (hole card included) determine
+	// the rest of his draw.
+	c.draws.reset()
 	for v := 1; v <= 10; v++ {
 		if cnt[v] == 0 || v == excl {
 			continue
@@ -62,41 +65,65 @@ func (c *Calc) dealer(up int, rem removed) *dist {
 			d[outBJ] += p
 			continue
 		}
+		h, a := up+v, up == 1 || v == 1
+		best, soft := h, false
+		if a && h+10 <= 21 {
+			best, soft = h+10, true
+		}
+		if best >= 17 && !(best == 17 && soft && c.rules.HitSoft17) {
+			d[best-17] += p
+			continue
+		}
 		cnt[v]--
-		c.dealerDraw(&cnt, left-1, up+v, up == 1 || v == 1, p, d)
+		sub := c.dealerFrom(&cnt, left-1, h, a, removed(0).add(v))
 		cnt[v]++
+		for i := range d {
+			d[i] += p * sub[i]
+		}
 	}
 	c.dealerMemo[k] = d
 	return d
 }
 
-// dealerDraw settles or extends a dealer hand of hard total hard (aces as
-// one) with probability p, drawing from cnt.
-func (c *Calc) dealerDraw(cnt *counts, left, hard int, ace bool, p float64, d *dist) {
-	best, soft := hard, false
-	if ace && hard+10 <= 21 {
-		best, soft = hard+10, true
+// dealerFrom is the outcome distribution of a dealer hand of hard total
+// hard (aces as one) that must still draw from cnt, drawn being the cards
+// it holds besides the up card, hole card included. Hands reached by
+// drawing the same cards in another order share a distribution, so it is
+// memoised on drawn within one composition (c.draws, reset by dealer).
+func (c *Calc) dealerFrom(cnt *counts, left, hard int, ace bool, drawn removed) dist {
+	slot, found := c.draws.find(drawn)
+	if found {
+		return c.draws.vals[slot]
 	}
-	switch {
-	case best == 22:
-		d[out22] += p
-		return
-	case best > 22:
-		d[outBust] += p
-		return
-	case best >= 17 && !(best == 17 && soft && c.rules.HitSoft17):
-		d[best-17] += p
-		return
-	}
+	var d dist
 	for v := 1; v <= 10; v++ {
 		if cnt[v] == 0 {
 			continue
 		}
-		q := p * float64(cnt[v]) / float64(left)
-		cnt[v]--
-		c.dealerDraw(cnt, left-1, hard+v, ace || v == 1, q, d)
-		cnt[v]++
+		q := float64(cnt[v]) / float64(left)
+		h, a := hard+v, ace || v == 1
+		best, soft := h, false
+		if a && h+10 <= 21 {
+			best, soft = h+10, true
+		}
+		switch {
+		case best == 22:
+			d[out22] += q
+		case best > 22:
+			d[outBust] += q
+		case best >= 17 && !(best == 17 && soft && c.rules.HitSoft17):
+			d[best-17] += q
+		default:
+			cnt[v]--
+			sub := c.dealerFrom(cnt, left-1, h, a, drawn.add(v))
+			cnt[v]++
+			for i := range d {
+				d[i] += q * sub[i]
+			}
+		}
 	}
+	c.draws.store(slot, drawn, d)
+	return d
 }
 
 // compose returns the shoe less the up card and the removed cards.
@@ -110,4 +137,47 @@ func (c *Calc) compose(up int, rem removed) (counts, int) {
 		left -= n
 	}
 	return cnt, left
+}
+
+// drawTable is an open-addressing hash table from drawn cards to dealer
+// distributions, reset in O(1) by bumping a generation: it is reset for
+// every composition, too often to clear a Go map.
+type drawTable struct {
+	gen  uint32
+	n    int // keys stored in this generation
+	gens [drawSlots]uint32
+	keys [drawSlots]removed
+	vals [drawSlots]dist
+}
+
+// drawSlots is a power of two well above the number of distinct dealer
+// draws from one up card (about a thousand).
+const drawSlots = 1 << 13
+
+func (t *drawTable) reset() { t.gen, t.n = t.gen+1, 0 }
+
+// find returns the slot of key and whether it holds key's value; when not,
+// the slot is free for store. store keeps the table at most half full, so
+// the probe ends.
+func (t *drawTable) find(key removed) (int, bool) {
+	i := int((uint64(key) * 0x9E3779B97F4A7C15) >> (64 - 13))
+	for {
+		if t.gens[i] != t.gen {
+			return i, false
+		}
+		if t.keys[i] == key {
+			return i, true
+		}
+		i = (i + 1) & (drawSlots - 1)
+	}
+}
+
+// store records d for key in the slot find returned; past half full it
+// stores nothing and the recursion just recomputes.
+func (t *drawTable) store(slot int, key removed, d dist) {
+	if t.n >= drawSlots/2 {
+		return
+	}
+	t.n++
+	t.gens[slot], t.keys[slot], t.vals[slot] = t.gen, key, d
 }
