@@ -161,18 +161,14 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 	if err != nil {
 		return err
 	}
-	sc := newScanner(j.dir)
-	sc.visit = func(_ *segment, v *view, _ int64) { j.rounds.addBytes(v.round, v.seq, v.timeNS) }
 	nextSeq := uint64(1)
-	for i := 0; i < len(segs); i++ {
+	check, err := checkSegments(j.dir, segs, &j.rounds)
+	if err != nil {
+		return err
+	}
+	if bad := check.bad; bad != nil {
+		i := check.badIndex
 		seg := segs[i]
-		bad, err := sc.scan(seg)
-		if err != nil {
-			return err
-		}
-		if bad == nil {
-			continue
-		}
 		path := filepath.Join(j.dir, seg.name)
 		if i == len(segs)-1 && frameProblem(bad.Problem) {
 			if bad.Tail, err = isTail(path, bad.Offset); err != nil {
@@ -201,13 +197,13 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 			rep.RemovedSegments = append(rep.RemovedSegments, seg.name)
 			nextSeq = seg.firstSeq
 			segs = segs[:i]
-			break
+		} else {
+			cut, err := truncateFile(path, seg.size)
+			if err != nil {
+				return err
+			}
+			rep.CutBytes += cut
 		}
-		cut, err := truncateFile(path, seg.size)
-		if err != nil {
-			return err
-		}
-		rep.CutBytes += cut
 	}
 	j.segs = segs
 	if len(segs) == 0 {

@@ -49,53 +49,57 @@ func (ix *roundIndex) current() *roundEntry {
 	return ix.list[len(ix.list)-1]
 }
 
-// addBytes indexes a record of round; the scan calls it with bytes from the
-// read buffer, which it converts to a string only when a round starts.
-func (ix *roundIndex) addBytes(round []byte, seq uint64, ns int64) {
-	if len(round) == 0 {
-		return
-	}
-	if e := ix.current(); e != nil && e.code == string(round) {
-		e.extend(seq, ns)
-		return
-	}
-	ix.place(ix.byCode[string(round)], string(round), seq, ns)
+// roundRun is consecutive records of one round, as a scan finds them.
+type roundRun struct {
+	code        string
+	first, last uint64
+	start, end  int64
+	records     int
 }
 
-// addString indexes a record of round as it is committed.
+func (r *roundRun) add(seq uint64, ns int64) {
+	r.last = seq
+	r.records++
+	if ns != 0 && (r.start == 0 || ns < r.start) {
+		r.start = ns
+	}
+	r.end = max(r.end, ns)
+}
+
+// addString indexes one record of round as it is committed.
 func (ix *roundIndex) addString(round string, seq uint64, ns int64) {
 	if round == "" {
 		return
 	}
-	if e := ix.current(); e != nil && e.code == round {
-		e.extend(seq, ns)
-		return
-	}
-	ix.place(ix.byCode[round], round, seq, ns)
+	ix.addRun(roundRun{code: round, first: seq, last: seq, start: ns, end: ns, records: 1})
 }
 
-// place extends e when it is recent enough, or starts a new round.
-func (ix *roundIndex) place(e *roundEntry, code string, seq uint64, ns int64) {
-	if e != nil && ix.count-e.n <= reopenWindow {
-		e.extend(seq, ns)
-		return
+// addRun indexes consecutive records of one round. It extends the current
+// round, or an earlier one with the same code within reopenWindow rounds,
+// or starts a new round.
+func (ix *roundIndex) addRun(r roundRun) {
+	e := ix.current()
+	if e == nil || e.code != r.code {
+		e = ix.byCode[r.code]
+		if e != nil && ix.count-e.n > reopenWindow {
+			e = nil
+		}
 	}
-	if ix.byCode == nil {
-		ix.byCode = make(map[string]*roundEntry)
+	if e == nil {
+		if ix.byCode == nil {
+			ix.byCode = make(map[string]*roundEntry)
+		}
+		ix.count++
+		e = &roundEntry{code: r.code, n: ix.count, first: r.first}
+		ix.list = append(ix.list, e)
+		ix.byCode[r.code] = e
 	}
-	ix.count++
-	e = &roundEntry{code: code, n: ix.count, first: seq, last: seq, start: ns, end: ns, records: 1}
-	ix.list = append(ix.list, e)
-	ix.byCode[code] = e
-}
-
-func (e *roundEntry) extend(seq uint64, ns int64) {
-	e.last = seq
-	e.records++
-	if ns != 0 && (e.start == 0 || ns < e.start) {
-		e.start = ns
+	e.last = r.last
+	e.records += r.records
+	if r.start != 0 && (e.start == 0 || r.start < e.start) {
+		e.start = r.start
 	}
-	e.end = max(e.end, ns)
+	e.end = max(e.end, r.end)
 }
 
 // prune forgets rounds whose first record was deleted by retention.

@@ -7,9 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // segmentExt ends every segment file name; the name before it is the
@@ -104,104 +107,175 @@ func listSegments(dir string) ([]*segment, error) {
 	return segs, nil
 }
 
-// scanner checks segments in order, carrying the sequence and the hash chain
-// from one segment to the next.
-type scanner struct {
-	dir     string
-	ch      *chainer
-	buf     []byte
-	started bool
-	seq     uint64         // last seq seen
-	hash    [hashSize]byte // its hash
-	// visit, when set, sees every whole record after its checks passed.
-	visit func(seg *segment, v *view, off int64)
+// scanResult is what scanning one segment on its own found.
+type scanResult struct {
+	// bad is the segment's first problem; nil when every record is whole.
+	bad *CorruptError
+	// runs are the segment's records grouped by round, in order.
+	runs []roundRun
+	err  error
 }
 
-func newScanner(dir string) *scanner {
-	return &scanner{dir: dir, ch: newChainer(), buf: make([]byte, readBufSize)}
-}
-
-// scan reads and checks one segment, filling seg's size, lastSeq, lastHash,
-// newest and marks from its whole records. It returns the first problem as
-// a *CorruptError (Tail not yet decided), with seg.size the end of the last
-// whole record before it; err is for I/O failures only.
-func (sc *scanner) scan(seg *segment) (*CorruptError, error) {
-	path := filepath.Join(sc.dir, seg.name)
+// scanSegment reads and checks one segment on its own: header, lengths,
+// CRCs, the sequence from the header's first seq, and each record's hash
+// against its predecessor's stored hash (the header's for the first). It
+// fills seg's size, prevHash, lastSeq, lastHash, newest and marks from the
+// whole records before the first problem. Checking each record against the
+// stored hash before it is the same chain check as a sequential one, and it
+// lets segments be checked in parallel; checkSegments links them.
+func scanSegment(dir string, seg *segment, buf []byte, ch *chainer, runs bool) (scanResult, []byte) {
+	var res scanResult
+	path := filepath.Join(dir, seg.name)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("journal: open %s: %w", path, err)
+		res.err = fmt.Errorf("journal: open %s: %w", path, err)
+		return res, buf
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("journal: stat %s: %w", path, err)
-	}
-	bad := func(off int64, p Problem, detail string) *CorruptError {
-		return &CorruptError{Segment: seg.name, Offset: off, Seq: sc.seq + 1, Problem: p, Detail: detail}
+		res.err = fmt.Errorf("journal: stat %s: %w", path, err)
+		return res, buf
 	}
 	seg.size, seg.lastSeq, seg.marks, seg.newest = 0, seg.firstSeq-1, seg.marks[:0], 0
+	bad := func(off int64, p Problem, detail string) (scanResult, []byte) {
+		res.bad = &CorruptError{Segment: seg.name, Offset: off, Seq: seg.lastSeq + 1, Problem: p, Detail: detail}
+		return res, buf
+	}
 
 	var hb [headerSize]byte
 	if n, err := f.ReadAt(hb[:], 0); n < headerSize {
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("journal: read %s: %w", path, err)
+			res.err = fmt.Errorf("journal: read %s: %w", path, err)
+			return res, buf
 		}
-		return bad(0, ProblemTorn, fmt.Sprintf("header is %d of %d bytes", n, headerSize)), nil
+		return bad(0, ProblemTorn, fmt.Sprintf("header is %d of %d bytes", n, headerSize))
 	}
 	h, ok := parseHeader(hb[:])
 	if !ok {
-		return bad(0, ProblemHeader, "bad magic, version or CRC"), nil
+		return bad(0, ProblemHeader, "bad magic, version or CRC")
 	}
 	if h.firstSeq != seg.firstSeq {
-		return bad(0, ProblemHeader, fmt.Sprintf("header says first seq %d, name says %d", h.firstSeq, seg.firstSeq)), nil
-	}
-	if sc.started {
-		if h.firstSeq != sc.seq+1 {
-			return bad(0, ProblemSequence, fmt.Sprintf("segment starts at seq %d, previous ended at %d", h.firstSeq, sc.seq)), nil
-		}
-		if h.prevHash != sc.hash {
-			return bad(0, ProblemChain, "segment's previous hash is not the previous record's hash"), nil
-		}
-	} else {
-		// The oldest retained segment anchors the chain: what came before
-		// it was deleted by retention.
-		sc.started, sc.seq, sc.hash = true, h.firstSeq-1, h.prevHash
+		return bad(0, ProblemHeader, fmt.Sprintf("header says first seq %d, name says %d", h.firstSeq, seg.firstSeq))
 	}
 	seg.prevHash, seg.lastHash, seg.size = h.prevHash, h.prevHash, headerSize
 
-	rd := newReader(f, headerSize, fi.Size(), sc.buf)
-	defer func() { sc.buf = rd.buf }()
+	rd := newReader(f, headerSize, fi.Size(), buf)
+	defer func() { buf = rd.buf }()
+	var run *roundRun
 	for {
 		body, off, p, err := rd.next()
 		if errors.Is(err, io.EOF) {
-			return nil, nil
+			return res, rd.buf
 		}
 		if err != nil {
-			return nil, err
+			res.err = err
+			return res, rd.buf
 		}
 		if p != ProblemNone {
-			return bad(off, p, ""), nil
+			return bad(off, p, "")
 		}
 		v, ok := parseBody(body)
 		if !ok {
-			return bad(off, ProblemFormat, "fields do not fit the body"), nil
+			return bad(off, ProblemFormat, "fields do not fit the body")
 		}
-		if v.seq != sc.seq+1 {
-			return bad(off, ProblemSequence, fmt.Sprintf("found seq %d", v.seq)), nil
+		if v.seq != seg.lastSeq+1 {
+			return bad(off, ProblemSequence, fmt.Sprintf("found seq %d", v.seq))
 		}
-		if want := sc.ch.next(&sc.hash, v.content); [hashSize]byte(v.hash) != want {
+		if want := ch.next(&seg.lastHash, v.content); [hashSize]byte(v.hash) != want {
 			return bad(off, ProblemChain, fmt.Sprintf("stored %s, computed %s",
-				hex.EncodeToString(v.hash), hex.EncodeToString(want[:]))), nil
+				hex.EncodeToString(v.hash), hex.EncodeToString(want[:])))
 		}
-		sc.seq, sc.hash = v.seq, [hashSize]byte(v.hash)
-		seg.lastSeq, seg.lastHash = v.seq, sc.hash
+		seg.lastSeq, seg.lastHash = v.seq, [hashSize]byte(v.hash)
 		seg.size = off + frameHeader + int64(len(body))
 		seg.newest = max(seg.newest, v.timeNS)
 		seg.addMark(v.seq, off)
-		if sc.visit != nil {
-			sc.visit(seg, &v, off)
+		if !runs || len(v.round) == 0 {
+			continue
+		}
+		if run == nil || run.code != string(v.round) {
+			res.runs = append(res.runs, roundRun{code: string(v.round), first: v.seq})
+			run = &res.runs[len(res.runs)-1]
+		}
+		run.add(v.seq, v.timeNS)
+	}
+}
+
+// chainCheck is the outcome of checkSegments.
+type chainCheck struct {
+	// bad is the first problem in seq order and badIndex its segment;
+	// bad is nil (badIndex -1) when the journal is whole.
+	bad      *CorruptError
+	badIndex int
+	// lastSeq and lastHash are those of the last whole record before the
+	// first problem (the anchor's when there is none).
+	lastSeq  uint64
+	lastHash [hashSize]byte
+}
+
+// maxScanWorkers bounds the goroutines that check segments at once.
+const maxScanWorkers = 4
+
+// checkSegments scans segs in parallel, then links them in order: each
+// segment must start at the seq after the previous one's last and name its
+// last hash. Rounds found before the first problem go into rounds (when not
+// nil), in order.
+func checkSegments(dir string, segs []*segment, rounds *roundIndex) (chainCheck, error) {
+	results := make([]scanResult, len(segs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), maxScanWorkers, len(segs)) {
+		wg.Go(func() {
+			ch, buf := newChainer(), make([]byte, readBufSize)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(segs) {
+					return
+				}
+				results[i], buf = scanSegment(dir, segs[i], buf, ch, rounds != nil)
+			}
+		})
+	}
+	wg.Wait()
+
+	out := chainCheck{badIndex: -1}
+	if len(segs) > 0 {
+		out.lastSeq = segs[0].firstSeq - 1
+	}
+	for i, seg := range segs {
+		res := results[i]
+		if res.err != nil {
+			return out, res.err
+		}
+		linkBad := func(p Problem, detail string) *CorruptError {
+			return &CorruptError{Segment: seg.name, Offset: 0, Seq: out.lastSeq + 1, Problem: p, Detail: detail}
+		}
+		headerOK := res.bad == nil || res.bad.Offset > 0
+		switch {
+		case !headerOK:
+			res.bad.Seq = out.lastSeq + 1
+			out.bad, out.badIndex = res.bad, i
+			return out, nil
+		case i > 0 && seg.firstSeq != out.lastSeq+1:
+			out.bad, out.badIndex = linkBad(ProblemSequence,
+				fmt.Sprintf("segment starts at seq %d, previous ended at %d", seg.firstSeq, out.lastSeq)), i
+			return out, nil
+		case i > 0 && seg.prevHash != out.lastHash:
+			out.bad, out.badIndex = linkBad(ProblemChain, "segment's previous hash is not the previous record's hash"), i
+			return out, nil
+		}
+		out.lastSeq, out.lastHash = seg.lastSeq, seg.lastHash
+		if rounds != nil {
+			for _, r := range res.runs {
+				rounds.addRun(r)
+			}
+		}
+		if res.bad != nil {
+			out.bad, out.badIndex = res.bad, i
+			return out, nil
 		}
 	}
+	return out, nil
 }
 
 // isTail reports whether nothing whole follows offset off in the segment

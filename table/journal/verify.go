@@ -38,31 +38,24 @@ func Verify(dir string) (VerifyReport, error) {
 		return rep, err
 	}
 	rep.Segments = len(segs)
-	sc := newScanner(dir)
-	for i, seg := range segs {
-		bad, err := sc.scan(seg)
-		if err != nil {
-			return rep, err
-		}
-		if i == 0 {
-			rep.FirstSeq = seg.firstSeq
-			rep.Anchor = hex.EncodeToString(seg.prevHash[:])
-		}
-		if bad == nil {
-			continue
-		}
-		if i == len(segs)-1 && frameProblem(bad.Problem) {
-			if bad.Tail, err = isTail(filepath.Join(dir, seg.name), bad.Offset); err != nil {
+	check, err := checkSegments(dir, segs, nil)
+	if err != nil {
+		return rep, err
+	}
+	if len(segs) > 0 {
+		rep.FirstSeq = segs[0].firstSeq
+		rep.Anchor = hex.EncodeToString(segs[0].prevHash[:])
+		rep.LastSeq = check.lastSeq
+		rep.Records = check.lastSeq + 1 - rep.FirstSeq
+		rep.LastHash = hex.EncodeToString(check.lastHash[:])
+	}
+	if bad := check.bad; bad != nil {
+		if check.badIndex == len(segs)-1 && frameProblem(bad.Problem) {
+			if bad.Tail, err = isTail(filepath.Join(dir, segs[check.badIndex].name), bad.Offset); err != nil {
 				return rep, err
 			}
 		}
 		rep.Bad = bad
-		break
-	}
-	if sc.started {
-		rep.LastSeq = sc.seq
-		rep.Records = sc.seq + 1 - rep.FirstSeq
-		rep.LastHash = hex.EncodeToString(sc.hash[:])
 	}
 	if rep.Bad != nil {
 		return rep, rep.Bad
