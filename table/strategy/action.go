@@ -1,6 +1,10 @@
 package strategy
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/livetable/livetable/table/card"
+)
 
 // Action is what the player does with a hand.
 type Action uint8
@@ -70,5 +74,30 @@ func HandSituation(values []int, up int) Situation {
 	if len(values) == 2 && values[0] == values[1] && values[0] >= 1 && values[0] <= 10 {
 		s.PairValue = values[0]
 	}
+	return s
+}
+
+// SituationOf is HandSituation for cards as the engine holds them. Invalid
+// cards count as value 0, so a hand holding one is never a pair. It does
+// not allocate.
+func SituationOf(hand []card.Card, up card.Card) Situation {
+	var buf [24]int
+	values := buf[:0]
+	for _, c := range hand {
+		v := 0
+		if c.Rank.Valid() {
+			v = c.Value()
+		}
+		if len(values) == len(buf) {
+			break // no legal hand has this many cards
+		}
+		values = append(values, v)
+	}
+	upValue := 0
+	if up.Rank.Valid() {
+		upValue = up.Value()
+	}
+	s := HandSituation(values, upValue)
+	s.Cards = len(hand)
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/strategy"
 )
 
@@ -212,6 +213,20 @@ func TestHandSituation(t *testing.T) {
 			assert.Equal(t, tc.want, strategy.HandSituation(tc.vs, 7))
 		})
 	}
+}
+
+func TestSituationOf(t *testing.T) {
+	hand := []card.Card{card.MustParse("Ks"), card.MustParse("Qh")}
+	s := strategy.SituationOf(hand, card.MustParse("As"))
+	assert.Equal(t, strategy.Situation{Total: 20, PairValue: 10, Cards: 2, Up: 1}, s)
+	s = strategy.SituationOf([]card.Card{card.MustParse("Ad"), card.MustParse("6c"), card.MustParse("4c")}, card.MustParse("9s"))
+	assert.Equal(t, strategy.Situation{Total: 21, Soft: true, Cards: 3, Up: 9}, s)
+	s = strategy.SituationOf([]card.Card{{}, {}}, card.Card{})
+	assert.Equal(t, strategy.Situation{Cards: 2}, s, "invalid cards are value 0, not a pair")
+	assert.Equal(t, strategy.Stand, strategy.Sisal().Decide(s))
+	ace := card.MustParse("As")
+	allocs := testing.AllocsPerRun(100, func() { _ = strategy.SituationOf(hand, ace) })
+	assert.Zero(t, allocs)
 }
 
 func TestActionString(t *testing.T) {
