@@ -139,6 +139,7 @@ func (l *Link) clientOptions(q *commandQueue, connected chan struct{}) *paho.Cli
 		AddBroker(l.opts.BrokerURL).
 		SetClientID(l.opts.ClientID).
 		SetCleanSession(false).
+		SetStore(newCopyStore()).
 		SetOrderMatters(true).
 		SetAutoAckDisabled(true).
 		SetAutoReconnect(true).
