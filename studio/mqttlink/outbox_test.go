@@ -1,0 +1,240 @@
+package mqttlink
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.mqtt.golang/packets"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func entries(from, to uint64) []entry {
+	var out []entry
+	for s := from; s <= to; s++ {
+		out = append(out, entry{seq: s, state: s%5 == 0, payload: fmt.Appendf(nil, `{"seq":%d}`, s)})
+	}
+	return out
+}
+
+func open(t *testing.T, dir string, maxBytes, compact int64) *outbox {
+	t.Helper()
+	ob, err := openOutbox(dir, maxBytes, compact, zerolog.Nop())
+	require.NoError(t, err)
+	return ob
+}
+
+// ackN takes n records off the head, checking their seqs follow on.
+func ackN(t *testing.T, ob *outbox, n int) []record {
+	t.Helper()
+	var got []record
+	for range n {
+		r, err := ob.Head(context.Background())
+		require.NoError(t, err)
+		require.NoError(t, ob.Ack(r.pos))
+		got = append(got, r)
+	}
+	return got
+}
+
+func TestOutboxSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	ob := open(t, dir, 1<<20, 1<<20)
+	require.NoError(t, ob.Append(context.Background(), entries(1, 10)))
+	got := ackN(t, ob, 4)
+	assert.Equal(t, uint64(4), got[3].seq)
+	require.NoError(t, ob.Close())
+
+	ob = open(t, dir, 1<<20, 1<<20)
+	defer ob.Close()
+	assert.Equal(t, 6, ob.Depth())
+	assert.Equal(t, uint64(10), ob.LastSeq())
+	r, err := ob.Head(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, uint64(5), r.seq)
+	assert.True(t, r.state)
+	assert.JSONEq(t, `{"seq":5}`, string(r.payload))
+	// Positions keep growing across the reopen.
+	require.NoError(t, ob.Append(context.Background(), entries(11, 11)))
+	rest := ackN(t, ob, 7)
+	for i := 1; i < len(rest); i++ {
+		assert.Greater(t, rest[i].pos, rest[i-1].pos)
+		assert.Equal(t, rest[i-1].seq+1, rest[i].seq)
+	}
+}
+
+func TestOutboxCutsTornTail(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(t *testing.T, path string)
+		depth  int
+	}{
+		{"half a record", func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			require.NoError(t, os.Truncate(path, fi.Size()-5))
+		}, 4},
+		{"flipped byte in the last record", func(t *testing.T, path string) {
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			b[len(b)-2] ^= 0xff
+			require.NoError(t, os.WriteFile(path, b, 0o640))
+		}, 4},
+		{"garbage appended", func(t *testing.T, path string) {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			require.NoError(t, err)
+			_, err = f.Write([]byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3})
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		}, 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ob := open(t, dir, 1<<20, 1<<20)
+			require.NoError(t, ob.Append(context.Background(), entries(1, 5)))
+			require.NoError(t, ob.Close())
+			tc.damage(t, filepath.Join(dir, outboxLogName))
+
+			ob = open(t, dir, 1<<20, 1<<20)
+			assert.Equal(t, tc.depth, ob.Depth())
+			// Appending after the cut gives a readable file again.
+			require.NoError(t, ob.Append(context.Background(), entries(6, 6)))
+			require.NoError(t, ob.Close())
+			ob = open(t, dir, 1<<20, 1<<20)
+			defer ob.Close()
+			assert.Equal(t, tc.depth+1, ob.Depth())
+		})
+	}
+}
+
+func TestOutboxDamagedAckResendsEverything(t *testing.T) {
+	dir := t.TempDir()
+	ob := open(t, dir, 1<<20, 1<<20)
+	require.NoError(t, ob.Append(context.Background(), entries(1, 5)))
+	ackN(t, ob, 3)
+	require.NoError(t, ob.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, outboxAckName), []byte("nonsense-nonsense-xx"), 0o640))
+
+	ob = open(t, dir, 1<<20, 1<<20)
+	defer ob.Close()
+	assert.Equal(t, 5, ob.Depth(), "duplicates are acceptable, loss is not")
+}
+
+func TestOutboxCompacts(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, outboxLogName)
+	ob := open(t, dir, 1<<20, 2048)
+	defer ob.Close()
+	var next uint64 = 1
+	for range 50 {
+		require.NoError(t, ob.Append(context.Background(), entries(next, next+9)))
+		next += 10
+		ackN(t, ob, 8)
+	}
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	// 500 records of ~40 bytes are 20 kB; compaction keeps the file near
+	// the threshold plus what is unacknowledged.
+	assert.Less(t, fi.Size(), int64(2*2048+100*recordHeaderLen+100*20))
+	assert.Equal(t, 100, ob.Depth())
+
+	require.NoError(t, ob.Close())
+	ob2 := open(t, dir, 1<<20, 2048)
+	defer ob2.Close()
+	assert.Equal(t, 100, ob2.Depth())
+	got := ackN(t, ob2, 100)
+	assert.Equal(t, uint64(401), got[0].seq)
+	assert.Equal(t, uint64(500), got[99].seq)
+}
+
+func TestOutboxBoundWaitsForAcks(t *testing.T) {
+	dir := t.TempDir()
+	ob := open(t, dir, 100, 1<<20) // room for about ten 10-byte payloads
+	defer ob.Close()
+	require.NoError(t, ob.Append(context.Background(), entries(1, 9)))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := ob.Append(ctx, entries(10, 19))
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a full outbox makes intake wait")
+
+	done := make(chan error, 1)
+	go func() { done <- ob.Append(context.Background(), entries(10, 12)) }()
+	ackN(t, ob, 5)
+	require.NoError(t, <-done)
+	assert.Equal(t, 7, ob.Depth())
+}
+
+func TestOutboxClosedWakesWaiters(t *testing.T) {
+	ob := open(t, t.TempDir(), 1<<20, 1<<20)
+	done := make(chan error, 1)
+	go func() {
+		_, err := ob.Head(context.Background())
+		done <- err
+	}()
+	require.NoError(t, ob.Close())
+	require.ErrorIs(t, <-done, ErrOutboxClosed)
+	require.ErrorIs(t, ob.Ack(1), ErrOutboxClosed)
+}
+
+func TestOutboxAckMustBeHead(t *testing.T) {
+	ob := open(t, t.TempDir(), 1<<20, 1<<20)
+	defer ob.Close()
+	require.NoError(t, ob.Append(context.Background(), entries(1, 2)))
+	require.Error(t, ob.Ack(2))
+	require.NoError(t, ob.Ack(1))
+}
+
+func TestCopyStoreKeepsOrderAndCopies(t *testing.T) {
+	s := newCopyStore()
+	s.Open()
+	for i, key := range []string{"o.9", "o.2", "o.5"} {
+		p := packets.NewControlPacket(packets.Publish).(*packets.PublishPacket)
+		p.Qos, p.MessageID, p.TopicName, p.Payload = 1, uint16(i+1), "a/b", []byte{byte(i)}
+		s.Put(key, p)
+	}
+	assert.Equal(t, []string{"o.9", "o.2", "o.5"}, s.All())
+	p1 := s.Get("o.2").(*packets.PublishPacket)
+	p1.Dup = true
+	p2 := s.Get("o.2").(*packets.PublishPacket)
+	assert.False(t, p2.Dup, "each Get is a fresh packet")
+	assert.Equal(t, []byte{1}, p2.Payload)
+	s.Del("o.2")
+	assert.Nil(t, s.Get("o.2"))
+	assert.Equal(t, []string{"o.9", "o.5"}, s.All())
+	s.Reset()
+	assert.Empty(t, s.All())
+}
+
+func TestLedgerPersistsAndForgetsOldest(t *testing.T) {
+	dir := t.TempDir()
+	l, err := openLedger(dir, 3, zerolog.Nop())
+	require.NoError(t, err)
+	for i := range 10 {
+		require.NoError(t, l.Record(Reply{Schema: 1, ID: fmt.Sprintf("c%d", i), Accepted: i%2 == 0}))
+	}
+	require.NoError(t, l.Close())
+	// A torn last line from a crash.
+	f, err := os.OpenFile(filepath.Join(dir, ledgerName), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"schema":1,"id":"c1`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	l, err = openLedger(dir, 3, zerolog.Nop())
+	require.NoError(t, err)
+	defer l.Close()
+	for i := range 10 {
+		r, ok := l.Lookup(fmt.Sprintf("c%d", i))
+		assert.Equal(t, i >= 7, ok, "c%d", i)
+		if ok {
+			assert.Equal(t, i%2 == 0, r.Accepted)
+		}
+	}
+}
