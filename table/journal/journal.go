@@ -349,6 +349,30 @@ func (j *Journal) FirstSeq() uint64 {
 	return j.segs[0].firstSeq
 }
 
+// Stats is a snapshot of the journal's extent, for status displays and a
+// disk-space alarm before the disk is actually full.
+type Stats struct {
+	// Segments is the number of segment files.
+	Segments int
+	// Bytes is their total durable size.
+	Bytes int64
+	// FirstSeq and LastSeq bound the retained records.
+	FirstSeq, LastSeq uint64
+	// Rounds is the number of rounds in the recall index.
+	Rounds int
+}
+
+// Stats returns the journal's current extent.
+func (j *Journal) Stats() Stats {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	st := Stats{Segments: len(j.segs), FirstSeq: j.segs[0].firstSeq, LastSeq: j.lastSeq, Rounds: len(j.rounds.list)}
+	for _, s := range j.segs {
+		st.Bytes += s.size
+	}
+	return st
+}
+
 // Close stops accepting appends, writes those already queued, stops the
 // writer and closes the files. It is safe to call more than once.
 func (j *Journal) Close() error {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
@@ -352,5 +353,61 @@ func TestTornSegmentHeader(t *testing.T) {
 		require.NoError(t, j.Close())
 		_, err = journal.Verify(dir)
 		require.NoError(t, err)
+	}
+}
+
+// TestBrokenLinks damages what ties segments together rather than records.
+func TestBrokenLinks(t *testing.T) {
+	tests := []struct {
+		name    string
+		damage  func(t *testing.T, segs []string)
+		problem journal.Problem
+		segment int // index of the segment reported, in the damaged list
+	}{
+		{
+			name:    "middle segment deleted",
+			damage:  func(t *testing.T, segs []string) { require.NoError(t, os.Remove(segs[1])) },
+			problem: journal.ProblemSequence,
+			segment: 1,
+		},
+		{
+			name: "previous hash in a header changed, header CRC fixed",
+			damage: func(t *testing.T, segs []string) {
+				mutate(t, segs[2], func(b []byte) []byte {
+					b[30] ^= 1
+					binary.LittleEndian.PutUint32(b[56:], crc32.Checksum(b[:56], castagnoli))
+					return b
+				})
+			},
+			problem: journal.ProblemChain,
+			segment: 2,
+		},
+		{
+			name: "segment renamed",
+			damage: func(t *testing.T, segs []string) {
+				require.NoError(t, os.Rename(segs[1], filepath.Join(filepath.Dir(segs[1]), "00000000000000000002.ltj")))
+			},
+			problem: journal.ProblemHeader,
+			segment: 1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			j, _ := open(t, journal.Options{Dir: dir, SegmentBytes: 700})
+			appendN(t, j, 0, 30)
+			require.NoError(t, j.Close())
+			tc.damage(t, segments(t, dir))
+			segs := segments(t, dir)
+
+			vr, err := journal.Verify(dir)
+			require.ErrorIs(t, err, journal.ErrCorrupt)
+			assert.Equal(t, tc.problem, vr.Bad.Problem)
+			assert.Equal(t, filepath.Base(segs[tc.segment]), vr.Bad.Segment)
+			assert.Zero(t, vr.Bad.Offset)
+
+			_, _, err = journal.Open(journal.Options{Dir: dir}, testLog(t))
+			require.ErrorIs(t, err, journal.ErrCorrupt)
+		})
 	}
 }
