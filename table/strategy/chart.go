@@ -48,6 +48,10 @@ const (
 	HardFirst = 4  // first hard row (2+2); lower totals use it
 	SoftFirst = 12 // first soft row (A+A)
 	LastTotal = 21
+	// FirstCards and MaxCards bound the card counts that may have rows of
+	// their own (Chart.CardsHard, Chart.CardsSoft).
+	FirstCards = 3
+	MaxCards   = 10
 )
 
 // Chart is the editable data of a table. Arrays are indexed [row][up], the
@@ -64,6 +68,13 @@ type Chart struct {
 	FreeHard [LastTotal + 1][11]Code
 	// FreePair has optional rows used when the split on offer is free.
 	FreePair [11][11]Code
+	// CardsHard and CardsSoft have optional rows, indexed [cards][total][up],
+	// for hands of exactly that many cards (FirstCards..MaxCards). They
+	// come before the plain hard and soft rows: with a charlie (002 wins
+	// with six cards) a four- or five-card hand hits totals a two-card hand
+	// stands on.
+	CardsHard [MaxCards + 1][LastTotal + 1][11]Code
+	CardsSoft [MaxCards + 1][LastTotal + 1][11]Code
 }
 
 // cell is a compiled Code: bits 0-1 the action, bits 2-3 the fallback when
@@ -105,6 +116,10 @@ type Table struct {
 	pair     [11][11]cell
 	freeHard [LastTotal + 1][11]cell
 	freePair [11][11]cell
+	// cardsHard and cardsSoft are indexed by card count; nil when the
+	// chart has no row for that count.
+	cardsHard [MaxCards + 1]*[LastTotal + 1][11]cell
+	cardsSoft [MaxCards + 1]*[LastTotal + 1][11]cell
 }
 
 // New checks a chart and compiles it. Every hard, soft and pair cell must be
@@ -134,6 +149,11 @@ func New(c Chart) (*Table, error) {
 			return nil, err
 		}
 	}
+	for n := 0; n <= MaxCards; n++ {
+		if err := t.compileCards(&c, n); err != nil {
+			return nil, err
+		}
+	}
 	// Rows outside the ranges must be empty, so that Format and Parse
 	// round-trip every chart New accepts.
 	for r := 0; r <= LastTotal; r++ {
@@ -149,6 +169,40 @@ func New(c Chart) (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// compileCards compiles the rows of hands of n cards, leaving the table's
+// pointers nil when there are none.
+func (t *Table) compileCards(c *Chart, n int) error {
+	var hard, soft [LastTotal + 1][11]cell
+	found := false
+	for r := 0; r <= LastTotal; r++ {
+		for up := 0; up <= 10; up++ {
+			if c.CardsHard[n][r][up] == None && c.CardsSoft[n][r][up] == None {
+				continue
+			}
+			if n < FirstCards || r < HardFirst || up == 0 || (r < SoftFirst && c.CardsSoft[n][r][up] != None) {
+				return fmt.Errorf("%w: %d-card cell [%d][%d] outside the chart's rows", ErrBadCode, n, r, up)
+			}
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	label := fmt.Sprintf("-%d", n)
+	for r := HardFirst; r <= LastTotal; r++ {
+		if err := compileRow(&hard[r], &c.CardsHard[n][r], c.DAS, false, false, "hard"+label, rowLabel(sectionHard, r)); err != nil {
+			return err
+		}
+	}
+	for r := SoftFirst; r <= LastTotal; r++ {
+		if err := compileRow(&soft[r], &c.CardsSoft[n][r], c.DAS, false, false, "soft"+label, rowLabel(sectionSoft, r)); err != nil {
+			return err
+		}
+	}
+	t.cardsHard[n], t.cardsSoft[n] = &hard, &soft
+	return nil
 }
 
 func compileRow(dst *[11]cell, src *[11]Code, das, pair, required bool, section, label string) error {
@@ -199,7 +253,9 @@ func (c cell) resolve(canDouble, canSplit bool) (a Action, ok bool) {
 // Decide returns the chart's action for s, never one that s says is not
 // legal: a double that is not allowed falls back to the cell's hit or
 // stand, and a split that is not allowed falls back to the hard or soft
-// row of the total. A pair row is read whenever s.PairValue is set, so a
+// row of the total. A row for the hand's number of cards, when the chart
+// has one, comes before the plain hard or soft row. A pair row is read
+// whenever s.PairValue is set, so a
 // chart's pair row also decides the two-card pair hands it does not split.
 // Input out of range does not panic: a total over 21 stands, a total below
 // 4 reads the first hard row, and an up card outside 1..10 stands. Decide
@@ -225,11 +281,17 @@ func (t *Table) Decide(s Situation) Action {
 		return Stand
 	case s.Soft && total >= SoftFirst:
 		c = t.soft[total][up]
+		if n := s.Cards; n >= FirstCards && n <= MaxCards && t.cardsSoft[n] != nil && t.cardsSoft[n][total][up] != 0 {
+			c = t.cardsSoft[n][total][up]
+		}
 	default:
 		if total < HardFirst {
 			total = HardFirst
 		}
 		c = t.hard[total][up]
+		if n := s.Cards; n >= FirstCards && n <= MaxCards && t.cardsHard[n] != nil && t.cardsHard[n][total][up] != 0 {
+			c = t.cardsHard[n][total][up]
+		}
 		if s.FreeDouble && t.freeHard[total][up] != 0 {
 			c = t.freeHard[total][up]
 		}

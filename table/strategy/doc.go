@@ -6,7 +6,8 @@
 // A Chart is the editable form of a table: a hard section (totals 4..21), a
 // soft section (soft totals 12..21), a pair section (pair values A..T) and,
 // for Free Bet (002), optional free-hard and free-pair rows used when the
-// double or split on offer is free. Every cell is a Code such as "H", "S",
+// double or split on offer is free, and optional rows for hands of a given
+// number of cards. Every cell is a Code such as "H", "S",
 // "D" (double, else hit), "Ds" (double, else stand), "P" (split) or "Ph"
 // (split when the chart allows doubling after a split, else hit). New
 // compiles a Chart into a Table, a dense array lookup that Decide reads
@@ -29,7 +30,10 @@
 //	AA    P  P  P  P  P  P  P  P  P  P
 //
 // Soft rows are labelled A1 (two aces, soft 12) to A10 (soft 21); hard rows
-// by total, or a range like "4-8"; pair rows AA, 22 .. 99, TT. A "legend:"
+// by total, or a range like "4-8"; pair rows AA, 22 .. 99, TT. Optional
+// sections "hard-N" and "soft-N" (N = 3..10) hold rows for hands of exactly
+// N cards, read before the plain rows: games with a charlie (001, 003 ten
+// cards, 002 six cards) hit more with one or two cards to go. A "legend:"
 // line maps the letters of a printed chart to codes, so a transcription can
 // keep the document's own letters (the Sisal charts use T/S/R/D).
 //

@@ -19,6 +19,26 @@ const (
 	sectionFreePair
 )
 
+// parseSection reads a section name: one of sectionNames, or "hard-N" /
+// "soft-N" for the rows of hands of N cards.
+func parseSection(name string) (section, int, bool) {
+	if s, ok := sectionNames[name]; ok {
+		return s, 0, true
+	}
+	kind, num, ok := strings.Cut(name, "-")
+	if !ok || (kind != "hard" && kind != "soft") {
+		return sectionNone, 0, false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < FirstCards || n > MaxCards {
+		return sectionNone, 0, false
+	}
+	if kind == "hard" {
+		return sectionHard, n, true
+	}
+	return sectionSoft, n, true
+}
+
 var sectionNames = map[string]section{
 	"hard": sectionHard, "soft": sectionSoft, "pair": sectionPair,
 	"free-hard": sectionFreeHard, "free-pair": sectionFreePair,
@@ -122,6 +142,7 @@ func ParseChart(r io.Reader) (Chart, error) {
 	var (
 		c       Chart
 		sec     section
+		secN    int // card count of a hard-N or soft-N section, else 0
 		cols    []int
 		legend  map[string]Code
 		seen    = map[string]bool{}
@@ -175,7 +196,7 @@ func ParseChart(r io.Reader) (Chart, error) {
 			continue
 		}
 		fields := strings.Fields(line)
-		if s, ok := sectionNames[fields[0]]; ok {
+		if s, n, ok := parseSection(fields[0]); ok {
 			if seen[fields[0]] {
 				return fail(ErrSyntax, "section %s repeated", fields[0])
 			}
@@ -183,7 +204,7 @@ func ParseChart(r io.Reader) (Chart, error) {
 			if len(fields) != 11 {
 				return fail(ErrSyntax, "section %s: want 10 up-card columns, got %d", fields[0], len(fields)-1)
 			}
-			sec, cols = s, make([]int, 10)
+			sec, secN, cols = s, n, make([]int, 10)
 			var have [11]bool
 			for i, f := range fields[1:] {
 				up, ok := parseUp(f)
@@ -219,7 +240,7 @@ func ParseChart(r io.Reader) (Chart, error) {
 			row[cols[i]] = code
 		}
 		for r := first; r <= last; r++ {
-			dst := c.rowPtr(sec, r)
+			dst := c.rowPtr(sec, secN, r)
 			if dst[1] != None {
 				return fail(ErrSyntax, "row %s repeated", rowLabel(sec, r))
 			}
@@ -235,7 +256,13 @@ func ParseChart(r io.Reader) (Chart, error) {
 	return c, nil
 }
 
-func (c *Chart) rowPtr(s section, r int) *[11]Code {
+func (c *Chart) rowPtr(s section, n, r int) *[11]Code {
+	switch {
+	case s == sectionHard && n > 0:
+		return &c.CardsHard[n][r]
+	case s == sectionSoft && n > 0:
+		return &c.CardsSoft[n][r]
+	}
 	switch s {
 	case sectionHard:
 		return &c.Hard[r]
@@ -272,10 +299,10 @@ func Format(w io.Writer, t *Table) error {
 		das = "yes"
 	}
 	fmt.Fprintf(bw, "das: %s\n", das)
-	writeSection := func(name string, s section, first, last int) {
+	writeSection := func(name string, s section, n, first, last int) {
 		wrote := false
 		for r := first; r <= last; r++ {
-			row := c.rowPtr(s, r)
+			row := c.rowPtr(s, n, r)
 			if row[1] == None {
 				continue
 			}
@@ -295,11 +322,15 @@ func Format(w io.Writer, t *Table) error {
 			writeLine(bw, rowLabel(s, r), cells)
 		}
 	}
-	writeSection("hard", sectionHard, HardFirst, LastTotal)
-	writeSection("soft", sectionSoft, SoftFirst, LastTotal)
-	writeSection("pair", sectionPair, 1, 10)
-	writeSection("free-hard", sectionFreeHard, HardFirst, LastTotal)
-	writeSection("free-pair", sectionFreePair, 1, 10)
+	writeSection("hard", sectionHard, 0, HardFirst, LastTotal)
+	writeSection("soft", sectionSoft, 0, SoftFirst, LastTotal)
+	writeSection("pair", sectionPair, 0, 1, 10)
+	writeSection("free-hard", sectionFreeHard, 0, HardFirst, LastTotal)
+	writeSection("free-pair", sectionFreePair, 0, 1, 10)
+	for n := FirstCards; n <= MaxCards; n++ {
+		writeSection(fmt.Sprintf("hard-%d", n), sectionHard, n, HardFirst, LastTotal)
+		writeSection(fmt.Sprintf("soft-%d", n), sectionSoft, n, SoftFirst, LastTotal)
+	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("strategy: format %s: %w", c.Name, err)
 	}

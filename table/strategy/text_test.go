@@ -97,6 +97,15 @@ func TestParse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, strategy.Hit, tab.Decide(two(1, 1, 1)), "Ph without DAS hits")
 
+	withCards := chartText("H H H H H H H H H H", "hard-5 2 3 4 5 6 7 8 9 T A\n12-20 H H H H H H H H H H\nsoft-5 2 3 4 5 6 7 8 9 T A\nA8 H H H H H H H H H H\n")
+	tab, err = strategy.Parse(strings.NewReader(withCards))
+	require.NoError(t, err)
+	assert.Equal(t, strategy.Stand, tab.Decide(cards(10, 10, 2, 2, 2)), "four cards: plain row")
+	assert.Equal(t, strategy.Hit, tab.Decide(cards(10, 10, 2, 2, 2, 2)), "five cards: hard-5 row")
+	assert.Equal(t, strategy.Hit, tab.Decide(cards(10, 1, 2, 2, 2, 2)), "five-card soft 19: soft-5 row")
+	assert.Equal(t, strategy.Stand, tab.Decide(cards(10, 1, 2, 2, 2, 3)), "five-card soft 20: no soft-5 row, plain")
+	assert.Equal(t, strategy.Stand, tab.Decide(cards(10, 10, 2, 2, 1, 2, 2)), "six cards: plain row")
+
 	withFree := chartText("H H H H H H H H H H", "free-hard 2 3 4 5 6 7 8 9 T A\n11 D D D D D D D D D D\n")
 	tab, err = strategy.Parse(strings.NewReader(withFree))
 	require.NoError(t, err)
@@ -132,6 +141,8 @@ func TestParseErrors(t *testing.T) {
 		{"repeated row", strings.Replace(full, "A2 S", "A1 S", 1), strategy.ErrSyntax, 9},
 		{"repeated section", full + "hard 2 3 4 5 6 7 8 9 T A\n", strategy.ErrSyntax, 29},
 		{"bad legend", "legend: T\n" + full, strategy.ErrSyntax, 1},
+		{"cards section too small", full + "hard-2 2 3 4 5 6 7 8 9 T A\n", strategy.ErrSyntax, 29},
+		{"cards section too big", full + "soft-11 2 3 4 5 6 7 8 9 T A\n", strategy.ErrSyntax, 29},
 		{"letter not in legend", "legend: S=S\n" + full, strategy.ErrBadCode, 5},
 	}
 	for _, tc := range tests {
@@ -161,6 +172,14 @@ func TestNewRejects(t *testing.T) {
 		{"split in soft row", func(c *strategy.Chart) { c.Soft[13][4] = strategy.CodeSplit }, strategy.ErrBadCode},
 		{"cell outside the rows", func(c *strategy.Chart) { c.Hard[2][4] = strategy.CodeHit }, strategy.ErrBadCode},
 		{"up card zero", func(c *strategy.Chart) { c.Pair[3][0] = strategy.CodeHit }, strategy.ErrBadCode},
+		{"partial cards row", func(c *strategy.Chart) { c.CardsHard[5][14][3] = strategy.CodeHit }, strategy.ErrIncomplete},
+		{"cards row for two cards", func(c *strategy.Chart) { c.CardsHard[2][14][3] = strategy.CodeHit }, strategy.ErrBadCode},
+		{"soft cards row below 12", func(c *strategy.Chart) { c.CardsSoft[4][11][3] = strategy.CodeHit }, strategy.ErrBadCode},
+		{"split in a cards row", func(c *strategy.Chart) {
+			for up := 1; up <= 10; up++ {
+				c.CardsHard[4][14][up] = strategy.CodeSplit
+			}
+		}, strategy.ErrBadCode},
 		{"unknown code", func(c *strategy.Chart) { c.Pair[3][3] = strategy.Code(40) }, strategy.ErrBadCode},
 	}
 	for _, tc := range tests {

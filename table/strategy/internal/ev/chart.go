@@ -48,12 +48,107 @@ func (s *sums) code() strategy.Code {
 // When the rules make doubles free (002), the hard rows hold the paid
 // double and free-hard rows 9-11 the free one; when splits are free, the
 // pair rows hold the paid split and free-pair rows every non-ten pair.
+//
+// With a charlie of N cards, hands of N-2 and N-1 cards get rows of their
+// own (hard-N, soft-N sections) where they differ from the plain rows,
+// decided by the same sums over the hands of that many cards.
 func (c *Calc) Chart(name string) strategy.Chart {
 	ch := strategy.Chart{Name: name, DAS: c.rules.DAS}
 	for up := 1; up <= 10; up++ {
 		c.chartUp(&ch, up)
 	}
+	if n := c.rules.Charlie; n > 0 {
+		for cards := max(strategy.FirstCards, n-2); cards < n && cards <= strategy.MaxCards; cards++ {
+			c.cardsRows(&ch, cards)
+		}
+	}
 	return ch
+}
+
+// cardsRows sets the rows of hands of exactly n cards that differ from the
+// plain hard and soft rows.
+func (c *Calc) cardsRows(ch *strategy.Chart, n int) {
+	var hard, soft [strategy.LastTotal + 1][11]strategy.Code
+	for up := 1; up <= 10; up++ {
+		var sums [2][22]sums
+		cnt, left := c.compose(up, 0)
+		vs := make([]int, 0, n)
+		var walk func(from, hardSum int)
+		walk = func(from, hardSum int) {
+			if len(vs) == n {
+				c.addHand(&sums, up, cnt, left, vs)
+				return
+			}
+			for v := from; v <= 10 && hardSum+v <= 21; v++ {
+				vs = append(vs, v)
+				walk(v, hardSum+v)
+				vs = vs[:len(vs)-1]
+			}
+		}
+		walk(1, 0)
+		for t := strategy.HardFirst; t <= strategy.LastTotal; t++ {
+			if sums[0][t].weight > 0 {
+				hard[t][up] = sums[0][t].code()
+			}
+			if t >= strategy.SoftFirst && sums[1][t].weight > 0 {
+				soft[t][up] = sums[1][t].code()
+			}
+		}
+	}
+	for t := strategy.HardFirst; t <= strategy.LastTotal; t++ {
+		if hard[t][1] != strategy.None && !samePlay(&hard[t], &ch.Hard[t]) {
+			ch.CardsHard[n][t] = hard[t]
+		}
+		if t >= strategy.SoftFirst && soft[t][1] != strategy.None && !samePlay(&soft[t], &ch.Soft[t]) {
+			ch.CardsSoft[n][t] = soft[t]
+		}
+	}
+}
+
+// samePlay reports whether two rows play a hand of three or more cards
+// (which cannot double) the same way.
+func samePlay(a, b *[11]strategy.Code) bool {
+	noDouble := func(c strategy.Code) strategy.Code {
+		switch c {
+		case strategy.CodeDouble:
+			return strategy.CodeHit
+		case strategy.CodeDoubleS:
+			return strategy.CodeStand
+		}
+		return c
+	}
+	for up := 1; up <= 10; up++ {
+		if noDouble(a[up]) != noDouble(b[up]) {
+			return false
+		}
+	}
+	return true
+}
+
+// addHand adds the stand and hit values of the hand of values vs against
+// up to its cell's sums.
+func (c *Calc) addHand(out *[2][22]sums, up int, cnt counts, left int, vs []int) {
+	var h hand
+	rem := removed(0)
+	for _, v := range vs {
+		h = h.add(v)
+		rem = rem.add(v)
+	}
+	total, isSoft := h.total()
+	w := multisetProb(cnt, left, vs...)
+	if w == 0 {
+		return
+	}
+	stand := c.settle(c.dealer(up, rem), up, total, h.n, unitStake)
+	hit := stand
+	if total < 21 {
+		hit = c.best.hit(up, rem, 0, h, unitStake)
+	}
+	soft := 0
+	if isSoft {
+		soft = 1
+	}
+	out[soft][total].add(w, stand, hit, 0, false)
 }
 
 func (c *Calc) chartUp(ch *strategy.Chart, up int) {
@@ -148,28 +243,13 @@ func (c *Calc) pairCell(ch *strategy.Chart, up, v int, e EVs) {
 // threeCard sums stand and hit over all three-card hands, for the cells no
 // two-card hand reaches.
 func (c *Calc) threeCard(up int, out *[2][22]sums) {
-	p := c.best
 	cnt, left := c.compose(up, 0)
 	for v1 := 1; v1 <= 10; v1++ {
 		for v2 := v1; v2 <= 10; v2++ {
 			for v3 := v2; v3 <= 10; v3++ {
-				h := hand{}.add(v1).add(v2).add(v3)
-				total, isSoft := h.total()
-				if total > 21 {
-					continue
+				if v1+v2+v3 <= 21 {
+					c.addHand(out, up, cnt, left, []int{v1, v2, v3})
 				}
-				w := multisetProb(cnt, left, v1, v2, v3)
-				rem := removed(0).add(v1).add(v2).add(v3)
-				stand := c.settle(c.dealer(up, rem), up, total, 3, unitStake)
-				hit := stand
-				if total < 21 {
-					hit = p.hit(up, rem, 0, h, unitStake)
-				}
-				soft := 0
-				if isSoft {
-					soft = 1
-				}
-				out[soft][total].add(w, stand, hit, 0, false)
 			}
 		}
 	}
