@@ -7,11 +7,13 @@
 //
 //	go run ./table/strategy/cmd/genstrategy -out table/strategy/data
 //	go run ./table/strategy/cmd/genstrategy -report
+//	go run ./table/strategy/cmd/genstrategy -game 002 -out /tmp
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -25,17 +27,24 @@ import (
 func main() {
 	out := flag.String("out", "", "directory to write the generated NNN.txt files into (empty: do not write)")
 	report := flag.Bool("report", false, "print the expected return of each game's committed table")
+	game := flag.String("game", "", "generate only this game (default: 000-003)")
 	flag.Parse()
 	log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Logger()
-	if err := run(*out, *report, log); err != nil {
+	games := ev.Generated
+	if *game != "" {
+		games = []string{*game}
+	}
+	if err := run(os.Stdout, *out, games, *report, log); err != nil {
 		log.Error().Err(err).Msg("genstrategy failed")
 		os.Exit(1)
 	}
 }
 
-func run(out string, report bool, log zerolog.Logger) error {
+// run writes the tables of games into the folder out (when set) and, with
+// report, prints the expected returns to w.
+func run(w io.Writer, out string, games []string, report bool, log zerolog.Logger) error {
 	if out != "" {
-		for _, code := range ev.Generated {
+		for _, code := range games {
 			start := time.Now()
 			b, err := ev.Generate(code)
 			if err != nil {
@@ -63,13 +72,19 @@ func run(out string, report bool, log zerolog.Logger) error {
 				return err
 			}
 			ret, opt := c.Return(t), c.OptimalReturn()
-			fmt.Printf("%s  table %s: return %+.4f%% (RTP %.3f%%); best play per hand %+.4f%%\n",
+			fmt.Fprintf(w, "%s  table %s: return %+.4f%% (RTP %.3f%%); best play per hand %+.4f%%\n",
 				code, t.Name(), 100*ret, 100*(1+ret), 100*opt)
 		}
-		r, _ := ev.Game("004")
-		c, _ := ev.New(r)
+		r, err := ev.Game("004")
+		if err != nil {
+			return err
+		}
+		c, err := ev.New(r)
+		if err != nil {
+			return err
+		}
 		auto := c.Return(strategy.SisalNoDoubleNoSplit())
-		fmt.Printf("004  table 004-auto: return %+.4f%% (RTP %.3f%%)\n", 100*auto, 100*(1+auto))
+		fmt.Fprintf(w, "004  table 004-auto: return %+.4f%% (RTP %.3f%%)\n", 100*auto, 100*(1+auto))
 	}
 	return nil
 }
