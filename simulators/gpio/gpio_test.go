@@ -114,6 +114,7 @@ func TestStep(t *testing.T) {
 		}
 	}()
 	require.NoError(t, Step(ctx, clk, 1, 10*time.Millisecond, 95*time.Millisecond))
+	require.NoError(t, clk.BlockUntilContext(ctx, 1))
 	assert.Equal(t, 95*time.Millisecond, clk.Since(start))
 	assert.Len(t, ticks, 9, "every tick up to 90ms was seen, none skipped")
 	assert.Error(t, Step(ctx, clk, 1, 0, time.Second))
