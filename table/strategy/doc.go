@@ -37,6 +37,16 @@
 // line maps the letters of a printed chart to codes, so a transcription can
 // keep the document's own letters (the Sisal charts use T/S/R/D).
 //
+// # Using a table
+//
+// The engine fills a Situation per decision (SituationOf does the totals
+// from the cards) and sets what the rules allow now: CanDouble on two
+// cards (after a split only with DAS: 001, 003, 004), CanSplit on an
+// unsplit pair (one split per hand), and in Free Bet (002) FreeDouble on a
+// two-card hard 9-11 and FreeSplit on a non-ten pair. Decide never returns
+// an action the Situation forbids. The Sisal no-double table is used to
+// finish a pending 004 hand; it never doubles or splits whatever is allowed.
+//
 // # Games
 //
 // ForGame returns the table the simulator plays for each game: the two
@@ -44,4 +54,16 @@
 // the tables of 000-003 are computed by the EV calculator in
 // internal/ev and committed as generated files under data/ (regenerate with
 // cmd/genstrategy; a test checks they are current).
+//
+// # Returns
+//
+// Expected RTP of a whole hand played with each table, computed by the same
+// calculator on the finite shoe (go run ./table/strategy/cmd/genstrategy
+// -report), with the document's figure where it states one:
+//
+//	000  99.292%  (stated 99.28%)
+//	001  99.511%  (stated 95.38% is the 21+3 side bet, not the main game)
+//	002  98.441%  (stated 98.45%)
+//	003  99.279%  (stated 99.55%, not reachable with H17; see variants.md)
+//	004  99.361%  (stated 99.36%, printed table); 97.571% with the no-double table
 package strategy

@@ -3,6 +3,7 @@ package strategy
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrSyntax is wrapped by Parse for a line it cannot read.
@@ -30,7 +31,8 @@ func (e *ParseError) Error() string {
 	if e.Line == 0 {
 		return e.Err.Error()
 	}
-	return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+	// The sentinels carry the package prefix; put it before the line.
+	return fmt.Sprintf("strategy: line %d: %s", e.Line, strings.TrimPrefix(e.Err.Error(), "strategy: "))
 }
 
 // Unwrap returns the wrapped error, so errors.Is finds the sentinel.

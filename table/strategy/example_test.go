@@ -46,7 +46,7 @@ A1-A6 H H H H H H H H H H
 `
 	_, err := strategy.Parse(strings.NewReader(text))
 	fmt.Println(err)
-	// Output: line 8: strategy: syntax error: bad row label "A1-A6"
+	// Output: strategy: line 8: syntax error: bad row label "A1-A6"
 }
 
 func ExampleFormat() {

@@ -155,7 +155,8 @@ func TestParseErrors(t *testing.T) {
 			if tc.line != 0 {
 				assert.Equal(t, tc.line, pe.Line, "%v", err)
 			}
-			assert.True(t, strings.HasPrefix(err.Error(), "strategy: ") || strings.HasPrefix(err.Error(), "line "), err.Error())
+			assert.True(t, strings.HasPrefix(err.Error(), "strategy: "), err.Error())
+			assert.Equal(t, 1, strings.Count(err.Error(), "strategy:"), err.Error())
 		})
 	}
 }
