@@ -300,3 +300,24 @@ func cardsString(cs []card.Card) string {
 	}
 	return b.String()
 }
+
+// Clone returns a deep copy, safe to hand to another goroutine: the
+// round's own settlement is reused by the next round.
+func (s *Settlement) Clone() *Settlement {
+	c := *s
+	c.Dealer.Cards = append([]card.Card(nil), s.Dealer.Cards...)
+	c.Seats = make([]SeatResult, len(s.Seats))
+	for i, st := range s.Seats {
+		st.Hands = append([]HandResult(nil), st.Hands...)
+		for j := range st.Hands {
+			st.Hands[j].Cards = append([]card.Card(nil), st.Hands[j].Cards...)
+		}
+		st.Side = append([]SideResult(nil), st.Side...)
+		if st.Insurance != nil {
+			w := *st.Insurance
+			st.Insurance = &w
+		}
+		c.Seats[i] = st
+	}
+	return &c
+}

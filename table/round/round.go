@@ -717,7 +717,10 @@ func (r *Round) canDouble(p *player, h *hand) error {
 }
 
 func (r *Round) canSplit(p *player, h *hand) error {
-	if h.n != 2 || h.split {
+	if p.n > r.rs.MaxSplits || h.split {
+		return fmt.Errorf("only %d split per hand", r.rs.MaxSplits)
+	}
+	if h.n != 2 {
 		return fmt.Errorf("split only the first two cards")
 	}
 	if p.n > r.rs.MaxSplits {

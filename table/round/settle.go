@@ -195,6 +195,10 @@ func (r *Round) settleExtras(bx *box, p *player, sr *SeatResult) {
 				res = sidebets.BustIt(r.dealer.list(), dt > 21, natural == 21)
 			}
 			sb, _ := r.rs.Side(sd.Kind)
+			if _, pays := sb.Paytable[res]; !pays && res != sidebets.PushPlayerBlackjack {
+				// A hand the bet does not pay (a plain straight on Top 3) is a loss.
+				res = sidebets.Lose
+			}
 			o := sidebets.Settle(sd.Stake, res, sb.Paytable)
 			sr.Side = append(sr.Side, SideResult{Kind: sd.Kind, Stake: sd.Stake, Result: o.Result, Net: o.Net})
 			sr.Net += o.Net

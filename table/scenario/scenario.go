@@ -235,6 +235,13 @@ func Run(in Input) (*Output, error) {
 				return nil, errf("card %d (%s): %v", pos+1, shoe[pos], err)
 			}
 			pos++
+			if r.Phase() != round.PhaseDealing && r.Phase() != round.PhaseInsurance {
+				for i, s := range in.Seats {
+					if s.Insurance && !offered {
+						return nil, errf("seat %d: insurance without an Ace up", i+1)
+					}
+				}
+			}
 		}
 	}
 	for i, s := range in.Seats {

@@ -1,0 +1,175 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/round"
+	"github.com/livetable/livetable/table/rules"
+)
+
+type harness struct {
+	t      *testing.T
+	c      *Controller
+	clk    *clockwork.FakeClock
+	events <-chan Event
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+}
+
+func start(t *testing.T, game string, j Journal) *harness {
+	t.Helper()
+	rs, err := rules.Game(game)
+	require.NoError(t, err)
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 11, 21, 23, 58, 40, 0, time.UTC))
+	opts := DefaultOptions(rs)
+	opts.Clock, opts.Journal = clk, j
+	c, err := New(opts, zerolog.Nop())
+	require.NoError(t, err)
+	evs, _ := c.Subscribe("test", 4096)
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &harness{t: t, c: c, clk: clk, events: evs, cancel: cancel, done: make(chan error, 1)}
+	go func() { h.done <- c.Run(ctx, nil) }()
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *harness) stop() {
+	h.once.Do(func() {
+		h.cancel()
+		<-h.done
+	})
+}
+
+func (h *harness) submit(in Input) error {
+	return h.c.Submit(context.Background(), in)
+}
+
+// waitPhase drains events until the table reaches phase p.
+func (h *harness) waitPhase(p Phase) {
+	h.t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case ev := <-h.events:
+			if pc, ok := ev.Body.(PhaseChanged); ok && pc.Phase == p {
+				return
+			}
+		case <-deadline:
+			h.t.Fatalf("phase %s never reached (now %s)", p, h.c.Snapshot().Phase)
+		}
+	}
+}
+
+func (h *harness) card(s string) error { return h.submit(CardDrawn{Card: card.MustParse(s)}) }
+
+func TestControllerRound(t *testing.T) {
+	h := start(t, "000", nil)
+	h.waitPhase(PhaseBetting)
+	require.NoError(t, h.submit(BetsClosed{Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
+	assert.Equal(t, PhaseDealing, h.c.Snapshot().Phase)
+	assert.Equal(t, "#23:58:40", h.c.Snapshot().Round.ID)
+	for _, c := range []string{"Ts", "6d", "7c", "5h"} {
+		require.NoError(t, h.card(c))
+	}
+	// Out of turn and illegal actions are typed errors and change nothing.
+	err := h.submit(Decision{Seat: 2, Action: "stand"})
+	require.ErrorIs(t, err, round.ErrOutOfTurn)
+	err = h.submit(Decision{Seat: 1, Action: "split"})
+	require.ErrorIs(t, err, round.ErrIllegalAction)
+	require.NoError(t, h.submit(Decision{Seat: 1, Player: "p1", Action: "stand"}))
+	require.NoError(t, h.card("9s"))
+	h.waitPhase(PhaseSettled)
+	// A card after the settlement is an alarm that pauses the table.
+	err = h.card("2c")
+	require.ErrorIs(t, err, round.ErrUnexpectedCard)
+	st := h.c.Snapshot()
+	assert.True(t, st.Paused)
+	require.NotEmpty(t, st.Alarms)
+	assert.Equal(t, "unexpected_card", st.Alarms[0].Code)
+	require.NoError(t, h.submit(Supervisor{Command: "resume", By: "sup"}))
+	assert.False(t, h.c.Snapshot().Paused)
+}
+
+func TestControllerDecisionTimeout(t *testing.T) {
+	h := start(t, "000", nil)
+	h.waitPhase(PhaseBetting)
+	require.NoError(t, h.submit(BetsClosed{Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
+	for _, c := range []string{"Ts", "6d", "7c", "5h"} {
+		require.NoError(t, h.card(c))
+	}
+	require.NoError(t, h.clk.BlockUntilContext(context.Background(), 1))
+	h.clk.Advance(11 * time.Second) // the decision time of 000 is 10 s: stand
+	require.Eventually(t, func() bool { return h.c.Snapshot().Round.Next == "card to dealer" }, 5*time.Second, time.Millisecond)
+}
+
+func TestControllerPauseHoldsCardsAndVoid(t *testing.T) {
+	h := start(t, "000", nil)
+	h.waitPhase(PhaseBetting)
+	require.NoError(t, h.submit(BetsClosed{Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
+	require.NoError(t, h.card("Ts"))
+	require.NoError(t, h.submit(Supervisor{Command: "pause", By: "sup", Reason: "misread"}))
+	err := h.submit(Decision{Seat: 1, Action: "stand"})
+	require.True(t, errors.Is(err, ErrPaused))
+	require.NoError(t, h.card("6d")) // held, not lost
+	assert.Len(t, h.c.Snapshot().Round.Dealer.Cards, 0)
+	require.NoError(t, h.submit(Supervisor{Command: "resume", By: "sup"}))
+	assert.Len(t, h.c.Snapshot().Round.Dealer.Cards, 1, "the held card was applied on resume")
+	require.NoError(t, h.submit(Supervisor{Command: "void", By: "sup", Reason: "shoe fault"}))
+	h.waitPhase(PhaseSettled)
+}
+
+// memJournal is an in-memory Journal for replay tests.
+type memJournal struct {
+	recs [][]byte
+	at   []time.Time
+}
+
+func (m *memJournal) Append(at time.Time, kind, roundID string, data []byte) (uint64, error) {
+	m.recs = append(m.recs, append([]byte(nil), data...))
+	m.at = append(m.at, at)
+	return uint64(len(m.recs)), nil
+}
+
+func (m *memJournal) Replay(fn func(time.Time, []byte) error) error {
+	for i, r := range m.recs {
+		if err := fn(m.at[i], r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestControllerReplayResumesRound(t *testing.T) {
+	j := &memJournal{}
+	h := start(t, "000", j)
+	h.waitPhase(PhaseBetting)
+	require.NoError(t, h.submit(BetsClosed{Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
+	for _, c := range []string{"Ts", "6d", "7c", "5h"} {
+		require.NoError(t, h.card(c))
+	}
+	before := h.c.Snapshot()
+	h.stop()
+
+	h2 := start(t, "000", j)
+	require.Eventually(t, func() bool { return h2.c.Snapshot().Paused }, 5*time.Second, time.Millisecond,
+		"a round cut in the middle waits for a supervisor")
+	after := h2.c.Snapshot()
+	assert.Equal(t, before.Round.Seats, after.Round.Seats, "same cards, same seats")
+	assert.Equal(t, before.Round.ID, after.Round.ID)
+	assert.True(t, after.Paused, "a round cut in the middle waits for a supervisor")
+	require.NoError(t, h2.submit(Supervisor{Command: "resume", By: "sup"}))
+	require.NoError(t, h2.submit(Decision{Seat: 1, Player: "p1", Action: "stand"}))
+	require.NoError(t, h2.card("9s"))
+	h2.waitPhase(PhaseSettled)
+}

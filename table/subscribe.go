@@ -1,0 +1,76 @@
+package table
+
+import "sync/atomic"
+
+// subscriber is one consumer of events with its own bounded queue: the
+// controller never waits for it (house rule 11). A full queue drops the
+// event and counts it; the MQTT publisher, which must see everything, is
+// given a queue deep enough to absorb a broker outage's worth of events and
+// keeps its own durable outbox.
+type subscriber struct {
+	name    string
+	ch      chan Event
+	dropped atomic.Uint64
+	closed  bool
+}
+
+// Subscribe returns a channel of every event from now on, with a queue of
+// buf events, and a function that ends the subscription. The channel is
+// closed when the subscription ends or Run returns.
+func (c *Controller) Subscribe(name string, buf int) (<-chan Event, func()) {
+	s := &subscriber{name: name, ch: make(chan Event, buf)}
+	c.subMu.Lock()
+	c.subs = append(c.subs, s)
+	c.subMu.Unlock()
+	return s.ch, func() {
+		c.subMu.Lock()
+		defer c.subMu.Unlock()
+		for i, x := range c.subs {
+			if x == s {
+				c.subs = append(c.subs[:i], c.subs[i+1:]...)
+				break
+			}
+		}
+		if !s.closed {
+			s.closed = true
+			close(s.ch)
+		}
+	}
+}
+
+// Dropped reports, per subscriber, how many events its full queue lost.
+func (c *Controller) Dropped() map[string]uint64 {
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
+	out := make(map[string]uint64, len(c.subs))
+	for _, s := range c.subs {
+		out[s.name] = s.dropped.Load()
+	}
+	return out
+}
+
+func (c *Controller) fanout(ev Event) {
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
+	for _, s := range c.subs {
+		select {
+		case s.ch <- ev:
+		default:
+			if s.dropped.Add(1) == 1 {
+				c.log.Error().Str("subscriber", s.name).Msg("subscriber queue full: events dropped")
+			}
+		}
+	}
+}
+
+func (c *Controller) closeSubs() {
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
+	for _, s := range c.subs {
+		if !s.closed {
+			s.closed = true
+			close(s.ch)
+		}
+	}
+	c.subs = nil
+}
