@@ -17,7 +17,8 @@
 // (00000000000000000001.ltj). A segment starts with a 60-byte header (magic,
 // version, first seq, the hash of the record before it, CRC-32C) followed by
 // records, each framed as length, CRC-32C of length and body, and the body:
-// seq, time, device time, kind, round, shoe, data and a SHA-256 hash. The
+// seq, time, device time, position in its write batch, kind, round, shoe,
+// data and a SHA-256 hash. The
 // hash of a record is SHA-256(previous record's hash || its body without
 // the hash), so changing, removing or reordering any record breaks every
 // hash after it, even when the attacker fixes the CRC. The chain continues
@@ -39,11 +40,14 @@
 //
 // # Recovery
 //
-// Open checks every record (CRC, sequence, hash chain). In the last segment,
-// a bad record with nothing whole after it is a torn tail, left by a power
-// cut in the middle of a write: Open truncates the file back to the last
-// whole record and reports it in RecoveryReport so that the controller
-// raises an alarm. Such a record was never acknowledged (its fsync never
+// Open checks every record (CRC, sequence, hash chain); segments are checked
+// in parallel, each record against the hash stored before it. In the last
+// segment, a bad record followed by nothing whole but records of its own
+// write batch is a torn tail, left by a power cut in the middle of a write
+// (each record stores its position in its batch, so a record of a later
+// batch, which proves the bad one was fsync'd, is told apart). Open
+// truncates the file back to the last whole record before the bad one and
+// reports it in RecoveryReport so that the controller raises an alarm. Such a record was never acknowledged (its fsync never
 // returned), so its seq is given to the next record. Damage anywhere else
 // is a *CorruptError (ErrCorrupt) and Open refuses to start rather than
 // drop acknowledged records; Verify locates it.

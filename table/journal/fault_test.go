@@ -29,7 +29,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // frameSize is the on-disk size of rec(i).
 func frameSize(i int) int64 {
 	r := rec(i)
-	return int64(frameHeader + fixedBody + 3 + len(r.Kind) + len(r.Round) + len(r.Shoe) + len(r.Data) + hashSize)
+	return int64(frameHeader + fixedBody + 4 + len(r.Kind) + len(r.Round) + len(r.Shoe) + len(r.Data) + hashSize)
 }
 
 func TestWriteFailures(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 //	  seq      uint64
 //	  time     int64  host time, Unix nanoseconds, 0 for the zero time
 //	  deviceMS int64
+//	  batch    uvarint  position in its write batch (0 for the first)
 //	  kind     uvarint length + bytes
 //	  round    uvarint length + bytes
 //	  shoe     uvarint length + bytes
@@ -38,9 +39,9 @@ const (
 	frameHeader   = 8
 	fixedBody     = 24
 	hashSize      = sha256.Size
-	// minBody is the shortest body: fixed fields, three empty strings, no
-	// data, the hash.
-	minBody = fixedBody + 3 + hashSize
+	// minBody is the shortest body: fixed fields, batch position, three
+	// empty strings, no data, the hash.
+	minBody = fixedBody + 4 + hashSize
 	// maxBody is the longest body a reader accepts, whatever
 	// Options.MaxRecordBytes was when it was written: a larger length can
 	// only be damage.
@@ -85,7 +86,7 @@ func parseHeader(b []byte) (h segHeader, ok bool) {
 
 // encodedSize is the size of r's frame on disk.
 func encodedSize(r *Record) int {
-	return frameHeader + fixedBody + uvarintLen(len(r.Kind)) + len(r.Kind) +
+	return frameHeader + fixedBody + uvarintLen(maxBatchPos) + uvarintLen(len(r.Kind)) + len(r.Kind) +
 		uvarintLen(len(r.Round)) + len(r.Round) + uvarintLen(len(r.Shoe)) + len(r.Shoe) +
 		len(r.Data) + hashSize
 }
@@ -113,15 +114,21 @@ func fromUnixNano(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
-// appendRecord appends r's frame (with seq as its sequence number) to dst,
-// chaining it to prev, and returns the new hash.
-func (c *chainer) appendRecord(dst []byte, r *Record, seq uint64, prev *[hashSize]byte) ([]byte, [hashSize]byte) {
+// maxBatchPos bounds a record's position in its batch, so that encodedSize
+// can check a record's size before its batch is known.
+const maxBatchPos = 1 << 20
+
+// appendRecord appends r's frame (with seq as its sequence number and pos as
+// its position in the write batch) to dst, chaining it to prev, and returns
+// the new hash.
+func (c *chainer) appendRecord(dst []byte, r *Record, seq uint64, pos int, prev *[hashSize]byte) ([]byte, [hashSize]byte) {
 	start := len(dst)
 	dst = append(dst, make([]byte, frameHeader)...)
 	bodyStart := len(dst)
 	dst = binary.LittleEndian.AppendUint64(dst, seq)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(unixNano(r.Time)))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.DeviceMS))
+	dst = binary.AppendUvarint(dst, uint64(pos))
 	dst = binary.AppendUvarint(dst, uint64(len(r.Kind)))
 	dst = append(dst, r.Kind...)
 	dst = binary.AppendUvarint(dst, uint64(len(r.Round)))
@@ -166,6 +173,7 @@ type view struct {
 	seq      uint64
 	timeNS   int64
 	deviceMS int64
+	batchPos uint64 // position in the write batch: the batch began at seq-batchPos
 	kind     []byte
 	round    []byte
 	shoe     []byte
@@ -185,6 +193,11 @@ func parseBody(body []byte) (v view, ok bool) {
 	v.deviceMS = int64(binary.LittleEndian.Uint64(body[16:]))
 	end := len(body) - hashSize
 	rest := body[fixedBody:end]
+	pos, w := binary.Uvarint(rest)
+	if w <= 0 || pos >= v.seq {
+		return v, false
+	}
+	v.batchPos, rest = pos, rest[w:]
 	var fields [3][]byte
 	for i := range fields {
 		n, w := binary.Uvarint(rest)

@@ -171,7 +171,7 @@ func hashAt(b []byte, off int) (content []byte, hashOff int) {
 func dataOffset(t testing.TB, b []byte, off int) int {
 	t.Helper()
 	p := off + frameHeader + fixedBody
-	for range 3 { // kind, round, shoe
+	for range 4 { // batch position, kind, round, shoe
 		n, w := binary.Uvarint(b[p:])
 		require.Positive(t, w)
 		p += w + int(n)

@@ -171,7 +171,7 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		seg := segs[i]
 		path := filepath.Join(j.dir, seg.name)
 		if i == len(segs)-1 && frameProblem(bad.Problem) {
-			if bad.Tail, err = isTail(path, bad.Offset); err != nil {
+			if bad.Tail, err = isTail(path, seg, bad.Offset); err != nil {
 				return err
 			}
 		}
@@ -465,7 +465,7 @@ func (j *Journal) commit(batch []*Pending) {
 	base := active.size
 	for i, p := range batch {
 		offs = append(offs, base+int64(len(buf)))
-		buf, hash = j.ch.appendRecord(buf, &p.rec, seq+uint64(i), &hash)
+		buf, hash = j.ch.appendRecord(buf, &p.rec, seq+uint64(i), i, &hash)
 	}
 	j.buf, j.offs = buf, offs
 	op := "write"
@@ -496,7 +496,7 @@ func (j *Journal) commit(batch []*Pending) {
 	}
 	last := seq + uint64(len(batch)) - 1
 	active.size = base + int64(len(buf))
-	active.lastSeq, active.lastHash = last, hash
+	active.lastSeq, active.lastHash, active.lastBatch = last, hash, seq
 	j.lastSeq, j.hash = last, hash
 	j.newest = max(j.newest, active.newest)
 	j.mu.Unlock()

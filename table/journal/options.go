@@ -74,6 +74,7 @@ func (o *Options) ensureDefaults() {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = d.MaxBatch
 	}
+	o.MaxBatch = min(o.MaxBatch, maxBatchPos)
 	if o.MaxRecordBytes <= 0 {
 		o.MaxRecordBytes = d.MaxRecordBytes
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/livetable/livetable/table/journal"
+	"github.com/livetable/livetable/table/journal/journaltest"
 )
 
 // TestPowerCut writes n records, then for every byte offset inside the last
@@ -383,11 +384,21 @@ func TestBrokenLinks(t *testing.T) {
 			segment: 2,
 		},
 		{
+			name: "last segment renamed",
+			damage: func(t *testing.T, segs []string) {
+				last := segs[len(segs)-1]
+				require.NoError(t, os.Rename(last, last+".x"))
+				require.NoError(t, os.Rename(last+".x", filepath.Join(filepath.Dir(last), "00000000000000000099.ltj")))
+			},
+			problem: journal.ProblemSequence,
+			segment: -1,
+		},
+		{
 			name: "segment renamed",
 			damage: func(t *testing.T, segs []string) {
 				require.NoError(t, os.Rename(segs[1], filepath.Join(filepath.Dir(segs[1]), "00000000000000000002.ltj")))
 			},
-			problem: journal.ProblemHeader,
+			problem: journal.ProblemSequence,
 			segment: 1,
 		},
 	}
@@ -399,6 +410,9 @@ func TestBrokenLinks(t *testing.T) {
 			require.NoError(t, j.Close())
 			tc.damage(t, segments(t, dir))
 			segs := segments(t, dir)
+			if tc.segment < 0 {
+				tc.segment += len(segs)
+			}
 
 			vr, err := journal.Verify(dir)
 			require.ErrorIs(t, err, journal.ErrCorrupt)
@@ -408,6 +422,71 @@ func TestBrokenLinks(t *testing.T) {
 
 			_, _, err = journal.Open(journal.Options{Dir: dir}, testLog(t))
 			require.ErrorIs(t, err, journal.ErrCorrupt)
+		})
+	}
+}
+
+// TestTornBatch covers a power cut that persisted a later part of an
+// unfinished write batch but not an earlier one (pages reach the disk in
+// any order before fsync). Records of the same batch after the hole were
+// never acknowledged, so the hole is a torn tail; a record of a later batch
+// proves the hole's batch was fsync'd, so the hole is corruption.
+func TestTornBatch(t *testing.T) {
+	tests := []struct {
+		name     string
+		hole     int  // seq of the record whose bytes never reached the disk
+		laterRec bool // one more record, in its own batch, after the batch
+		wantLast uint64
+		corrupt  bool
+	}{
+		{name: "first record of the last batch", hole: 5, wantLast: 4},
+		{name: "middle of the last batch", hole: 7, wantLast: 6},
+		{name: "last record of the last batch", hole: 9, wantLast: 8},
+		{name: "middle of a batch followed by another", hole: 7, laterRec: true, corrupt: true},
+		{name: "a batch of one, followed by another", hole: 2, corrupt: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fs := journaltest.NewFS()
+			j, _ := open(t, journal.Options{Dir: dir, OpenFile: fs.OpenFile})
+			appendN(t, j, 0, 3) // seqs 1-3, one batch each
+			release := fs.HoldSync()
+			first := j.AppendAsync(rec(3)) // seq 4, alone
+			waitFor(t, "the writer to enter fsync", func() bool { return fs.Waiting() == 1 })
+			var pend []*journal.Pending
+			for i := 4; i < 9; i++ { // seqs 5-9 queue up: one batch
+				pend = append(pend, j.AppendAsync(rec(i)))
+			}
+			release()
+			for _, p := range append(pend, first) {
+				_, err := p.Wait()
+				require.NoError(t, err)
+			}
+			if tc.laterRec {
+				appendN(t, j, 9, 10)
+			}
+			require.NoError(t, j.Close())
+
+			path := segments(t, dir)[0]
+			fr := frames(t, path)
+			hole := fr[tc.hole-1]
+			mutate(t, path, func(b []byte) []byte {
+				clear(b[hole.off : hole.off+int64(hole.n)])
+				return b
+			})
+
+			j2, rep, err := journal.Open(journal.Options{Dir: dir}, testLog(t))
+			if tc.corrupt {
+				require.ErrorIs(t, err, journal.ErrCorrupt)
+				return
+			}
+			require.NoError(t, err)
+			defer j2.Close()
+			require.NotNil(t, rep.Tail)
+			assert.Equal(t, hole.off, rep.Tail.Offset)
+			assert.Equal(t, tc.wantLast, rep.LastSeq)
+			assert.Equal(t, wantRange(0, int(tc.wantLast)), replayAll(t, j2, 0))
 		})
 	}
 }

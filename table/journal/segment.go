@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -40,9 +41,11 @@ type segment struct {
 	prevHash [hashSize]byte
 	lastSeq  uint64 // firstSeq-1 while empty
 	lastHash [hashSize]byte
-	size     int64 // bytes up to the end of the last whole record
-	newest   int64 // newest record time in Unix ns, 0 when none
-	marks    []mark
+	// lastBatch is the seq that began the write batch of the last record.
+	lastBatch uint64
+	size      int64 // bytes up to the end of the last whole record
+	newest    int64 // newest record time in Unix ns, 0 when none
+	marks     []mark
 }
 
 func (s *segment) empty() bool { return s.lastSeq < s.firstSeq }
@@ -156,7 +159,8 @@ func scanSegment(dir string, seg *segment, buf []byte, ch *chainer, runs bool) (
 		return bad(0, ProblemHeader, "bad magic, version or CRC")
 	}
 	if h.firstSeq != seg.firstSeq {
-		return bad(0, ProblemHeader, fmt.Sprintf("header says first seq %d, name says %d", h.firstSeq, seg.firstSeq))
+		// A whole header under the wrong name: renamed, not torn.
+		return bad(0, ProblemSequence, fmt.Sprintf("header says first seq %d, name says %d", h.firstSeq, seg.firstSeq))
 	}
 	seg.prevHash, seg.lastHash, seg.size = h.prevHash, h.prevHash, headerSize
 
@@ -186,7 +190,10 @@ func scanSegment(dir string, seg *segment, buf []byte, ch *chainer, runs bool) (
 			return bad(off, ProblemChain, fmt.Sprintf("stored %s, computed %s",
 				hex.EncodeToString(v.hash), hex.EncodeToString(want[:])))
 		}
-		seg.lastSeq, seg.lastHash = v.seq, [hashSize]byte(v.hash)
+		if v.seq-v.batchPos < seg.firstSeq {
+			return bad(off, ProblemFormat, fmt.Sprintf("batch began at seq %d, before the segment", v.seq-v.batchPos))
+		}
+		seg.lastSeq, seg.lastHash, seg.lastBatch = v.seq, [hashSize]byte(v.hash), v.seq-v.batchPos
 		seg.size = off + frameHeader + int64(len(body))
 		seg.newest = max(seg.newest, v.timeNS)
 		seg.addMark(v.seq, off)
@@ -278,10 +285,13 @@ func checkSegments(dir string, segs []*segment, rounds *roundIndex) (chainCheck,
 	return out, nil
 }
 
-// isTail reports whether nothing whole follows offset off in the segment
-// file: no position after it starts a frame with a matching CRC. Only then
-// is a bad spot a torn tail rather than damage in the middle.
-func isTail(path string, off int64) (bool, error) {
+// isTail reports whether the bad spot at offset off of seg's file is a torn
+// write: nothing after it but noise and records of the same write batch as
+// the bad record. A power cut can leave any part of an unfinished batch
+// unwritten, later records included, but a record of a later batch proves
+// that the bad record's batch was fsync'd and acknowledged: then the damage
+// is corruption, never cut. seg describes the whole records before off.
+func isTail(path string, seg *segment, off int64) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("journal: open %s: %w", path, err)
@@ -291,10 +301,24 @@ func isTail(path string, off int64) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("journal: read %s: %w", path, err)
 	}
+	// The bad record has seq next; it either continues the batch of the
+	// last whole record or begins a batch at next.
+	next := seg.lastSeq + 1
 	for at := 1; at+frameHeader+minBody <= len(rest); at++ {
-		if validFrameAt(rest, at) {
+		if !validFrameAt(rest, at) {
+			continue
+		}
+		n := int(binary.LittleEndian.Uint32(rest[at:]))
+		v, ok := parseBody(rest[at+frameHeader : at+frameHeader+n])
+		if !ok {
 			return false, nil
 		}
+		start := v.seq - v.batchPos
+		sameBatch := v.seq > next && (start == next || (!seg.empty() && start == seg.lastBatch))
+		if !sameBatch {
+			return false, nil
+		}
+		at += frameHeader + n - 1
 	}
 	return true, nil
 }

@@ -51,7 +51,8 @@ func Verify(dir string) (VerifyReport, error) {
 	}
 	if bad := check.bad; bad != nil {
 		if check.badIndex == len(segs)-1 && frameProblem(bad.Problem) {
-			if bad.Tail, err = isTail(filepath.Join(dir, segs[check.badIndex].name), bad.Offset); err != nil {
+			seg := segs[check.badIndex]
+			if bad.Tail, err = isTail(filepath.Join(dir, seg.name), seg, bad.Offset); err != nil {
 				return rep, err
 			}
 		}

@@ -210,12 +210,12 @@ func softMark(soft bool) string {
 // the stake, the outcome and the net amount (+ = the player wins), in minor
 // units.
 type Settlement struct {
-	Void   bool          `json:"void"`
-	Reason string        `json:"reason,omitempty"`
-	Dealer DealerResult  `json:"dealer"`
-	Seats  []SeatResult  `json:"seats"`
-	Net    int64         `json:"net"`      // sum over all players
-	Rounding int64       `json:"rounding"` // cents rounded down on odd 3:2 payouts
+	Void     bool         `json:"void"`
+	Reason   string       `json:"reason,omitempty"`
+	Dealer   DealerResult `json:"dealer"`
+	Seats    []SeatResult `json:"seats"`
+	Net      int64        `json:"net"`      // sum over all players
+	Rounding int64        `json:"rounding"` // cents rounded down on odd 3:2 payouts
 }
 
 // DealerResult is the dealer's final hand.

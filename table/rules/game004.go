@@ -14,7 +14,7 @@ func game004() *Set {
 		HoleCard: false, LateBJAce: LateBJAll, LateBJTen: LateBJAll,
 		BlackjackPays: Ratio{3, 2}, InsurancePays: Ratio{2, 1}, Insurance: true,
 		DoubleAnyTwo: true, DoubleAfterSplit: true, MaxSplits: 1, SplitAcesOneCard: true,
-		SplitDeal: SplitBothFirst,
+		SplitDeal:   SplitBothFirst,
 		BettingTime: 20 * time.Second, LastCallTime: 5 * time.Second,
 		InsuranceTime: 10 * time.Second, DecisionTime: 20 * time.Second, DecisionTimeout: TimeoutStand,
 		MinBet: 100, MaxBet: 100000, RoundCap: 100000,

@@ -47,7 +47,7 @@ func (c Code) isSplit() bool { return c == CodeSplit || c == CodeSplitH }
 const (
 	HardFirst = 4  // first hard row (2+2); lower totals use it
 	SoftFirst = 12 // first soft row (A+A)
-	LastTotal = 21
+	LastTotal = 21 // last hard and soft row
 	// FirstCards and MaxCards bound the card counts that may have rows of
 	// their own (Chart.CardsHard, Chart.CardsSoft).
 	FirstCards = 3

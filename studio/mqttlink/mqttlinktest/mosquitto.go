@@ -120,7 +120,7 @@ func (m *Mosquitto) writeConfig() error {
 	} else {
 		b.WriteString("persistence false\n")
 	}
-	b.WriteString("log_dest stdout\nlog_type error\nlog_type warning\nlog_type notice\n")
+	b.WriteString("log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n")
 	b.WriteString("max_queued_messages 0\nmax_inflight_messages 20\n")
 	fmt.Fprintf(&b, "listener %d 127.0.0.1\n", m.port)
 	if m.opts.Listener == "" {
