@@ -1,0 +1,331 @@
+package shuffler
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
+	"periph.io/x/conn/v3/gpio"
+
+	"github.com/livetable/livetable/firmware-protocols/shufflerproto"
+	"github.com/livetable/livetable/table"
+)
+
+// Pins are the controller's lines, in logical levels (High = asserted;
+// wrap active-low lines with shuffler/pinmap.Logical). CutCard is optional:
+// leave it nil when the shoe reader reports the cut card itself.
+type Pins struct {
+	Ready       gpio.PinIn  // shuffler.ready: a shuffled shoe is waiting in the shuffler
+	SwapDone    gpio.PinIn  // shuffler.swap_done: the requested swap is complete
+	ShoeA       gpio.PinIn  // shoe_a.present: shoe A sits in the dealing slot
+	ShoeB       gpio.PinIn  // shoe_b.present: shoe B sits in the dealing slot
+	CutCard     gpio.PinIn  // cutcard.sensor: the cut card is passing the sensor
+	SwapRequest gpio.PinOut // shuffler.swap_request: asserted while Swapping
+}
+
+// Options configures a Controller. The zero value of a duration means its
+// default.
+type Options struct {
+	// Poll is how often the lines are sampled and the waits checked
+	// (default 10ms).
+	Poll time.Duration
+	// Debounce is how long a line must hold a new level to count
+	// (default 30ms).
+	Debounce time.Duration
+	// StartTimeout bounds the wait for exactly one shoe in the slot at
+	// start-up and after a reset (default 10s).
+	StartTimeout time.Duration
+	// ShuffleTimeout raises a non-pausing shuffle_slow alarm when the
+	// other shoe is not shuffled this long after the last swap
+	// (default 3m: a shuffle takes about 90s).
+	ShuffleTimeout time.Duration
+	// ReadyTimeout bounds the wait for a shuffled shoe after a swap is
+	// requested (default 2m).
+	ReadyTimeout time.Duration
+	// SwapTimeout bounds the wait for swap_done once swap_request is
+	// asserted (default 30s).
+	SwapTimeout time.Duration
+	// RemovedGrace is how long the shoe in play may leave its slot (the
+	// dealer straightening it) before it counts as removed (default 2s).
+	RemovedGrace time.Duration
+	// ExpectCards is the card count of a full shoe (416 for eight decks).
+	// When it and the shuffler's report both give a count, a difference
+	// raises a pausing shoe_card_count alarm. 0 disables the check.
+	ExpectCards int
+	// BurnCards is how many cards of each new shoe the game burns (1 for
+	// Speed Blackjack, 003); reported in ShoeSwapped, see there.
+	BurnCards int
+	// IDPrefix starts the shoe ids the controller makes up when the
+	// shuffler gives none (for example the table id and a dash).
+	IDPrefix string
+}
+
+// DefaultOptions returns the defaults.
+func DefaultOptions() Options {
+	return Options{
+		Poll:           10 * time.Millisecond,
+		Debounce:       30 * time.Millisecond,
+		StartTimeout:   10 * time.Second,
+		ShuffleTimeout: 3 * time.Minute,
+		ReadyTimeout:   2 * time.Minute,
+		SwapTimeout:    30 * time.Second,
+		RemovedGrace:   2 * time.Second,
+	}
+}
+
+func (o *Options) ensureDefaults() {
+	d := DefaultOptions()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&o.Poll, &d.Poll}, {&o.Debounce, &d.Debounce}, {&o.StartTimeout, &d.StartTimeout},
+		{&o.ShuffleTimeout, &d.ShuffleTimeout}, {&o.ReadyTimeout, &d.ReadyTimeout},
+		{&o.SwapTimeout, &d.SwapTimeout}, {&o.RemovedGrace, &d.RemovedGrace},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	o.ExpectCards = max(o.ExpectCards, 0)
+	o.BurnCards = max(o.BurnCards, 0)
+}
+
+// command is a call into the Run loop.
+type command struct {
+	trigger trigger
+	report  shufflerproto.Report
+	reply   chan error
+}
+
+// Controller is the dual-shoe swap controller: the acting half around the
+// pure transition function next. Run owns the machine; the other methods
+// talk to it through a channel, or read an atomic copy of the state.
+type Controller struct {
+	pins  Pins
+	opts  Options
+	lim   limits
+	clk   clockwork.Clock
+	log   zerolog.Logger
+	cmds  chan command
+	done  chan struct{} // closed when Run returns
+	state atomic.Uint32 // the machine's State, for State()
+}
+
+// New returns a controller. It touches no line until Run.
+func New(pins Pins, opts Options, clk clockwork.Clock, log zerolog.Logger) *Controller {
+	opts.ensureDefaults()
+	if clk == nil {
+		clk = clockwork.NewRealClock()
+	}
+	return &Controller{
+		pins: pins,
+		opts: opts,
+		lim: limits{start: opts.StartTimeout, ready: opts.ReadyTimeout, shuffle: opts.ShuffleTimeout,
+			swap: opts.SwapTimeout, removed: opts.RemovedGrace, expectCards: opts.ExpectCards,
+			burnCards: opts.BurnCards, idPrefix: opts.IDPrefix},
+		clk:  clk,
+		log:  log.With().Str("component", "shuffler").Logger(),
+		cmds: make(chan command),
+		done: make(chan struct{}),
+	}
+}
+
+// State is the controller's current state.
+func (c *Controller) State() State { return State(c.state.Load()) }
+
+// RequestSwap asks for the shoe in play to be swapped for the shuffled
+// one. The table calls it once the round in play after the cut card is
+// settled and the shoe closed. It returns once the request is accepted
+// (the swap itself completes later, reported by table.ShoeChanged), with
+// ErrNotInPlay or ErrFault when the state does not allow a swap, or with
+// ctx's error.
+func (c *Controller) RequestSwap(ctx context.Context) error {
+	return c.call(ctx, command{trigger: request})
+}
+
+// Reset leaves Fault (or any state): the swap line is released and the
+// presence sensors are read again to find the shoe in play. A supervisor
+// calls it after fixing what the alarm was about.
+func (c *Controller) Reset(ctx context.Context) error {
+	return c.call(ctx, command{trigger: reset})
+}
+
+// Report passes the shuffler's report of a shuffled shoe (read from its
+// serial line by the caller); it is checked when that shoe is swapped in.
+func (c *Controller) Report(ctx context.Context, r shufflerproto.Report) error {
+	return c.call(ctx, command{trigger: report, report: r})
+}
+
+func (c *Controller) call(ctx context.Context, cmd command) error {
+	cmd.reply = make(chan error, 1)
+	select {
+	case c.cmds <- cmd:
+	case <-c.done:
+		return ErrStopped
+	case <-ctx.Done():
+		return fmt.Errorf("shuffler: %w", ctx.Err())
+	}
+	select {
+	case err := <-cmd.reply:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("shuffler: %w", ctx.Err())
+	}
+}
+
+// Halt releases swap_request, leaving the shuffler idle.
+func (c *Controller) Halt() error {
+	if c.pins.SwapRequest == nil {
+		return nil
+	}
+	if err := c.pins.SwapRequest.Out(gpio.Low); err != nil {
+		return fmt.Errorf("shuffler: release swap_request: %w", err)
+	}
+	return nil
+}
+
+// Run samples the lines every Options.Poll and drives the swap until ctx
+// is done. Inputs for the table (CutCardSeen from the sensor, ShoeChanged
+// after a swap, Supervisor{Command: "pause", By: "shuffler"} with every
+// pausing alarm) go to out; bodies for the journal and the console
+// (StateChanged, ShoeSwapped, table.Alarm) go to bodies, which may be nil
+// to drop them. Sends block, so the caller must keep reading both channels
+// until Run returns; Run never closes them since it does not own them.
+//
+// Run may be called once. It returns nil when ctx is done, with
+// swap_request released, or an error when a line cannot be set up.
+func (c *Controller) Run(ctx context.Context, out chan<- table.Input, bodies chan<- table.Body) error {
+	defer close(c.done)
+	p := c.pins
+	for _, l := range []struct {
+		name string
+		pin  gpio.PinIn
+	}{{"shuffler.ready", p.Ready}, {"shuffler.swap_done", p.SwapDone}, {"shoe_a.present", p.ShoeA}, {"shoe_b.present", p.ShoeB}} {
+		if l.pin == nil {
+			return fmt.Errorf("%w: %s", ErrNoPin, l.name)
+		}
+		if err := l.pin.In(gpio.PullNoChange, gpio.NoEdge); err != nil {
+			return fmt.Errorf("shuffler: %s as input: %w", l.name, err)
+		}
+	}
+	if p.SwapRequest == nil {
+		return fmt.Errorf("%w: shuffler.swap_request", ErrNoPin)
+	}
+	if p.CutCard != nil {
+		if err := p.CutCard.In(gpio.PullNoChange, gpio.NoEdge); err != nil {
+			return fmt.Errorf("shuffler: cutcard.sensor as input: %w", err)
+		}
+	}
+	if err := c.Halt(); err != nil {
+		return err
+	}
+	defer func() {
+		if err := c.Halt(); err != nil {
+			c.log.Error().Err(err).Msg("halt failed")
+		}
+	}()
+
+	r := runner{c: c, ctx: ctx, out: out, bodies: bodies}
+	r.m = machine{state: Starting, since: c.clk.Now()}
+	for _, d := range []*debouncer{&r.ready, &r.done, &r.a, &r.b, &r.cut} {
+		d.hold = c.opts.Debounce
+	}
+	r.step(input{trigger: tick, now: c.clk.Now(), lines: r.sample(c.clk.Now())})
+	for {
+		timer := c.clk.NewTimer(c.opts.Poll)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil
+		case cmd := <-c.cmds:
+			timer.Stop()
+			now := c.clk.Now()
+			cmd.reply <- r.step(input{trigger: cmd.trigger, now: now, report: cmd.report})
+		case now := <-timer.Chan():
+			l := r.sample(now)
+			r.step(input{trigger: tick, now: now, lines: l})
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// runner is Run's state: the machine, the debouncers, the output level.
+type runner struct {
+	c                    *Controller
+	ctx                  context.Context
+	out                  chan<- table.Input
+	bodies               chan<- table.Body
+	m                    machine
+	ready, done, a, b    debouncer
+	cut                  debouncer
+	requestOn, requestOK bool // the level last driven on swap_request, and whether it was
+}
+
+// sample reads every line through its debouncer, and emits the cut card.
+func (r *runner) sample(now time.Time) lines {
+	p := r.c.pins
+	var l lines
+	l.ready, _ = r.ready.sample(bool(p.Ready.Read()), now)
+	l.done, _ = r.done.sample(bool(p.SwapDone.Read()), now)
+	l.presentA, _ = r.a.sample(bool(p.ShoeA.Read()), now)
+	l.presentB, _ = r.b.sample(bool(p.ShoeB.Read()), now)
+	if p.CutCard != nil {
+		if on, changed := r.cut.sample(bool(p.CutCard.Read()), now); on && changed {
+			r.c.log.Info().Str("state", r.m.state.String()).Msg("cut card seen")
+			r.emitInput(table.CutCardSeen{Source: "sensor"})
+		}
+	}
+	return l
+}
+
+// step runs the transition function and carries out its actions.
+func (r *runner) step(in input) error {
+	before := r.m.state
+	m, act := next(r.m, in, r.c.lim)
+	r.m = m
+	r.c.state.Store(uint32(m.state))
+	if m.state != before {
+		r.c.log.Info().Str("from", before.String()).Str("to", m.state.String()).
+			Str("in_play", m.inPlay.String()).Msg("shuffler state")
+	}
+	r.drive(m.state == Swapping)
+	for _, b := range act.bodies {
+		if a, ok := b.(table.Alarm); ok {
+			r.c.log.Warn().Str("code", a.Code).Bool("pauses", a.Pauses).Msg(a.Message)
+		}
+		if r.bodies != nil {
+			select {
+			case r.bodies <- b:
+			case <-r.ctx.Done():
+				return act.err
+			}
+		}
+	}
+	for _, in := range act.inputs {
+		r.emitInput(in)
+	}
+	return act.err
+}
+
+func (r *runner) emitInput(in table.Input) {
+	select {
+	case r.out <- in:
+	case <-r.ctx.Done():
+	}
+}
+
+// drive sets swap_request when its level changes (or the last write
+// failed, so a transient error is retried on the next tick).
+func (r *runner) drive(on bool) {
+	if r.requestOK && r.requestOn == on {
+		return
+	}
+	err := r.c.pins.SwapRequest.Out(gpio.Level(on))
+	r.requestOn, r.requestOK = on, err == nil
+	if err != nil {
+		r.c.log.Error().Err(err).Bool("on", on).Msg("swap_request output failed")
+	}
+}

@@ -1,0 +1,45 @@
+package shuffler
+
+import "errors"
+
+// Errors returned by the Controller's methods.
+var (
+	// ErrNoPin is a required line missing from Pins.
+	ErrNoPin = errors.New("shuffler: pin not wired")
+	// ErrNotInPlay is a swap requested while no shoe is being dealt
+	// (starting up, or a swap already under way).
+	ErrNotInPlay = errors.New("shuffler: no shoe in play to swap")
+	// ErrFault is a swap requested while the controller is in Fault; a
+	// supervisor must Reset it first.
+	ErrFault = errors.New("shuffler: in fault")
+	// ErrStopped is a command sent after Run returned.
+	ErrStopped = errors.New("shuffler: controller stopped")
+)
+
+// Alarm codes, as table.Alarm.Code. They are part of the wire form: the
+// console and the backend match on them.
+const (
+	// AlarmNoShoe: no shoe in the dealing slot after start-up.
+	AlarmNoShoe = "shuffler_no_shoe"
+	// AlarmBothShoes: both shoes seen in the dealing slot.
+	AlarmBothShoes = "shuffler_both_shoes"
+	// AlarmShoeRemoved: the shoe in play left the slot while dealing.
+	AlarmShoeRemoved = "shoe_removed"
+	// AlarmShuffleSlow: the shuffle is taking longer than expected; the
+	// table goes on dealing, so this alarm does not pause.
+	AlarmShuffleSlow = "shuffle_slow"
+	// AlarmNotReady: a swap was requested and the shuffler never had a
+	// shuffled shoe ready.
+	AlarmNotReady = "shuffler_not_ready"
+	// AlarmNoAck: the swap was requested and never acknowledged.
+	AlarmNoAck = "swap_not_acknowledged"
+	// AlarmSwapPresence: the shuffler acknowledged a swap that the presence
+	// sensors do not show.
+	AlarmSwapPresence = "swap_presence_mismatch"
+	// AlarmCardCount: the shuffler's card count differs from the expected
+	// count of a full shoe.
+	AlarmCardCount = "shoe_card_count"
+	// AlarmWrongShoe: the shuffler's report names the shoe in play, not the
+	// one that was swapped in.
+	AlarmWrongShoe = "shoe_report_mismatch"
+)
