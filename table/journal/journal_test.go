@@ -2,6 +2,7 @@ package journal_test
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -42,18 +43,51 @@ func TestAppendReplay(t *testing.T) {
 
 func TestReplayStopsOnCallbackError(t *testing.T) {
 	j, _ := open(t, journal.Options{Dir: t.TempDir()})
-	appendN(t, j, 0, 10)
+	const n = 2000 // several pipeline batches
+	appendN(t, j, 0, n)
 	stop := errors.New("stop here")
-	var seen []uint64
-	err := j.Replay(0, func(r journal.Record) error {
-		seen = append(seen, r.Seq)
-		if r.Seq == 4 {
-			return stop
-		}
-		return nil
-	})
-	require.ErrorIs(t, err, stop)
-	assert.Equal(t, []uint64{1, 2, 3, 4}, seen)
+	tests := []struct {
+		name   string
+		stopAt uint64
+	}{
+		{"in the first batch", 4},
+		{"at a batch boundary", 512},
+		{"deep in", 1700},
+		{"at the last record", n},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen uint64
+			err := j.Replay(0, func(r journal.Record) error {
+				seen++
+				require.Equal(t, seen, r.Seq)
+				if r.Seq == tc.stopAt {
+					return stop
+				}
+				return nil
+			})
+			require.ErrorIs(t, err, stop)
+			assert.Equal(t, tc.stopAt, seen, "no record after the one that stopped the replay")
+		})
+	}
+}
+
+func TestReplayPanicInCallback(t *testing.T) {
+	j, _ := open(t, journal.Options{Dir: t.TempDir()})
+	appendN(t, j, 0, 2000)
+	before := runtime.NumGoroutine()
+	func() {
+		defer func() { assert.Equal(t, "boom", recover()) }()
+		_ = j.Replay(0, func(r journal.Record) error {
+			if r.Seq == 700 {
+				panic("boom")
+			}
+			return nil
+		})
+	}()
+	// The reading goroutine was stopped and waited for.
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before)
+	assert.Len(t, replayAll(t, j, 0), 2000)
 }
 
 func TestReplayKeepsData(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // slabSize is the size of the blocks Replay carves record data from: one
@@ -58,14 +59,104 @@ func (j *Journal) replay(from, to uint64, fn func(Record) error) error {
 		j.mu.Unlock()
 	}()
 
-	d := decoder{buf: make([]byte, readBufSize)}
-	for _, sp := range spans {
-		done, err := d.span(j.dir, sp, from, last, fn)
-		if err != nil || done {
-			return err
+	return j.pipeline(spans, from, last, fn)
+}
+
+// replayBatch and replayQueue size the pipeline between the goroutine that
+// reads, checks and decodes records and the caller's fn: decoding overlaps
+// fn's work (JSON decoding, the round engine), which matters for a restart.
+const (
+	replayBatch = 256
+	replayQueue = 4
+)
+
+// errStopped tells the reading goroutine that fn stopped the replay.
+var errStopped = errors.New("journal: replay stopped")
+
+// pipeline reads spans in a goroutine it owns and waits for, and calls fn
+// with each record in seq order on the caller's goroutine.
+func (j *Journal) pipeline(spans []span, from, last uint64, fn func(Record) error) (err error) {
+	out := make(chan []Record, replayQueue)
+	free := make(chan []Record, replayQueue+2)
+	stop := make(chan struct{})
+	var readErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(out)
+		batch := make([]Record, 0, replayBatch)
+		send := func() error {
+			select {
+			case out <- batch:
+			case <-stop:
+				return errStopped
+			}
+			select {
+			case batch = <-free:
+			default:
+				batch = make([]Record, 0, replayBatch)
+			}
+			return nil
+		}
+		emit := func(r Record) error {
+			batch = append(batch, r)
+			if len(batch) < replayBatch {
+				return nil
+			}
+			return send()
+		}
+		d := decoder{buf: make([]byte, readBufSize)}
+		for _, sp := range spans {
+			done, err := d.span(j.dir, sp, from, last, emit)
+			if errors.Is(err, errStopped) {
+				return
+			}
+			if err != nil {
+				readErr = err
+				break
+			}
+			if done {
+				break
+			}
+		}
+		if len(batch) > 0 {
+			_ = send() // records before a read error are still delivered
+		}
+	})
+	stopped := false
+	halt := func() {
+		if !stopped {
+			stopped = true
+			close(stop)
 		}
 	}
-	return nil
+	// Also on a panic in fn: stop the reader and wait for it.
+	defer func() {
+		halt()
+		for range out {
+		}
+		wg.Wait()
+	}()
+	for b := range out {
+		for i := range b {
+			if stopped {
+				break
+			}
+			if ferr := fn(b[i]); ferr != nil {
+				err = fmt.Errorf("journal: replay stopped at seq %d: %w", b[i].Seq, ferr)
+				halt()
+			}
+		}
+		clear(b) // let kept-or-dropped Data go; the slice is reused
+		select {
+		case free <- b[:0]:
+		default:
+		}
+	}
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return readErr
 }
 
 // decoder turns views into Records, sharing strings between consecutive
@@ -152,7 +243,7 @@ func (d *decoder) span(dir string, sp span, from, last uint64, fn func(Record) e
 			continue
 		}
 		if err := fn(d.record(&v)); err != nil {
-			return true, fmt.Errorf("journal: replay stopped at seq %d: %w", v.seq, err)
+			return true, err
 		}
 	}
 }
