@@ -295,8 +295,9 @@ func (j *Journal) createSegment(firstSeq uint64, prev [hashSize]byte) (*segment,
 	return seg, f, nil
 }
 
-// AppendAsync queues r and returns at once; the returned Pending completes
-// when r is durable. Records are written in the order AppendAsync is
+// AppendAsync queues r without waiting for the disk (it blocks only while
+// MaxBatch appends are already queued); the returned Pending completes when
+// r is durable. Records are written in the order AppendAsync is
 // called, so a single caller can pipeline inputs and publish each one's
 // effects after its Wait. r.Data must not be modified until then.
 func (j *Journal) AppendAsync(r Record) *Pending {

@@ -28,8 +28,9 @@ type VerifyReport struct {
 
 // Verify checks a journal directory without changing it: every segment
 // header, every record's length and CRC-32C, the sequence, and the SHA-256
-// hash chain across segments. It can run while the daemon appends (it
-// then checks up to what it finds). The error is Bad (matching ErrCorrupt,
+// hash chain across segments. It can run while the daemon appends; it then
+// checks up to what it finds, and may report the record being written at
+// that moment as a torn tail. The error is Bad (matching ErrCorrupt,
 // or ErrTornTail for a torn tail) or an I/O error.
 func Verify(dir string) (VerifyReport, error) {
 	var rep VerifyReport
