@@ -77,6 +77,7 @@ type Journal struct {
 	lastSeq uint64
 	newest  int64 // newest record time, Unix ns
 	rounds  roundIndex
+	kinds   kindIndex
 	failed  error // first write failure; appends are refused after it
 	readers int   // replays in progress; retention waits for them
 
@@ -162,7 +163,7 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		return err
 	}
 	nextSeq := uint64(1)
-	check, err := checkSegments(j.dir, segs, &j.rounds)
+	check, err := checkSegments(j.dir, segs, &j.rounds, &j.kinds)
 	if err != nil {
 		return err
 	}
@@ -494,6 +495,7 @@ func (j *Journal) commit(batch []*Pending) {
 		active.addMark(s, offs[i])
 		active.newest = max(active.newest, ns)
 		j.rounds.addString(p.rec.Round, s, ns)
+		j.kinds.set(p.rec.Kind, s)
 	}
 	last := seq + uint64(len(batch)) - 1
 	active.size = base + int64(len(buf))

@@ -52,13 +52,19 @@ type Options struct {
 }
 
 // DefaultOptions returns the defaults for a table box: 64 MiB segments, at
-// most 8 GiB and 400 days of journal, no extra group-commit wait, batches of
+// most 1 GiB and 90 days of journal, no extra group-commit wait, batches of
 // up to 512 records, records of up to 1 MiB.
+//
+// A table journals about 20 records of 200 bytes per round, 60 rounds an
+// hour: some 5 MB a day, so 90 days fit in about 500 MB. Open checks the
+// whole journal (about 0.5 s per million records here) and keeps about
+// 150 bytes of recall index per round; the long-term record of the game is
+// the backend's event stream, not this journal.
 func DefaultOptions() Options {
 	return Options{
 		SegmentBytes:      64 << 20,
-		MaxAge:            400 * 24 * time.Hour,
-		MaxBytes:          8 << 30,
+		MaxAge:            90 * 24 * time.Hour,
+		MaxBytes:          1 << 30,
 		GroupCommitWindow: 0,
 		MaxBatch:          512,
 		MaxRecordBytes:    1 << 20,

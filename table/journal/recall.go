@@ -160,3 +160,47 @@ func (j *Journal) Round(code string) ([]Record, error) {
 	}
 	return out, nil
 }
+
+// kindIndex holds the last seq of each input kind. A table journals about
+// ten kinds, so a slice searched in order beats a map and, fed from the
+// read buffer, allocates only when a kind is first seen.
+type kindIndex []kindLast
+
+type kindLast struct {
+	kind string
+	seq  uint64
+}
+
+func (k *kindIndex) setBytes(kind []byte, seq uint64) {
+	for i := range *k {
+		if (*k)[i].kind == string(kind) {
+			(*k)[i].seq = seq
+			return
+		}
+	}
+	*k = append(*k, kindLast{kind: string(kind), seq: seq})
+}
+
+func (k *kindIndex) set(kind string, seq uint64) {
+	for i := range *k {
+		if (*k)[i].kind == kind {
+			(*k)[i].seq = seq
+			return
+		}
+	}
+	*k = append(*k, kindLast{kind: kind, seq: seq})
+}
+
+// LastOfKind returns the seq of the newest retained record of this kind,
+// 0 when there is none. The controller uses it to replay only from the last
+// shoe change instead of the whole journal.
+func (j *Journal) LastOfKind(kind string) uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, k := range j.kinds {
+		if k.kind == kind && k.seq >= j.segs[0].firstSeq {
+			return k.seq
+		}
+	}
+	return 0
+}

@@ -77,3 +77,33 @@ func TestRoundInterleavingAndReuse(t *testing.T) {
 	assert.Equal(t, again, recs[0].Seq)
 	assert.Equal(t, "A", j.Rounds(1)[0].Code)
 }
+
+func TestLastOfKind(t *testing.T) {
+	dir := t.TempDir()
+	opts := journal.Options{Dir: dir, SegmentBytes: 800, MaxBytes: 2500}
+	j, _ := open(t, opts)
+	appendN(t, j, 0, 12) // kinds: card, except every fifth from 3 is a decision
+	check := func(t *testing.T, j *journal.Journal) {
+		assert.Equal(t, uint64(12), j.LastOfKind("card"))
+		assert.Equal(t, uint64(9), j.LastOfKind("decision"))
+		assert.Zero(t, j.LastOfKind("shoe_changed"))
+	}
+	t.Run("live", func(t *testing.T) { check(t, j) })
+	require.NoError(t, j.Close())
+	j, _ = open(t, opts)
+	t.Run("rebuilt by Open", func(t *testing.T) { check(t, j) })
+
+	// Retention forgets kinds whose last record it deleted.
+	_, err := j.Append(journal.Record{Kind: "shoe_changed", Time: base})
+	require.NoError(t, err)
+	for i := 13; i < 80; i++ {
+		r := rec(i)
+		r.Kind = "card"
+		_, err := j.Append(r)
+		require.NoError(t, err)
+	}
+	require.Greater(t, j.FirstSeq(), uint64(13))
+	assert.Zero(t, j.LastOfKind("shoe_changed"))
+	assert.Zero(t, j.LastOfKind("decision"))
+	assert.Equal(t, uint64(80), j.LastOfKind("card"))
+}

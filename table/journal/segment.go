@@ -116,7 +116,9 @@ type scanResult struct {
 	bad *CorruptError
 	// runs are the segment's records grouped by round, in order.
 	runs []roundRun
-	err  error
+	// kinds holds the last seq of each input kind in the segment.
+	kinds kindIndex
+	err   error
 }
 
 // scanSegment reads and checks one segment on its own: header, lengths,
@@ -197,7 +199,11 @@ func scanSegment(dir string, seg *segment, buf []byte, ch *chainer, runs bool) (
 		seg.size = off + frameHeader + int64(len(body))
 		seg.newest = max(seg.newest, v.timeNS)
 		seg.addMark(v.seq, off)
-		if !runs || len(v.round) == 0 {
+		if !runs {
+			continue
+		}
+		res.kinds.setBytes(v.kind, v.seq)
+		if len(v.round) == 0 {
 			continue
 		}
 		if run == nil || run.code != string(v.round) {
@@ -226,8 +232,8 @@ const maxScanWorkers = 4
 // checkSegments scans segs in parallel, then links them in order: each
 // segment must start at the seq after the previous one's last and name its
 // last hash. Rounds found before the first problem go into rounds (when not
-// nil), in order.
-func checkSegments(dir string, segs []*segment, rounds *roundIndex) (chainCheck, error) {
+// nil), in order, and so do the last seqs of each kind into kinds.
+func checkSegments(dir string, segs []*segment, rounds *roundIndex, kinds *kindIndex) (chainCheck, error) {
 	results := make([]scanResult, len(segs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -275,6 +281,9 @@ func checkSegments(dir string, segs []*segment, rounds *roundIndex) (chainCheck,
 		if rounds != nil {
 			for _, r := range res.runs {
 				rounds.addRun(r)
+			}
+			for _, k := range res.kinds {
+				kinds.set(k.kind, k.seq)
 			}
 		}
 		if res.bad != nil {

@@ -39,7 +39,7 @@ func Verify(dir string) (VerifyReport, error) {
 		return rep, err
 	}
 	rep.Segments = len(segs)
-	check, err := checkSegments(dir, segs, nil)
+	check, err := checkSegments(dir, segs, nil, nil)
 	if err != nil {
 		return rep, err
 	}
