@@ -106,6 +106,7 @@ type CorruptError struct {
 	Tail bool
 }
 
+// Error says what is wrong and where.
 func (e *CorruptError) Error() string {
 	what := "corrupt record"
 	if e.Tail {
@@ -140,6 +141,7 @@ type WriteError struct {
 	Err error
 }
 
+// Error names the operation, the file and the cause.
 func (e *WriteError) Error() string {
 	return fmt.Sprintf("journal: %s %s (from seq %d): %v", e.Op, e.Path, e.Seq, e.Err)
 }

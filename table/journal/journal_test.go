@@ -255,3 +255,48 @@ func TestGroupCommitWindow(t *testing.T) {
 	}
 	assert.Equal(t, wantRange(0, 20), replayAll(t, j, 0))
 }
+
+// TestConcurrentReaders replays, recalls and reads stats while appenders
+// write and segments rotate and retire; -race checks the locking, and each
+// replay must see a gap-free prefix of the journal.
+func TestConcurrentReaders(t *testing.T) {
+	const writers, each = 4, 150
+	j, _ := open(t, journal.Options{Dir: t.TempDir(), SegmentBytes: 4 << 10, MaxBytes: 32 << 10})
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := j.Append(rec(w*each + i)); !assert.NoError(t, err) {
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		last := j.LastSeq()
+		var prev uint64
+		require.NoError(t, j.Replay(last-min(last, 40), func(r journal.Record) error {
+			if prev != 0 {
+				require.Equal(t, prev+1, r.Seq)
+			}
+			prev = r.Seq
+			return nil
+		}))
+		assert.GreaterOrEqual(t, prev, last, "a replay reaches what was durable when it began")
+		for _, r := range j.Rounds(3) {
+			if _, err := j.Round(r.Code); err != nil {
+				require.ErrorIs(t, err, journal.ErrNotFound, "only retention may remove a listed round")
+			}
+		}
+		st := j.Stats()
+		assert.LessOrEqual(t, st.FirstSeq, st.LastSeq+1)
+	}
+	assert.Equal(t, uint64(writers*each), j.LastSeq())
+}
