@@ -1,0 +1,420 @@
+package shoereader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/firmware-protocols/shoeproto"
+)
+
+// Reader owns the shoe's port: it reads, decodes, acknowledges, drops
+// duplicates, asks for what it missed, reconnects, watches for silence and
+// checks every card against the shoe. Create it with New and start Run.
+type Reader struct {
+	open Opener
+	opts Options
+	log  zerolog.Logger
+
+	// Everything below is owned by the goroutine running Run; no lock.
+	dec     shoeproto.Decoder
+	frameFn func(shoeproto.Frame, error)
+	msg     shoeproto.Message
+	msg2    shoeproto.Message // outgoing control message, reused
+	rbuf    []byte
+	wbuf    []byte
+	port    Port
+	ctx     context.Context
+	out     chan<- Event
+	fail    error // set by a handler to end the connection
+
+	hostSeq    uint32
+	session    bool   // a HELLO was accepted at least once
+	serial     string // session identity
+	bootID     uint32
+	next       uint32 // next device sequence number expected
+	helloOnCon bool   // the device said HELLO on this connection
+	refused    bool
+	refusedFor string
+	noSession  int    // frames received without a session, to pace CONFIG
+	resendFor  uint32 // the next value a RESEND or NAK was last sent for
+	lastHeard  time.Time
+	silent     bool
+
+	shoe    *shoeState
+	shuffle shuffleCheck
+	stats   Stats
+}
+
+// Stats are the reader's counters, for metrics.
+type Stats struct {
+	Delivered  uint64 // frames delivered in order
+	Duplicates uint64 // frames dropped as already delivered
+	Gaps       uint64 // RESENDs sent
+	BadFrames  uint64 // CRC, truncated, malformed
+	Reconnects uint64
+}
+
+// New returns a Reader that opens its port with open.
+func New(open Opener, opts Options, log zerolog.Logger) *Reader {
+	opts.ensureDefaults()
+	r := &Reader{
+		open: open,
+		opts: opts,
+		log:  log.With().Str("component", "shoereader").Logger(),
+		rbuf: make([]byte, 4096),
+		wbuf: make([]byte, 0, shoeproto.MaxFrameLen),
+		shoe: newShoeState(opts.Decks),
+		shuffle: shuffleCheck{
+			threshold: opts.ShuffleRun,
+			history:   opts.ShuffleHistory,
+		},
+	}
+	r.frameFn = r.onFrame
+	return r
+}
+
+// Stats returns the counters. Call it only after Run has returned, or
+// from the goroutine consuming events while Run is blocked sending one.
+func (r *Reader) Stats() Stats { return r.stats }
+
+// Run owns the port until ctx is done, sending events on out. It
+// reconnects with backoff whenever the port fails and returns ctx.Err()
+// when ctx ends. Run does not close out.
+func (r *Reader) Run(ctx context.Context, out chan<- Event) error {
+	r.ctx, r.out = ctx, out
+	clk := r.opts.Clock
+	backoff := r.opts.BackoffMin
+	r.lastHeard = clk.Now()
+	for {
+		port, err := r.open(ctx)
+		if err == nil {
+			r.port = port
+			err = r.serve()
+			if cerr := port.Close(); cerr != nil {
+				r.log.Debug().Err(cerr).Msg("close port")
+			}
+			r.port = nil
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.stats.Reconnects++
+			if r.helloOnCon {
+				backoff = r.opts.BackoffMin
+			}
+			r.log.Warn().Err(err).Msg("shoe port lost, reconnecting")
+			r.emit(Event{Kind: Disconnected, Err: err, Message: "shoe disconnected: " + errString(err)})
+		} else {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.log.Debug().Err(err).Dur("backoff", backoff).Msg("open shoe port")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-clk.After(backoff):
+		}
+		backoff = min(2*backoff, r.opts.BackoffMax)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "closed"
+	}
+	return err.Error()
+}
+
+// serve runs one connection until the port fails or ctx ends.
+func (r *Reader) serve() error {
+	r.dec.Reset()
+	r.helloOnCon = false
+	r.fail = nil
+	r.noSession = 0
+	if err := r.port.SetReadTimeout(r.opts.ReadTimeout); err != nil {
+		return fmt.Errorf("shoereader: set read timeout: %w", err)
+	}
+	r.sendConfig()
+	for r.fail == nil {
+		if r.ctx.Err() != nil {
+			return nil
+		}
+		n, err := r.port.Read(r.rbuf)
+		if err != nil {
+			return fmt.Errorf("shoereader: read: %w", err)
+		}
+		if n == 0 {
+			// The line is idle: a partial frame will not complete.
+			if r.dec.Pending() > 0 {
+				r.dec.Flush(r.frameFn)
+			}
+		} else {
+			r.dec.Feed(r.rbuf[:n], r.frameFn)
+		}
+		r.watchdog()
+	}
+	return r.fail
+}
+
+// watchdog raises Silent once when the shoe has not been heard for the
+// silence timeout, and asks it to say HELLO again.
+func (r *Reader) watchdog() {
+	if r.silent || r.opts.Clock.Since(r.lastHeard) < r.opts.SilenceTimeout {
+		return
+	}
+	r.silent = true
+	r.log.Warn().Dur("timeout", r.opts.SilenceTimeout).Msg("shoe silent")
+	r.emit(Event{Kind: Silent, Err: ErrSilent, Message: fmt.Sprintf("no frame from the shoe for %v", r.opts.SilenceTimeout)})
+	r.sendConfig()
+}
+
+func (r *Reader) onFrame(f shoeproto.Frame, err error) {
+	if r.fail != nil {
+		return
+	}
+	if err != nil {
+		r.stats.BadFrames++
+		if errors.Is(err, shoeproto.ErrGarbage) {
+			r.log.Debug().Err(err).Msg("skipped bytes")
+			return
+		}
+		r.log.Warn().Err(err).Msg("bad frame")
+		if r.helloOnCon && !r.refused {
+			r.requestFrom(shoeproto.TypeNak, r.next)
+		}
+		return
+	}
+	now := r.opts.Clock.Now()
+	r.lastHeard = now
+	if r.silent {
+		r.silent = false
+		r.emit(Event{Kind: Alive, Time: now, Message: "shoe heard again"})
+	}
+	if !f.Type.FromDevice() {
+		r.log.Debug().Stringer("type", f.Type).Msg("host frame echoed back; ignored")
+		return
+	}
+	m := &r.msg
+	if err := m.Unmarshal(f); err != nil {
+		r.stats.BadFrames++
+		r.log.Warn().Err(err).Msg("malformed frame")
+		if r.helloOnCon && !r.refused && f.Seq == r.next {
+			r.requestFrom(shoeproto.TypeNak, r.next)
+		}
+		return
+	}
+	if m.Type == shoeproto.TypeHello {
+		r.hello(f.Seq, m, now)
+		return
+	}
+	if !r.helloOnCon {
+		// Mid-stream after our restart: ask for a HELLO, now and then.
+		if r.noSession%16 == 0 {
+			r.sendConfig()
+		}
+		r.noSession++
+		return
+	}
+	if r.refused {
+		return
+	}
+	switch {
+	case f.Seq < r.next:
+		r.stats.Duplicates++
+		r.sendSeq(shoeproto.TypeAck, r.next-1)
+		return
+	case f.Seq > r.next:
+		r.requestFrom(shoeproto.TypeResend, r.next)
+		return
+	}
+	r.next++
+	r.stats.Delivered++
+	r.dispatch(f.Seq, m, now)
+	r.sendSeq(shoeproto.TypeAck, f.Seq)
+}
+
+// requestFrom sends RESEND or NAK for seq once per value of r.next: the
+// device retransmits on its own timeout if this request is lost, and one
+// gap makes the whole window arrive out of order.
+func (r *Reader) requestFrom(t shoeproto.Type, seq uint32) {
+	if r.resendFor == seq {
+		return
+	}
+	r.resendFor = seq
+	r.stats.Gaps++
+	r.sendSeq(t, seq)
+}
+
+func (r *Reader) hello(seq uint32, m *shoeproto.Message, now time.Time) {
+	info := DeviceInfo{
+		Vendor: string(m.Vendor), Model: string(m.Model), Serial: string(m.Serial),
+		Firmware: string(m.Firmware), Proto: m.Proto, BootID: m.BootID,
+	}
+	if why := r.refuse(info); why != "" {
+		r.helloOnCon = true
+		r.refused = true
+		key := info.Serial + "\x00" + info.Firmware
+		if r.refusedFor != key {
+			r.refusedFor = key
+			err := &RefusedError{Serial: info.Serial, Firmware: info.Firmware, Proto: info.Proto, Why: why}
+			r.log.Error().Err(err).Msg("device refused")
+			r.emit(Event{Kind: DeviceRefused, Time: now, Device: info, Err: err, Message: err.Error()})
+		}
+		return
+	}
+	r.refused = false
+	r.refusedFor = ""
+	if !r.session || r.serial != info.Serial || r.bootID != info.BootID {
+		if r.session {
+			r.log.Warn().Str("serial", info.Serial).Uint32("boot", info.BootID).Msg("new device session (other device or reboot)")
+		}
+		r.session = true
+		r.serial, r.bootID = info.Serial, info.BootID
+		r.next = seq
+		r.resendFor = 0
+	}
+	first := !r.helloOnCon
+	r.helloOnCon = true
+	r.sendSeq(shoeproto.TypeAck, r.next-1)
+	if first {
+		r.log.Info().Str("serial", info.Serial).Str("firmware", info.Firmware).Str("model", info.Model).Msg("shoe connected")
+		r.emit(Event{Kind: Connected, Time: now, DeviceTime: m.Time, Device: info,
+			Message: fmt.Sprintf("%s %s serial %s firmware %s", info.Vendor, info.Model, info.Serial, info.Firmware)})
+	}
+}
+
+// refuse returns why a device is not allowed, or "".
+func (r *Reader) refuse(info DeviceInfo) string {
+	switch {
+	case info.Proto != shoeproto.ProtocolVersion:
+		return fmt.Sprintf("protocol version %d, want %d", info.Proto, shoeproto.ProtocolVersion)
+	case len(r.opts.AllowSerials) > 0 && !slices.Contains(r.opts.AllowSerials, info.Serial):
+		return "serial number not on the allow-list"
+	case len(r.opts.AllowFirmware) > 0 && !slices.Contains(r.opts.AllowFirmware, info.Firmware):
+		return "firmware version not on the allow-list"
+	}
+	return ""
+}
+
+// dispatch turns one in-order device message into events.
+func (r *Reader) dispatch(seq uint32, m *shoeproto.Message, now time.Time) {
+	ev := Event{Seq: seq, Time: now, DeviceTime: m.Time, ShoeID: r.shoe.id}
+	switch m.Type {
+	case shoeproto.TypeHeartbeat:
+		return
+	case shoeproto.TypeCard:
+		r.card(ev, m)
+		return
+	case shoeproto.TypeCutCard:
+		ev.Kind, ev.Message = CutCard, "cut card out"
+	case shoeproto.TypeShoeIn:
+		r.endShoe(now, -1)
+		ev.Kind, ev.Message, ev.ShoeID = ShoeIn, "shoe in", ""
+	case shoeproto.TypeShoeID:
+		r.shoe.id = string(m.ShoeID)
+		ev.Kind, ev.ShoeID, ev.Message = ShoeID, r.shoe.id, "shoe "+r.shoe.id
+	case shoeproto.TypeShoeOut:
+		ev.Kind, ev.Returned = ShoeOut, int(m.Returned)
+		ev.Message = fmt.Sprintf("shoe out, %d dealt, %d returned", r.shoe.dealt, m.Returned)
+		r.emit(ev)
+		r.endShoe(now, int(m.Returned))
+		return
+	case shoeproto.TypeMisread:
+		ev.Kind, ev.Message = Misread, "card misread"
+	case shoeproto.TypeDoubleCard:
+		ev.Kind, ev.Message = DoubleCard, "two cards pulled at once"
+	case shoeproto.TypeJam:
+		ev.Kind, ev.Message = Jam, "card path jammed"
+	case shoeproto.TypeFaceUp:
+		ev.Kind, ev.Card, ev.Message = FaceUp, m.Card, "card face up"
+	case shoeproto.TypeUnknownCard:
+		ev.Kind, ev.Code, ev.Message = UnknownCard, string(m.Code), "unknown card "+string(m.Code)
+	case shoeproto.TypeDeviceFault:
+		err := &FaultError{Code: m.FaultCode, Text: string(m.Text)}
+		ev.Kind, ev.Err, ev.Message = DeviceFault, err, err.Error()
+	default:
+		return
+	}
+	r.emit(ev)
+}
+
+func (r *Reader) card(ev Event, m *shoeproto.Message) {
+	ev.Card, ev.Confidence = m.Card, m.Confidence
+	if len(m.Code) > 0 {
+		ev.Code = string(m.Code)
+	}
+	if ierr := r.shoe.takeCard(m.Card, m.Code, r.opts.CodeBook); ierr != nil {
+		ev.Kind, ev.Err, ev.Message = IntegrityAlarm, ierr, ierr.Error()
+		r.log.Error().Err(ierr).Uint32("seq", ev.Seq).Msg("integrity alarm")
+		r.emit(ev)
+		return
+	}
+	ev.Kind = Card
+	r.emit(ev)
+	if run, past := r.shuffle.add(m.Card); run >= r.shuffle.threshold && !r.shuffle.alarmed {
+		r.shuffle.alarmed = true
+		serr := &ShuffleError{ShoeID: r.shoe.id, PreviousID: past.id, Run: run}
+		r.log.Error().Err(serr).Msg("shuffle alarm")
+		r.emit(Event{Kind: ShuffleAlarm, Seq: ev.Seq, Time: ev.Time, DeviceTime: ev.DeviceTime, ShoeID: r.shoe.id, Err: serr, Message: serr.Error()})
+	}
+}
+
+// endShoe closes the shoe in play: the count check when the device
+// reported how many cards came back (returned >= 0), then the dealing order
+// goes to the shuffle history.
+func (r *Reader) endShoe(now time.Time, returned int) {
+	s := r.shoe
+	if returned >= 0 {
+		if ierr := s.finish(returned, r.opts.Decks); ierr != nil {
+			r.log.Error().Err(ierr).Msg("integrity alarm at shoe out")
+			r.emit(Event{Kind: IntegrityAlarm, Time: now, ShoeID: s.id, Returned: returned, Err: ierr, Message: ierr.Error()})
+		}
+	}
+	r.shuffle.endShoe(s.id, s.order)
+	r.shoe = newShoeState(r.opts.Decks)
+}
+
+// emit delivers ev, giving up when ctx ends.
+func (r *Reader) emit(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = r.opts.Clock.Now()
+	}
+	select {
+	case r.out <- ev:
+	case <-r.ctx.Done():
+	}
+}
+
+func (r *Reader) sendConfig() {
+	r.send(&shoeproto.Message{
+		Type:        shoeproto.TypeConfig,
+		HeartbeatMS: uint16(r.opts.Heartbeat / time.Millisecond),
+		Window:      uint8(r.opts.Window),
+	})
+}
+
+func (r *Reader) sendSeq(t shoeproto.Type, seq uint32) {
+	r.msg2 = shoeproto.Message{Type: t, Seq: seq}
+	r.send(&r.msg2)
+}
+
+func (r *Reader) send(m *shoeproto.Message) {
+	if r.port == nil || r.fail != nil {
+		return
+	}
+	r.hostSeq++
+	b, err := shoeproto.AppendMessage(r.wbuf[:0], r.hostSeq, m)
+	if err != nil {
+		r.log.Error().Err(err).Msg("encode host frame")
+		return
+	}
+	r.wbuf = b
+	if _, err := r.port.Write(b); err != nil {
+		r.fail = fmt.Errorf("shoereader: write %v: %w", m.Type, err)
+	}
+}

@@ -1,0 +1,132 @@
+package shoe
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/livetable/livetable/firmware-protocols/shoeproto"
+	"github.com/livetable/livetable/table/card"
+)
+
+// InjectNoise writes n random bytes on the line now, between frames.
+func (d *Device) InjectNoise(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.port != nil && !d.silent {
+		d.noiseLocked(n)
+	}
+}
+
+// CorruptNext flips a bit in each of the next n frame transmissions.
+func (d *Device) CorruptNext(n int) { d.mu.Lock(); d.corruptNext += n; d.mu.Unlock() }
+
+// DropNext loses the next n frame transmissions.
+func (d *Device) DropNext(n int) { d.mu.Lock(); d.dropNext += n; d.mu.Unlock() }
+
+// DuplicateNext sends each of the next n frame transmissions twice.
+func (d *Device) DuplicateNext(n int) { d.mu.Lock(); d.dupNext += n; d.mu.Unlock() }
+
+// SetSilent stops (true) or resumes (false) all transmission, heartbeats
+// included, as a hung firmware would. Frames queued meanwhile go out on
+// resume.
+func (d *Device) SetSilent(silent bool) {
+	d.mu.Lock()
+	d.silent = silent
+	d.mu.Unlock()
+}
+
+// Unplug pulls the cable: the pty pair is closed and its path disappears.
+// Unacknowledged frames are kept and sent again after Replug.
+func (d *Device) Unplug() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.port == nil {
+		return fmt.Errorf("%w: already unplugged", ErrUnplugged)
+	}
+	d.port.close()
+	d.port = nil
+	d.helloAcked = false
+	return nil
+}
+
+// Replug plugs the cable back in: a new pty pair, usually under a new
+// path, and a HELLO that resumes the session.
+func (d *Device) Replug() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	if d.port != nil {
+		return fmt.Errorf("%w: already plugged in", ErrUnplugged)
+	}
+	p, err := openPty()
+	if err != nil {
+		return err
+	}
+	d.port = p
+	d.portGen++
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// InjectForeign makes the next Pull deal c, a card that is not part of the
+// shoe (with an RFID code of deck 99, which no shoe has).
+func (d *Device) InjectForeign(c card.Card) {
+	d.mu.Lock()
+	d.foreign = append(d.foreign, c)
+	d.mu.Unlock()
+}
+
+// Misread reports a card that passed unrecognised.
+func (d *Device) Misread(ctx context.Context) error {
+	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeMisread})
+}
+
+// DoubleCard reports two cards pulled at once.
+func (d *Device) DoubleCard(ctx context.Context) error {
+	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeDoubleCard})
+}
+
+// Jam reports a blocked card path.
+func (d *Device) Jam(ctx context.Context) error {
+	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeJam})
+}
+
+// FaceUp reports a card that came out face up (c may be the zero Card).
+func (d *Device) FaceUp(ctx context.Context, c card.Card) error {
+	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeFaceUp, Card: c})
+}
+
+// UnknownCard reports a tag the device does not recognise.
+func (d *Device) UnknownCard(ctx context.Context, code string) error {
+	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeUnknownCard, Code: []byte(code)})
+}
+
+// DeviceFault reports a hardware fault.
+func (d *Device) DeviceFault(ctx context.Context, code uint16, text string) error {
+	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeDeviceFault, FaultCode: code, Text: []byte(text)})
+}
+
+// WaitIdle returns once every frame sent so far is acknowledged.
+func (d *Device) WaitIdle(ctx context.Context) error {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for {
+		d.mu.Lock()
+		idle := len(d.outstanding) == 0 && len(d.waiting) == 0 && d.helloAcked
+		d.mu.Unlock()
+		if idle {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("shoe: waiting for idle: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}

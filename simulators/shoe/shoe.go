@@ -1,0 +1,211 @@
+package shoe
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/livetable/livetable/firmware-protocols/shoeproto"
+	"github.com/livetable/livetable/table/card"
+)
+
+// buildShoeLocked makes the card order of the next shoe: the script on top
+// of a shuffled remainder, a repeat of the previous order when the
+// Unshuffled fault is on, or a fresh shuffle; then the ShortDeck fault
+// removes cards.
+func (d *Device) buildShoeLocked(script []card.Card) ([]card.Card, error) {
+	var cards []card.Card
+	switch {
+	case script != nil:
+		comp := card.NewComposition(d.opts.Decks)
+		for i, c := range script {
+			if err := comp.Take(c); err != nil {
+				return nil, fmt.Errorf("shoe: script card %d (%v) does not fit %d decks: %w", i+1, c, d.opts.Decks, err)
+			}
+		}
+		rest := comp.Cards()
+		card.Shuffle(rest, d.rng)
+		cards = append(append(cards, script...), rest...)
+	case d.opts.Faults.Unshuffled && d.prevOrder != nil:
+		cards = append(cards, d.prevOrder...)
+	default:
+		cards = card.NewShoe(d.opts.Decks, d.rng)
+	}
+	d.prevOrder = append([]card.Card(nil), cards...)
+	for range d.opts.Faults.ShortDeck {
+		if len(cards) == 0 {
+			break
+		}
+		// Remove from past the cut so the short deck is only found when
+		// the shoe is counted at SHOE_OUT, as in the New Jersey incident.
+		i := len(cards) - 1 - d.rng.IntN(max(len(cards)/8, 1))
+		cards = append(cards[:i], cards[i+1:]...)
+	}
+	return cards, nil
+}
+
+// loadShoeLocked puts cards in play and queues SHOE_IN and SHOE_ID.
+func (d *Device) loadShoeLocked(cards []card.Card) {
+	d.cards = cards
+	d.decks = make([]uint8, len(cards))
+	seen := map[card.Card]uint8{}
+	for i, c := range cards {
+		seen[c]++
+		d.decks[i] = seen[c]
+	}
+	d.pos = 0
+	d.cutAt = int(float64(len(cards)) * d.opts.Penetration)
+	d.cutOut = false
+	d.dealt = d.dealt[:0]
+	d.afterCut = 0
+	d.shoeNo++
+	d.shoeIn = true
+	now := time.Now()
+	d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeShoeIn}, now)
+	id := fmt.Sprintf("%s-%04d", d.opts.Serial, d.shoeNo)
+	d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeShoeID, ShoeID: []byte(id)}, now)
+}
+
+// Pull is the dealer drawing the next card: the device sends CARD (first
+// CUT_CARD, when the cut card is reached) and retransmits until the host
+// acknowledges it. Pull returns when it is acknowledged, or with ctx's
+// error; Run must be running. An injected foreign card comes out before
+// the shoe's next card.
+func (d *Device) Pull(ctx context.Context) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	now := time.Now()
+	var m shoeproto.Message
+	switch {
+	case len(d.foreign) > 0:
+		c := d.foreign[0]
+		d.foreign = d.foreign[1:]
+		m = d.cardMsgLocked(c, 99)
+	case d.pos >= len(d.cards):
+		d.mu.Unlock()
+		return ErrShoeEmpty
+	default:
+		if !d.cutOut && d.pos >= d.cutAt {
+			d.cutOut = true
+			d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeCutCard}, now)
+		}
+		m = d.cardMsgLocked(d.cards[d.pos], int(d.decks[d.pos]))
+		d.pos++
+	}
+	if d.cutOut {
+		d.afterCut++
+	}
+	d.dealt = append(d.dealt, m.Card)
+	p := d.enqueueLocked(m, now)
+	d.mu.Unlock()
+	return wait(ctx, p)
+}
+
+func (d *Device) cardMsgLocked(c card.Card, deck int) shoeproto.Message {
+	m := shoeproto.Message{Type: shoeproto.TypeCard, Card: c, Confidence: 90 + uint8(d.rng.IntN(10))}
+	if d.opts.RFID {
+		m.Confidence = shoeproto.ConfidenceExact
+		m.Code = shoeproto.AppendCode(nil, deck, c)
+	}
+	return m
+}
+
+// CutCard makes the cut card come out now, whatever the penetration.
+func (d *Device) CutCard(ctx context.Context) error {
+	d.mu.Lock()
+	d.cutOut = true
+	d.mu.Unlock()
+	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeCutCard})
+}
+
+// NewShoe ends the shoe in play (SHOE_OUT with the cards left in it) and
+// loads a new one (SHOE_IN, SHOE_ID): shuffled from the seeded generator,
+// or cards stacked on top when cards is not nil. It returns once the host
+// has acknowledged all three frames.
+func (d *Device) NewShoe(ctx context.Context, cards []card.Card) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	next, err := d.buildShoeLocked(cards)
+	if err != nil {
+		d.mu.Unlock()
+		return err
+	}
+	if d.shoeIn {
+		d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeShoeOut, Returned: uint16(len(d.cards) - d.pos)}, time.Now())
+	}
+	d.loadShoeLocked(next)
+	var last *pending
+	if len(d.waiting) > 0 {
+		last = d.waiting[len(d.waiting)-1]
+	} else {
+		last = d.outstanding[len(d.outstanding)-1]
+	}
+	d.mu.Unlock()
+	return wait(ctx, last)
+}
+
+// ShoeOut removes the shoe: SHOE_OUT with the count of cards left in it.
+func (d *Device) ShoeOut(ctx context.Context) error {
+	d.mu.Lock()
+	returned := len(d.cards) - d.pos
+	d.shoeIn = false
+	d.mu.Unlock()
+	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeShoeOut, Returned: uint16(returned)})
+}
+
+// Dealt returns the cards dealt from the shoe in play, in order, including
+// injected foreign cards.
+func (d *Device) Dealt() []card.Card {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]card.Card(nil), d.dealt...)
+}
+
+// Remaining is the number of cards left in the shoe in play.
+func (d *Device) Remaining() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.cards) - d.pos
+}
+
+// autoDeal pulls cards by itself at the configured rate (or as fast as
+// acknowledged), changing shoe a few cards after the cut card.
+func (d *Device) autoDeal(ctx context.Context) {
+	var tick <-chan time.Time
+	if !d.opts.Fast {
+		t := time.NewTicker(time.Duration(float64(time.Second) / d.opts.Rate))
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		if tick != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick:
+			}
+		}
+		d.mu.Lock()
+		change := d.cutOut && d.afterCut >= d.opts.AfterCut || d.pos >= len(d.cards)
+		d.mu.Unlock()
+		var err error
+		if change {
+			err = d.NewShoe(ctx, nil)
+		} else {
+			err = d.Pull(ctx)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			d.log.Warn().Err(err).Msg("automatic deal")
+			return
+		}
+	}
+}
