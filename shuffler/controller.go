@@ -11,6 +11,7 @@ import (
 	"periph.io/x/conn/v3/gpio"
 
 	"github.com/livetable/livetable/firmware-protocols/shufflerproto"
+	"github.com/livetable/livetable/shuffler/pinmap"
 	"github.com/livetable/livetable/table"
 )
 
@@ -24,6 +25,20 @@ type Pins struct {
 	ShoeB       gpio.PinIn  // shoe_b.present: shoe B sits in the dealing slot
 	CutCard     gpio.PinIn  // cutcard.sensor: the cut card is passing the sensor
 	SwapRequest gpio.PinOut // shuffler.swap_request: asserted while Swapping
+}
+
+// PinsFromLines picks the controller's lines out of the table's lines; a
+// line that is not configured stays nil (Run then reports ErrNoPin, except
+// for the optional CutCard).
+func PinsFromLines(l pinmap.Lines) Pins {
+	return Pins{
+		Ready:       l.In(pinmap.ShufflerReady),
+		SwapDone:    l.In(pinmap.SwapDone),
+		ShoeA:       l.In(pinmap.ShoeAPresent),
+		ShoeB:       l.In(pinmap.ShoeBPresent),
+		CutCard:     l.In(pinmap.CutCardSensor),
+		SwapRequest: l.Out(pinmap.SwapRequest),
+	}
 }
 
 // Options configures a Controller. The zero value of a duration means its

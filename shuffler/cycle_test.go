@@ -58,11 +58,7 @@ func newRig(t *testing.T, dopts simshuffler.Options, copts shuffler.Options) *ri
 
 	copts.Poll, copts.Debounce = poll, 2*poll
 	lp := func(name string) *simgpio.Pin { return pin(t, bank, name) }
-	r.ctl = shuffler.New(shuffler.Pins{
-		Ready: lp(pinmap.ShufflerReady).Logical(), SwapDone: lp(pinmap.SwapDone).Logical(),
-		ShoeA: lp(pinmap.ShoeAPresent).Logical(), ShoeB: lp(pinmap.ShoeBPresent).Logical(),
-		CutCard: lp(pinmap.CutCardSensor).Logical(), SwapRequest: lp(pinmap.SwapRequest).Logical(),
-	}, copts, clk, zerolog.Nop())
+	r.ctl = shuffler.New(shuffler.PinsFromLines(bank.Lines()), copts, clk, zerolog.Nop())
 
 	dpins, err := simshuffler.PinsFromBank(bank)
 	require.NoError(t, err)

@@ -78,7 +78,9 @@ func TestSensorPauseButton(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	clk := clockwork.NewFakeClock()
-	ok := func() gpio.PinIO { return simgpio.NewPin(pinmap.PinConfig{Name: pinmap.SwapDone, Line: "1"}, clk).Logical() }
+	ok := func() gpio.PinIO {
+		return simgpio.NewPin(pinmap.PinConfig{Name: pinmap.SwapDone, Line: "1"}, clk).Logical()
+	}
 	full := func() shuffler.Pins {
 		return shuffler.Pins{Ready: ok(), SwapDone: ok(), ShoeA: ok(), ShoeB: ok(), SwapRequest: ok()}
 	}

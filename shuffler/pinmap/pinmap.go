@@ -200,3 +200,50 @@ var (
 	_ gpio.PinIO   = (*inverted)(nil)
 	_ gpio.RealPin = (*inverted)(nil)
 )
+
+// Lines are the table's lines by function, already in logical levels.
+// cmd/tabled builds them with Open on a board, or takes them from a
+// simulated bank, and hands each component the lines it uses.
+type Lines map[string]gpio.PinIO
+
+// ErrNoSuchLine is a configured line that the board does not have.
+var ErrNoSuchLine = errors.New("pinmap: no such line")
+
+// Open looks every configured line up with byName (periph's gpioreg.ByName
+// once cmd/* has initialised periph.io/x/host) and wraps it in its
+// polarity. It validates cfgs first and reports every line it cannot find.
+func Open(cfgs []PinConfig, byName func(line string) gpio.PinIO) (Lines, error) {
+	if err := Validate(cfgs); err != nil {
+		return nil, err
+	}
+	l := make(Lines, len(cfgs))
+	var errs []error
+	for _, c := range cfgs {
+		p := byName(c.Line)
+		if p == nil {
+			errs = append(errs, fmt.Errorf("%w: %s for %s", ErrNoSuchLine, c.Line, c.Name))
+			continue
+		}
+		l[c.Name] = Logical(p, c.ActiveLow)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return l, nil
+}
+
+// In is the line of a function as an input, nil when not configured.
+func (l Lines) In(name string) gpio.PinIn {
+	if p, ok := l[name]; ok {
+		return p
+	}
+	return nil
+}
+
+// Out is the line of a function as an output, nil when not configured.
+func (l Lines) Out(name string) gpio.PinOut {
+	if p, ok := l[name]; ok {
+		return p
+	}
+	return nil
+}

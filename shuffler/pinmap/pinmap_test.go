@@ -89,3 +89,26 @@ func TestSortedAndDirection(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, "Direction(7)", Direction(7).String())
 }
+
+func TestOpen(t *testing.T) {
+	board := map[string]*gpiotest.Pin{"GPIO17": {N: "GPIO17", Num: 17}, "GPIO27": {N: "GPIO27", Num: 27}}
+	byName := func(line string) gpio.PinIO {
+		if p, ok := board[line]; ok {
+			return p
+		}
+		return nil
+	}
+	l, err := Open([]PinConfig{{Name: LightRed, Line: "GPIO17", ActiveLow: true}, {Name: CutCardSensor, Line: "GPIO27"}}, byName)
+	require.NoError(t, err)
+	require.NoError(t, l.Out(LightRed).Out(gpio.High))
+	assert.Equal(t, gpio.Low, board["GPIO17"].Read(), "active-low lamp on")
+	assert.NotNil(t, l.In(CutCardSensor))
+	assert.Nil(t, l.In(SwapDone), "a line not configured is a nil interface")
+	assert.Nil(t, l.Out(SwapRequest))
+
+	_, err = Open([]PinConfig{{Name: LightRed, Line: "GPIO99"}, {Name: LightGreen, Line: "GPIO98"}}, byName)
+	assert.ErrorIs(t, err, ErrNoSuchLine)
+	assert.Contains(t, err.Error(), "GPIO98")
+	_, err = Open([]PinConfig{{Name: "nope", Line: "GPIO17"}}, byName)
+	assert.ErrorIs(t, err, ErrUnknownFunction)
+}

@@ -152,6 +152,16 @@ func (b *Bank) Pin(name string) (*Pin, error) {
 // Names lists the bank's functions in display order.
 func (b *Bank) Names() []string { return append([]string(nil), b.order...) }
 
+// Lines are the bank's pins as production code receives them (logical
+// levels), keyed by function: the same shape pinmap.Open gives on a board.
+func (b *Bank) Lines() pinmap.Lines {
+	l := make(pinmap.Lines, len(b.pins))
+	for name, p := range b.pins {
+		l[name] = p.Logical()
+	}
+	return l
+}
+
 // Snapshot is every line's logical state (true = asserted), for the console.
 func (b *Bank) Snapshot() map[string]bool {
 	m := make(map[string]bool, len(b.pins))

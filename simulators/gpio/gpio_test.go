@@ -89,6 +89,9 @@ func TestBank(t *testing.T) {
 	assert.True(t, snap[pinmap.LightRed])
 	assert.False(t, snap[pinmap.LightGreen])
 
+	lines := b.Lines()
+	assert.Len(t, lines, len(pinmap.Functions))
+	assert.Equal(t, pgpio.High, lines.In(pinmap.ShufflerReady).Read(), "lines are logical")
 	_, err = b.Pin("light.blue")
 	assert.ErrorIs(t, err, ErrUnknownPin)
 	_, err = NewBank([]pinmap.PinConfig{{Name: "light.blue", Line: "1"}}, clk)
