@@ -293,6 +293,9 @@ func (c *Controller) apply(in Input) error {
 		return c.applyTimer(v)
 	case Supervisor:
 		return c.applySupervisor(v)
+	case DeviceAlarm:
+		c.alarm(v.Source+"."+v.Code, v.Message, v.Pauses)
+		return nil
 	}
 	return fmt.Errorf("%w %T", ErrUnknownInput, in)
 }

@@ -154,6 +154,8 @@ func DecodeInput(b []byte) (Input, error) {
 		in = &TimerFired{}
 	case "supervisor":
 		in = &Supervisor{}
+	case "device_alarm":
+		in = &DeviceAlarm{}
 	default:
 		return nil, fmt.Errorf("%w %q", ErrUnknownInput, env.Kind)
 	}
@@ -183,6 +185,23 @@ func deref(in Input) Input {
 		return *v
 	case *Supervisor:
 		return *v
+	case *DeviceAlarm:
+		return *v
 	}
 	return in
 }
+
+// DeviceAlarm is a fault a device reported or the reader found: a shoe
+// integrity failure, a shoe that was not shuffled, a silent or refused shoe,
+// a shuffler timeout. It is journaled like every input, and an alarm that
+// pauses stops the table until a supervisor resumes or voids.
+type DeviceAlarm struct {
+	Source  string `json:"source"` // "shoe", "shuffler", "gpio"
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Pauses  bool   `json:"pauses"`
+}
+
+// Kind implements Input.
+func (DeviceAlarm) Kind() string { return "device_alarm" }
+func (DeviceAlarm) isInput()     {}

@@ -140,6 +140,13 @@ type Event struct {
 	Auto    bool      `json:"auto,omitempty"` // applied by timeout
 	Outcome Outcome   `json:"outcome,omitempty"`
 	Flag    bool      `json:"flag,omitempty"` // peek: dealer has BJ; insurance: taken
+	// Cards is the number of cards in the hand (decision requests), and
+	// PairValue the value of a two-card pair (0 when not a pair), so a
+	// player client can look up its strategy without the state topic.
+	Cards     int `json:"cards,omitempty"`
+	PairValue int `json:"pair_value,omitempty"`
+	// Up is the dealer's up-card value (decision requests).
+	Up int `json:"up,omitempty"`
 	// Players counts the players concerned (common draw: one request for many).
 	Players    int         `json:"players,omitempty"`
 	Settlement *Settlement `json:"settlement,omitempty"`

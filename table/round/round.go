@@ -611,8 +611,12 @@ func (r *Round) advance(bx *box, p *player, dst []Event) []Event {
 		p.awaiting = true
 		bx.awaiting++
 		tot, soft := h.total()
+		pair := 0
+		if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
+			pair = h.c[0].Value()
+		}
 		return append(dst, Event{Type: EvDecisionRequested, Seat: bx.seat, Player: p.id, Hand: p.cur + 1,
-			Total: tot, Soft: soft, Options: r.options(p, h)})
+			Total: tot, Soft: soft, Options: r.options(p, h), Cards: int(h.n), PairValue: pair, Up: r.upValue()})
 	}
 	p.done = true
 	return dst

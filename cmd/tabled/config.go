@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/livetable/livetable/shuffler/pinmap"
+)
+
+// Config is tabled's configuration file (YAML). Every field has a default;
+// flags override the file. See tabled.example.yaml for a documented example.
+type Config struct {
+	Studio  string `yaml:"studio"`
+	Table   string `yaml:"table"`
+	Game    string `yaml:"game"`
+	DataDir string `yaml:"data_dir"`
+	// LogFormat is "json" (default) or "console".
+	LogFormat string `yaml:"log_format"`
+	LogLevel  string `yaml:"log_level"`
+
+	Broker BrokerConfig `yaml:"broker"`
+	Shoe   ShoeConfig   `yaml:"shoe"`
+	GPIO   GPIOConfig   `yaml:"gpio"`
+	Demo   DemoConfig   `yaml:"demo"`
+}
+
+// BrokerConfig selects the MQTT broker.
+type BrokerConfig struct {
+	// URL of an external broker (tcp://host:1883, ssl://host:8883). Empty
+	// runs the embedded broker on EmbeddedAddr.
+	URL          string `yaml:"url"`
+	EmbeddedAddr string `yaml:"embedded_addr"`
+	Username     string `yaml:"username"`
+	Password     string `yaml:"password"`
+	CAFile       string `yaml:"ca_file"`
+	CertFile     string `yaml:"cert_file"`
+	KeyFile      string `yaml:"key_file"`
+	// SupervisorTokens authorise supervisor commands over MQTT.
+	SupervisorTokens []string `yaml:"supervisor_tokens"`
+}
+
+// ShoeConfig locates the card shoe.
+type ShoeConfig struct {
+	// Path of the serial device (/dev/ttyACM0). Ignored when USBSerial finds it.
+	Path string `yaml:"path"`
+	// USBSerial finds the device by its USB serial number, also after a
+	// replug under a new /dev path.
+	USBSerial     string        `yaml:"usb_serial"`
+	Baud          int           `yaml:"baud"`
+	AllowSerials  []string      `yaml:"allow_serials"`
+	AllowFirmware []string      `yaml:"allow_firmware"`
+	Silence       time.Duration `yaml:"silence_timeout"`
+}
+
+// GPIOConfig names the table's GPIO lines by function.
+type GPIOConfig struct {
+	// Sim uses simulated pins (no GPIO on this machine).
+	Sim  bool                `yaml:"sim"`
+	Pins []pinmap.PinConfig `yaml:"pins"`
+}
+
+// DemoConfig runs the simulators in the daemon's process: a shoe on a
+// pseudo-terminal (through the real serial path), a dealer who follows the
+// instruction line, and a backend with simulated players over MQTT.
+type DemoConfig struct {
+	Enabled bool          `yaml:"enabled"`
+	Seats   int           `yaml:"seats"`
+	Seed    uint64        `yaml:"seed"`
+	Pace    time.Duration `yaml:"pace"`
+	Think   time.Duration `yaml:"think"`
+	// Betting shortens the game's betting time for the demo.
+	Betting time.Duration `yaml:"betting"`
+}
+
+// DefaultConfig is the configuration without a file.
+func DefaultConfig() Config {
+	return Config{
+		Studio: "studio1", Table: "table1", Game: "000", DataDir: "var/table1",
+		LogFormat: "json", LogLevel: "info",
+		Broker: BrokerConfig{EmbeddedAddr: "127.0.0.1:1883"},
+		Shoe:   ShoeConfig{Baud: 115200, Silence: 3 * time.Second},
+		Demo:   DemoConfig{Seats: 3, Seed: 1, Pace: 350 * time.Millisecond, Think: 300 * time.Millisecond, Betting: 4 * time.Second},
+	}
+}
+
+// LoadConfig reads a YAML file over the defaults; unknown keys are errors.
+func LoadConfig(path string) (Config, error) {
+	cfg := DefaultConfig()
+	if path == "" {
+		return cfg, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return cfg, fmt.Errorf("tabled: config: %w", err)
+	}
+	defer f.Close()
+	dec := yaml.NewDecoder(f)
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("tabled: config %s: %w", path, err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,123 @@
+// Command tabled is the table daemon: one per physical blackjack table. It
+// reads the card shoe over serial, drives the traffic light over GPIO, runs
+// the game in the rules engine, journals every input, and publishes the
+// table over MQTT to the streaming backend.
+//
+// This file and its siblings only wire the packages together: configuration,
+// construction, run, shutdown. See README.md for the flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tabled", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgPath   = fs.String("config", "", "YAML configuration file (see cmd/tabled/tabled.example.yaml)")
+		logFormat = fs.String("log-format", "", "log format: json (default) or console")
+		logLevel  = fs.String("log-level", "", "log level: debug, info, warn, error")
+		demo      = fs.Bool("demo", false, "run a whole demo table: simulated shoe on a pty, dealer, players, GPIO")
+		sim       = fs.Bool("sim", false, "use simulated GPIO pins")
+		dataDir   = fs.String("data-dir", "", "directory of the journal and the MQTT outbox")
+		broker    = fs.String("broker", "", "external MQTT broker URL (empty: embedded broker)")
+		embedded  = fs.String("embedded-addr", "", "address of the embedded broker (default 127.0.0.1:1883)")
+		game      = fs.String("game", "", "game code 000-004")
+		tableID   = fs.String("table", "", "table id")
+		studio    = fs.String("studio", "", "studio id")
+		shoePath  = fs.String("shoe", "", "serial device of the card shoe")
+		seats     = fs.Int("seats", 0, "demo: seats played by simulated players")
+		seed      = fs.Uint64("seed", 0, "demo: shoe and bet seed")
+	)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := LoadConfig(*cfgPath)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&cfg.LogFormat, *logFormat)
+	set(&cfg.LogLevel, *logLevel)
+	set(&cfg.DataDir, *dataDir)
+	set(&cfg.Broker.URL, *broker)
+	set(&cfg.Broker.EmbeddedAddr, *embedded)
+	set(&cfg.Game, *game)
+	set(&cfg.Table, *tableID)
+	set(&cfg.Studio, *studio)
+	set(&cfg.Shoe.Path, *shoePath)
+	if *demo {
+		cfg.Demo.Enabled = true
+		cfg.GPIO.Sim = true
+	}
+	if *sim {
+		cfg.GPIO.Sim = true
+	}
+	if *seats > 0 {
+		cfg.Demo.Seats = *seats
+	}
+	if *seed > 0 {
+		cfg.Demo.Seed = *seed
+	}
+
+	log, err := newLogger(cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, cfg, log); err != nil && !errors.Is(err, context.Canceled) {
+		log.Error().Err(err).Msg("tabled stopped on error")
+		return 1
+	}
+	log.Info().Msg("tabled stopped")
+	return 0
+}
+
+func newLogger(cfg Config, w io.Writer) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(strings.ToLower(cfg.LogLevel))
+	if err != nil {
+		return zerolog.Nop(), fmt.Errorf("tabled: log level %q: %w", cfg.LogLevel, err)
+	}
+	switch cfg.LogFormat {
+	case "json", "":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
+	default:
+		return zerolog.Nop(), fmt.Errorf("tabled: log format %q: want json or console", cfg.LogFormat)
+	}
+	zerolog.TimeFieldFormat = time.RFC3339Nano // main owns the process-wide logger settings
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+func absData(cfg Config, sub string) string {
+	return filepath.Join(cfg.DataDir, sub)
+}
+
+// shortly is a bounded context for shutdown steps.
+func shortly() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 3*time.Second)
+}

@@ -1,0 +1,129 @@
+// Package dealer simulates the studio dealer for demos and tests: it reads
+// the table's instruction line and pulls cards from a (simulated) shoe, and
+// changes the shoe when the table asks for it. A real dealer does the same
+// from the console.
+package dealer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
+)
+
+// Shoe is what the dealer does with the shoe: pull the next card, put in a
+// new shoe. simulators/shoe.Device implements it.
+type Shoe interface {
+	Pull(ctx context.Context) error
+	NewShoe(ctx context.Context, cards []card.Card) error
+}
+
+// Options configure the simulated dealer.
+type Options struct {
+	// Pace is the time the dealer takes per card (0: as fast as possible).
+	Pace time.Duration
+	// ShoeChange is how long a shoe change takes.
+	ShoeChange time.Duration
+}
+
+// Dealer follows the table's instructions.
+type Dealer struct {
+	shoe    Shoe
+	opts    Options
+	log     zerolog.Logger
+	pulled  int  // cards pulled from the current shoe
+	changed bool // a new shoe was put in; wait until the table leaves "closed"
+}
+
+// New returns a dealer using shoe.
+func New(shoe Shoe, opts Options, log zerolog.Logger) *Dealer {
+	return &Dealer{shoe: shoe, opts: opts, log: log}
+}
+
+// Run follows the state snapshots in events until ctx is done or events closes.
+func (d *Dealer) Run(ctx context.Context, events <-chan table.Event) error {
+	var last *table.State
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			if st, ok := ev.Body.(*table.State); ok {
+				last = st
+			}
+			continue
+		case <-tick.C:
+		}
+		if last == nil {
+			continue
+		}
+		if err := d.step(ctx, last); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			d.log.Warn().Err(err).Msg("dealer could not act")
+		}
+		last = nil
+	}
+}
+
+// step acts on one snapshot. The dealer pulls a card only once the table
+// has taken every card pulled so far, so a stale snapshot never makes him
+// pull twice.
+func (d *Dealer) step(ctx context.Context, st *table.State) error {
+	next := st.Round.Next
+	if st.Phase != table.PhaseClosed {
+		d.changed = false
+	}
+	switch {
+	case st.Paused:
+		return nil
+	case st.Phase == table.PhaseClosed || next == "change shoe":
+		if d.changed {
+			return nil
+		}
+		d.changed = true
+		if d.opts.ShoeChange > 0 {
+			if err := sleep(ctx, d.opts.ShoeChange); err != nil {
+				return err
+			}
+		}
+		d.log.Info().Msg("dealer: change shoe")
+		d.pulled = 0
+		return d.shoe.NewShoe(ctx, nil)
+	case strings.HasPrefix(next, "card to") || strings.HasPrefix(next, "hole card") || strings.HasPrefix(next, "burn"):
+		if st.Shoe.Dealt < d.pulled {
+			return nil // the last card is still on its way
+		}
+		d.pulled = st.Shoe.Dealt + 1
+		if err := sleep(ctx, d.opts.Pace); err != nil {
+			return err
+		}
+		return d.shoe.Pull(ctx)
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
