@@ -18,7 +18,7 @@ import (
 
 // testLog writes to the test's log only when it fails, at warn level.
 func testLog(t *testing.T) zerolog.Logger {
-	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
+	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 }
 
 // rig is a simulated shoe on a real pty and a reader opening its slave
@@ -28,6 +28,7 @@ type rig struct {
 	reader *shoereader.Reader
 	events chan shoereader.Event
 	ctx    context.Context
+	stop   func() // stops and waits for both; safe to call twice
 }
 
 func newRig(t *testing.T, sopts shoe.Options, ropts shoereader.Options) *rig {
@@ -45,11 +46,15 @@ func newRig(t *testing.T, sopts shoe.Options, ropts shoereader.Options) *rig {
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = dev.Run(ctx) }()
 	go func() { defer wg.Done(); _ = r.Run(ctx, rg.events) }()
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		require.NoError(t, dev.Close())
-	})
+	var once sync.Once
+	rg.stop = func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			require.NoError(t, dev.Close())
+		})
+	}
+	t.Cleanup(rg.stop)
 	return rg
 }
 

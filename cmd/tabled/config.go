@@ -58,7 +58,7 @@ type ShoeConfig struct {
 // GPIOConfig names the table's GPIO lines by function.
 type GPIOConfig struct {
 	// Sim uses simulated pins (no GPIO on this machine).
-	Sim  bool                `yaml:"sim"`
+	Sim  bool               `yaml:"sim"`
 	Pins []pinmap.PinConfig `yaml:"pins"`
 }
 

@@ -90,6 +90,16 @@ type Faults struct {
 	ShortDeck int
 	// Unshuffled makes every new shoe repeat the previous shoe's order.
 	Unshuffled bool
+	// MisreadEvery, DoubleCardEvery and JamEvery report that event after
+	// every Nth card pulled; ForeignEvery deals a card from outside the
+	// shoe after every Nth card.
+	MisreadEvery, DoubleCardEvery, JamEvery, ForeignEvery int
+	// SilenceEvery, when positive, makes Run fall silent for SilenceFor at
+	// this interval.
+	SilenceEvery, SilenceFor time.Duration
+	// UnplugEvery, when positive, makes Run unplug the cable for UnplugFor
+	// at this interval (a new pty path each time).
+	UnplugEvery, UnplugFor time.Duration
 }
 
 // DefaultOptions returns the options of an 8-deck optical shoe.
@@ -162,36 +172,37 @@ type Device struct {
 
 	mu sync.Mutex
 	// mu guards the following.
-	port        *ptyPair // nil while unplugged
-	portGen     int      // incremented at every plug-in
-	closed      bool
-	rng         *rand.Rand
-	bootID      uint32
-	nextSeq     uint32
-	outstanding []*pending // sent, not acknowledged, oldest first
-	waiting     []*pending // not yet sent: the window is full or no session
-	helloAcked  bool
-	lastHello   time.Time
-	lastSent    time.Time
-	oldestSent  time.Time // when outstanding[0] was last (re)transmitted
-	heartbeat   time.Duration
-	window      int
-	txCount     int // transmissions, for the every-N faults
-	silent      bool
-	dropNext    int
-	corruptNext int
-	dupNext     int
-	shoeNo      int
-	cards       []card.Card // the shoe in play
-	decks       []uint8     // deck number of each card, for RFID codes
-	pos         int         // next card to deal
-	cutAt       int
-	cutOut      bool
-	shoeIn      bool
-	prevOrder   []card.Card
-	foreign     []card.Card
-	dealt       []card.Card
-	afterCut    int
+	port         *ptyPair // nil while unplugged
+	portGen      int      // incremented at every plug-in
+	closed       bool
+	rng          *rand.Rand
+	bootID       uint32
+	nextSeq      uint32
+	outstanding  []*pending // sent, not acknowledged, oldest first
+	waiting      []*pending // not yet sent: the window is full or no session
+	helloAcked   bool
+	lastHello    time.Time
+	lastSent     time.Time
+	oldestSent   time.Time // when outstanding[0] was last (re)transmitted
+	heartbeat    time.Duration
+	window       int
+	txCount      int // transmissions, for the every-N faults
+	silent       bool
+	dropNext     int
+	corruptNext  int
+	dupNext      int
+	shoeNo       int
+	cards        []card.Card // the shoe in play
+	decks        []uint8     // deck number of each card, for RFID codes
+	pos          int         // next card to deal
+	cutAt        int
+	cutOut       bool
+	shoeIn       bool
+	prevOrder    []card.Card
+	foreign      []card.Card
+	dealt        []card.Card
+	afterCut     int
+	pulled       int
 	lastGoBack   uint32
 	lastGoBackAt time.Time
 }
@@ -286,7 +297,9 @@ func (d *Device) Run(ctx context.Context) error {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	served := 0
+	sched := newSchedule(d.opts.Faults, time.Now())
 	for {
+		sched.run(d, time.Now())
 		d.mu.Lock()
 		if d.port != nil && d.portGen != served {
 			served = d.portGen

@@ -100,6 +100,21 @@ func (d *Device) Pull(ctx context.Context) error {
 	}
 	d.dealt = append(d.dealt, m.Card)
 	p := d.enqueueLocked(m, now)
+	d.pulled++
+	f := d.opts.Faults
+	every := func(n int) bool { return n > 0 && d.pulled%n == 0 }
+	if every(f.MisreadEvery) {
+		d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeMisread}, now)
+	}
+	if every(f.DoubleCardEvery) {
+		d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeDoubleCard}, now)
+	}
+	if every(f.JamEvery) {
+		d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeJam}, now)
+	}
+	if every(f.ForeignEvery) {
+		d.foreign = append(d.foreign, card.FromIndex(d.rng.IntN(card.DeckSize)))
+	}
 	d.mu.Unlock()
 	return wait(ctx, p)
 }
