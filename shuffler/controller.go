@@ -201,11 +201,12 @@ func (c *Controller) Halt() error {
 }
 
 // Run samples the lines every Options.Poll and drives the swap until ctx
-// is done. Inputs for the table (CutCardSeen from the sensor, ShoeChanged
-// after a swap, Supervisor{Command: "pause", By: "shuffler"} with every
-// pausing alarm) go to out; bodies for the journal and the console
-// (StateChanged, ShoeSwapped, table.Alarm) go to bodies, which may be nil
-// to drop them. Sends block, so the caller must keep reading both channels
+// is done. Inputs for the table go to out: CutCardSeen{Source: "sensor"}
+// from the cut-card line, ShoeChanged after a swap, and
+// DeviceAlarm{Source: "shuffler"} for every alarm (the table controller
+// journals it, raises table.Alarm with the code "shuffler.<code>" and
+// pauses when Pauses is set). Reports for the journal and the console
+// (StateChanged, ShoeSwapped) go to bodies, which may be nil to drop them. Sends block, so the caller must keep reading both channels
 // until Run returns; Run never closes them since it does not own them.
 //
 // Run may be called once. It returns nil when ctx is done, with
@@ -307,10 +308,12 @@ func (r *runner) step(in input) error {
 			Str("in_play", m.inPlay.String()).Msg("shuffler state")
 	}
 	r.drive(m.state == Swapping)
-	for _, b := range act.bodies {
-		if a, ok := b.(table.Alarm); ok {
+	for _, in := range act.inputs {
+		if a, ok := in.(table.DeviceAlarm); ok {
 			r.c.log.Warn().Str("code", a.Code).Bool("pauses", a.Pauses).Msg(a.Message)
 		}
+	}
+	for _, b := range act.bodies {
 		if r.bodies != nil {
 			select {
 			case r.bodies <- b:

@@ -19,11 +19,12 @@
 // Every wait is bounded: no shoe at start-up (StartTimeout), the shuffler
 // never ready after a request (ReadyTimeout), the swap never acknowledged
 // (SwapTimeout), the shoe in play out of its slot while dealing
-// (RemovedGrace). Each raises a pausing table.Alarm, sends a
-// table.Supervisor{Command: "pause", By: "shuffler"} input so the table
-// pauses through its journal like any other pause, and latches Fault
-// until a supervisor calls Reset. A shuffle slower than ShuffleTimeout
-// raises a non-pausing alarm: the table can go on dealing meanwhile.
+// (RemovedGrace). Each sends a table.DeviceAlarm{Source: "shuffler",
+// Pauses: true} input, which the table controller journals, publishes as a
+// table.Alarm and turns into a pause (so the light blinks and the round
+// waits), and latches Fault until a supervisor calls Reset. A shuffle
+// slower than ShuffleTimeout raises a non-pausing alarm: the table can go
+// on dealing meanwhile.
 //
 // A completed swap emits table.ShoeChanged with the new shoe's id and a
 // [ShoeSwapped] body that carries the shuffler's card count and the number

@@ -16,7 +16,8 @@ var (
 	ErrStopped = errors.New("shuffler: controller stopped")
 )
 
-// Alarm codes, as table.Alarm.Code. They are part of the wire form: the
+// Alarm codes, as table.DeviceAlarm.Code (the table publishes them as
+// table.Alarm codes "shuffler.<code>"). They are part of the wire form: the
 // console and the backend match on them.
 const (
 	// AlarmNoShoe: no shoe in the dealing slot after start-up.

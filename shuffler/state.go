@@ -139,8 +139,8 @@ type machine struct {
 // swap_request is not an action: it is asserted exactly while the state is
 // Swapping, so the acting half derives it from the state.
 type actions struct {
-	inputs []table.Input // to the table controller, in order
-	bodies []table.Body  // alarms and reports, in order
+	inputs []table.Input // to the table controller, in order (alarms included)
+	bodies []table.Body  // reports for the journal and console, in order
 	err    error         // the answer to a command (request, reset)
 }
 
@@ -157,8 +157,7 @@ func next(m machine, in input, lim limits) (machine, actions) {
 	}
 	fault := func(code, msg string) {
 		m.fault = code
-		act.bodies = append(act.bodies, table.Alarm{Code: code, Message: "shuffler: " + msg, Pauses: true})
-		act.inputs = append(act.inputs, table.Supervisor{Command: "pause", By: "shuffler", Reason: code})
+		act.inputs = append(act.inputs, alarm(code, msg, true))
 		enter(Fault, code)
 	}
 	// removed checks the shoe in play is still in its slot, allowing it to
@@ -223,8 +222,8 @@ func next(m machine, in input, lim limits) (machine, actions) {
 		}
 		if !l.ready && !m.slowWarned && in.now.Sub(m.since) >= lim.shuffle {
 			m.slowWarned = true
-			act.bodies = append(act.bodies, table.Alarm{Code: AlarmShuffleSlow,
-				Message: fmt.Sprintf("shuffler: shoe %s not shuffled after %v", m.inPlay.other(), lim.shuffle)})
+			act.inputs = append(act.inputs, alarm(AlarmShuffleSlow,
+				fmt.Sprintf("shoe %s not shuffled after %v", m.inPlay.other(), lim.shuffle), false))
 		}
 	case SwapRequested:
 		switch {
@@ -253,6 +252,13 @@ func next(m machine, in input, lim limits) (machine, actions) {
 	return m, act
 }
 
+// alarm is the table input that reports a shuffler alarm. The table
+// controller journals it, raises table.Alarm{Code: "shuffler." + code} and,
+// when pauses, pauses the table: one record per alarm, replayable.
+func alarm(code, msg string, pauses bool) table.DeviceAlarm {
+	return table.DeviceAlarm{Source: "shuffler", Code: code, Message: msg, Pauses: pauses}
+}
+
 // completeSwap puts the incoming shoe in play: it names the shoe, checks
 // the shuffler's report and emits the table input and the report body.
 func completeSwap(m machine, now time.Time, incoming Shoe, lim limits, act *actions) machine {
@@ -260,15 +266,13 @@ func completeSwap(m machine, now time.Time, incoming Shoe, lim limits, act *acti
 	if r := m.report; r != nil {
 		sw.ShoeID, sw.Cards = r.ShoeID, r.Cards
 		if r.Shoe != "" && r.Shoe != incoming.String() {
-			act.bodies = append(act.bodies, table.Alarm{Code: AlarmWrongShoe, Pauses: true,
-				Message: fmt.Sprintf("shuffler: report names shoe %s, shoe %s came in", r.Shoe, incoming)})
-			act.inputs = append(act.inputs, table.Supervisor{Command: "pause", By: "shuffler", Reason: AlarmWrongShoe})
+			act.inputs = append(act.inputs, alarm(AlarmWrongShoe,
+				fmt.Sprintf("report names shoe %s, shoe %s came in", r.Shoe, incoming), true))
 			sw.ShoeID = ""
 		}
 		if lim.expectCards > 0 && r.Cards > 0 && r.Cards != lim.expectCards {
-			act.bodies = append(act.bodies, table.Alarm{Code: AlarmCardCount, Pauses: true,
-				Message: fmt.Sprintf("shuffler: shoe %s has %d cards, want %d", incoming, r.Cards, lim.expectCards)})
-			act.inputs = append(act.inputs, table.Supervisor{Command: "pause", By: "shuffler", Reason: AlarmCardCount})
+			act.inputs = append(act.inputs, alarm(AlarmCardCount,
+				fmt.Sprintf("shoe %s has %d cards, want %d", incoming, r.Cards, lim.expectCards), true))
 		}
 	}
 	if sw.ShoeID == "" {

@@ -83,18 +83,18 @@ func TestNext(t *testing.T) {
 		{name: "start finds B", m: machine{since: t0}, in: tick(0, lines{presentB: true}), want: BInPlay_AShuffling, wantShoe: ShoeB},
 		{name: "start waits for a shoe", m: machine{since: t0}, in: tick(9*time.Second, lines{}), want: Starting},
 		{name: "start times out without shoe", m: machine{since: t0}, in: tick(10*time.Second, lines{}),
-			want: Fault, alarms: []string{AlarmNoShoe}, inputs: []string{"supervisor"}},
+			want: Fault, alarms: []string{AlarmNoShoe}, inputs: []string{"device_alarm"}},
 		{name: "start times out with both", m: machine{since: t0}, in: tick(10*time.Second, lines{presentA: true, presentB: true}),
-			want: Fault, alarms: []string{AlarmBothShoes}, inputs: []string{"supervisor"}},
+			want: Fault, alarms: []string{AlarmBothShoes}, inputs: []string{"device_alarm"}},
 		{name: "dealing, shuffler busy", m: inPlayA, in: tick(time.Minute, aIn), want: AInPlay_BShuffling, wantShoe: ShoeA},
 		{name: "shuffle slow warns without pausing", m: inPlayA, in: tick(3*time.Minute, aIn),
-			want: AInPlay_BShuffling, wantShoe: ShoeA, alarms: []string{AlarmShuffleSlow}},
+			want: AInPlay_BShuffling, wantShoe: ShoeA, alarms: []string{AlarmShuffleSlow}, inputs: []string{"device_alarm"}},
 		{name: "shuffle slow warns once", m: machine{state: AInPlay_BShuffling, inPlay: ShoeA, since: t0, slowWarned: true},
 			in: tick(4*time.Minute, aIn), want: AInPlay_BShuffling, wantShoe: ShoeA},
 		{name: "shoe lifted briefly", m: inPlayA, in: tick(time.Minute, lines{}), want: AInPlay_BShuffling, wantShoe: ShoeA},
 		{name: "shoe removed while dealing", m: machine{state: AInPlay_BShuffling, inPlay: ShoeA, since: t0, absentSince: at(time.Minute)},
 			in: tick(time.Minute+2*time.Second, lines{}), want: Fault, wantShoe: ShoeA,
-			alarms: []string{AlarmShoeRemoved}, inputs: []string{"supervisor"}},
+			alarms: []string{AlarmShoeRemoved}, inputs: []string{"device_alarm"}},
 		{name: "request while dealing", m: inPlayA, in: input{trigger: request, now: at(time.Minute)}, want: SwapRequested, wantShoe: ShoeA},
 		{name: "request twice is harmless", m: requested, in: input{trigger: request, now: at(time.Minute)}, want: SwapRequested, wantShoe: ShoeA},
 		{name: "request while starting", m: machine{since: t0}, in: input{trigger: request, now: t0}, want: Starting,
@@ -105,10 +105,10 @@ func TestNext(t *testing.T) {
 		{name: "requested, done still high from last swap", m: requested, in: tick(time.Second, lines{presentA: true, ready: true, done: true}),
 			want: SwapRequested, wantShoe: ShoeA},
 		{name: "requested, never ready", m: requested, in: tick(2*time.Minute, aIn), want: Fault, wantShoe: ShoeA,
-			alarms: []string{AlarmNotReady}, inputs: []string{"supervisor"}},
+			alarms: []string{AlarmNotReady}, inputs: []string{"device_alarm"}},
 		{name: "swapping, shoes moving", m: swapping, in: tick(5*time.Second, lines{ready: true}), want: Swapping, wantShoe: ShoeA},
 		{name: "swapping, no ack", m: swapping, in: tick(30*time.Second, lines{presentB: true}), want: Fault, wantShoe: ShoeA,
-			alarms: []string{AlarmNoAck}, inputs: []string{"supervisor"}},
+			alarms: []string{AlarmNoAck}, inputs: []string{"device_alarm"}},
 		{name: "swap done", m: swapping, in: tick(9*time.Second, bInDone), want: BInPlay_AShuffling, wantShoe: ShoeB,
 			inputs: []string{"shoe_changed"}, shoeID: "t1-B-20260101T120009.000"},
 		{name: "swap done with report", m: withReport(swapping, shufflerproto.Report{Shoe: "B", ShoeID: "B-0007", Cards: 416}),
@@ -116,12 +116,12 @@ func TestNext(t *testing.T) {
 			inputs: []string{"shoe_changed"}, shoeID: "B-0007"},
 		{name: "swap done, card count wrong", m: withReport(swapping, shufflerproto.Report{Shoe: "B", ShoeID: "B-0007", Cards: 415}),
 			in: tick(9*time.Second, bInDone), want: BInPlay_AShuffling, wantShoe: ShoeB,
-			alarms: []string{AlarmCardCount}, inputs: []string{"supervisor", "shoe_changed"}, shoeID: "B-0007"},
+			alarms: []string{AlarmCardCount}, inputs: []string{"device_alarm", "shoe_changed"}, shoeID: "B-0007"},
 		{name: "swap done, report for the wrong shoe", m: withReport(swapping, shufflerproto.Report{Shoe: "A", ShoeID: "A-0001"}),
 			in: tick(9*time.Second, bInDone), want: BInPlay_AShuffling, wantShoe: ShoeB,
-			alarms: []string{AlarmWrongShoe}, inputs: []string{"supervisor", "shoe_changed"}, shoeID: "t1-B-20260101T120009.000"},
+			alarms: []string{AlarmWrongShoe}, inputs: []string{"device_alarm", "shoe_changed"}, shoeID: "t1-B-20260101T120009.000"},
 		{name: "swap acknowledged, old shoe still seated", m: swapping, in: tick(9*time.Second, lines{presentA: true, presentB: true, done: true}),
-			want: Fault, wantShoe: ShoeA, alarms: []string{AlarmSwapPresence}, inputs: []string{"supervisor"}},
+			want: Fault, wantShoe: ShoeA, alarms: []string{AlarmSwapPresence}, inputs: []string{"device_alarm"}},
 		{name: "fault is latched", m: machine{state: Fault, inPlay: ShoeA, fault: AlarmNoAck}, in: tick(time.Hour, aInReady), want: Fault, wantShoe: ShoeA},
 		{name: "reset", m: machine{state: Fault, inPlay: ShoeA, fault: AlarmNoAck}, in: input{trigger: reset, now: t0}, want: Starting, wantShoe: ShoeA},
 		{name: "report stored", m: inPlayA, in: input{trigger: report, now: t0, report: shufflerproto.Report{Shoe: "B"}},
@@ -146,9 +146,6 @@ func TestNext(t *testing.T) {
 			var changes int
 			for _, b := range act.bodies {
 				switch b := b.(type) {
-				case table.Alarm:
-					alarms = append(alarms, b.Code)
-					assert.Equal(t, b.Code != AlarmShuffleSlow, b.Pauses, b.Code)
 				case StateChanged:
 					changes++
 					assert.Equal(t, tt.want.String(), b.To)
@@ -157,7 +154,6 @@ func TestNext(t *testing.T) {
 					assert.Equal(t, tt.shoeID, b.ShoeID)
 				}
 			}
-			assert.Equal(t, tt.alarms, alarms)
 			if got.state != tt.m.state || tt.in.trigger == reset {
 				assert.Equal(t, 1, changes, "one StateChanged per transition")
 			} else {
@@ -169,12 +165,15 @@ func TestNext(t *testing.T) {
 				switch in := in.(type) {
 				case table.ShoeChanged:
 					assert.Equal(t, tt.shoeID, in.ShoeID)
-				case table.Supervisor:
-					assert.Equal(t, "pause", in.Command)
-					assert.Equal(t, "shuffler", in.By)
+				case table.DeviceAlarm:
+					alarms = append(alarms, in.Code)
+					assert.Equal(t, "shuffler", in.Source)
+					assert.Equal(t, in.Code != AlarmShuffleSlow, in.Pauses, in.Code)
+					assert.NotEmpty(t, in.Message)
 				}
 			}
 			assert.Equal(t, tt.inputs, kinds)
+			assert.Equal(t, tt.alarms, alarms)
 			if tt.in.trigger == report {
 				require.NotNil(t, got.report)
 				assert.Equal(t, tt.in.report, *got.report)
