@@ -125,6 +125,7 @@ type Controller struct {
 	cmds  chan command
 	done  chan struct{} // closed when Run returns
 	state atomic.Uint32 // the machine's State, for State()
+	ran   atomic.Bool   // Run was called
 }
 
 // New returns a controller. It touches no line until Run.
@@ -212,6 +213,9 @@ func (c *Controller) Halt() error {
 // Run may be called once. It returns nil when ctx is done, with
 // swap_request released, or an error when a line cannot be set up.
 func (c *Controller) Run(ctx context.Context, out chan<- table.Input, bodies chan<- table.Body) error {
+	if !c.ran.CompareAndSwap(false, true) {
+		return ErrRunTwice
+	}
 	defer close(c.done)
 	p := c.pins
 	for _, l := range []struct {

@@ -12,6 +12,9 @@ var (
 	// ErrFault is a swap requested while the controller is in Fault; a
 	// supervisor must Reset it first.
 	ErrFault = errors.New("shuffler: in fault")
+	// ErrRunTwice is a second call of Run: one controller owns one set of
+	// lines for its lifetime.
+	ErrRunTwice = errors.New("shuffler: Run called twice")
 	// ErrStopped is a command sent after Run returned.
 	ErrStopped = errors.New("shuffler: controller stopped")
 )

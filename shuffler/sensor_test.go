@@ -105,6 +105,7 @@ func TestRunErrors(t *testing.T) {
 				assert.ErrorIs(t, err, tt.isErr)
 			}
 			assert.ErrorIs(t, c.RequestSwap(context.Background()), shuffler.ErrStopped, "commands after Run fail fast")
+			assert.ErrorIs(t, c.Run(context.Background(), nil, nil), shuffler.ErrRunTwice)
 		})
 	}
 	err := shuffler.NewCutCardSensor(nil, shuffler.SensorOptions{}, clk, zerolog.Nop()).Run(context.Background(), nil)
