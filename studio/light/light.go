@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -73,6 +74,18 @@ type Tower struct {
 	opts               Options
 	clk                clockwork.Clock
 	log                zerolog.Logger
+
+	// mu guards the following.
+	mu    sync.Mutex
+	lamps Changed // as last driven, for Lamps
+}
+
+// Lamps are the lamps as last driven (the blinking lamp in its current
+// phase), for a console on real hardware where no simulated bank exists.
+func (t *Tower) Lamps() Changed {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lamps
 }
 
 // New returns a tower on three output lines in logical levels (High = lamp
@@ -235,6 +248,9 @@ func (t *Tower) set(c Changed) {
 }
 
 func (t *Tower) drive(c Changed) error {
+	t.mu.Lock()
+	t.lamps = c
+	t.mu.Unlock()
 	var errs []error
 	for _, l := range []struct {
 		name string

@@ -50,6 +50,7 @@ func TestPatternAt(t *testing.T) {
 
 // rig is a tower on simulated pins with a fake clock.
 type rig struct {
+	tw                 *Tower
 	clk                *clockwork.FakeClock
 	red, yellow, green *simgpio.Pin
 	events             chan table.Event
@@ -74,6 +75,7 @@ func newRig(t *testing.T, opts Options) *rig {
 	r.green, _ = bank.Pin(pinmap.LightGreen)
 	opts.OnChange = func(c Changed) { r.changes <- c }
 	tw := New(r.red.Logical(), r.yellow.Logical(), r.green.Logical(), opts, clk, zerolog.Nop())
+	r.tw = tw
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	go func() { r.done <- tw.Run(ctx, r.events) }()
@@ -156,6 +158,8 @@ func TestTowerSequence(t *testing.T) {
 		}
 		if st.body == nil || st.change != nil {
 			assert.Equal(t, st.lamps, r.lamps(), st.name)
+			l := r.tw.Lamps()
+			assert.Equal(t, st.lamps, [3]bool{l.Red, l.Yellow, l.Green}, "Lamps() after %s", st.name)
 		}
 	}
 	r.cancel()
