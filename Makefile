@@ -1,0 +1,85 @@
+# livetable: the table daemon of a live-casino blackjack table.
+# `make help` lists the targets. `make run` and `make test` install what they
+# need by themselves (Go modules; mosquitto from apt-get when absent).
+
+GO        ?= go
+PKGS      ?= ./...
+TESTFLAGS ?= -race -shuffle=on -timeout 12m
+DIST      ?= dist
+LDFLAGS   ?= -s -w
+STATICCHECK_VERSION ?= 2025.1.1
+
+# apt-get needs root; use sudo when we are not root and it exists.
+SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
+
+.PHONY: help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-clients scenarios clean
+
+help: ## this list
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+run: deps-go deps-clients ## a whole demo table: simulated shoe on a pty, GPIO, embedded broker, dealer, players
+	$(GO) run ./cmd/tabled --demo --log-format console --data-dir $${DATA_DIR:-var/demo} $(RUNFLAGS)
+
+test: deps-go deps-mosquitto ## gofmt, go vet and every test with -race (integration tests use a real mosquitto and pty)
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+bench: deps-go ## benchmarks and the figures the issues ask for
+	$(GO) test -run '^$$' -bench . -benchmem ./table/round/ ./table/sidebets/ ./table/strategy/ ./firmware-protocols/shoeproto/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=200x ./table/journal/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=3x ./shoereader/
+	$(GO) run ./cmd/bjsim sidebets --game all
+
+fuzz: deps-go ## run every fuzz target briefly (FUZZTIME, default 20s each)
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-20s} $$pkg || exit 1; \
+	  done; \
+	done
+
+lint: deps-go ## gofmt, go vet, staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	@command -v staticcheck >/dev/null 2>&1 || [ -x "$$($(GO) env GOPATH)/bin/staticcheck" ] || \
+	  $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" staticcheck $(PKGS)
+
+check: lint build ## lint and the cross-builds for the table boxes
+
+build: deps-go ## static binaries (CGO_ENABLED=0) for linux/amd64, linux/arm64, linux/arm v7 in dist/
+	@for target in linux/amd64 linux/arm64 linux/arm/7; do \
+	  os=$${target%%/*}; rest=$${target#*/}; arch=$${rest%%/*}; arm=$${rest#*/}; \
+	  [ "$$arm" = "$$rest" ] && arm=; \
+	  out=$(DIST)/$$os-$$arch$${arm:+v$$arm}; mkdir -p $$out; \
+	  echo "building $$out"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$$arm $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out/ ./cmd/... || exit 1; \
+	done
+
+scenarios: ## run the hand-written scenarios through tablectl
+	@for f in testdata/scenarios/*.json; do echo "== $$f"; \
+	  python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["input"]))' $$f | $(GO) run ./cmd/tablectl scenario; done
+
+deps: deps-go deps-mosquitto ## install everything the tests need
+
+deps-go:
+	@$(GO) mod download
+
+# mosquitto is needed by the integration tests (a real broker process).
+deps-mosquitto:
+	@if ! command -v mosquitto >/dev/null 2>&1 && [ ! -x /usr/sbin/mosquitto ]; then \
+	  echo "installing mosquitto (apt-get)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto mosquitto-clients >/dev/null; \
+	fi
+
+# mosquitto_sub lets you watch the demo; best effort, the demo runs without it.
+deps-clients:
+	@if ! command -v mosquitto_sub >/dev/null 2>&1; then \
+	  echo "installing mosquitto-clients (apt-get) so you can watch with mosquitto_sub"; \
+	  ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto-clients >/dev/null) || \
+	  echo "could not install mosquitto-clients: the demo runs anyway"; \
+	fi
+
+clean: ## remove build output and demo data
+	rm -rf $(DIST) var/demo
