@@ -102,13 +102,12 @@ func kindsOf(evs []shoereader.Event) map[shoereader.Kind]int {
 	return out
 }
 
-// pull deals n cards and then a marker (a MISREAD) so the test knows every
-// card before it has been delivered.
+// pull deals n cards in one burst (the device's window fills) and then a
+// marker (a MISREAD), so the test knows every card before it has been
+// delivered.
 func (rg *rig) pull(t *testing.T, n int) []shoereader.Event {
 	t.Helper()
-	for range n {
-		require.NoError(t, rg.dev.Pull(rg.ctx))
-	}
+	require.NoError(t, rg.dev.PullN(rg.ctx, n))
 	require.NoError(t, rg.dev.Misread(rg.ctx))
 	return rg.until(t, shoereader.Misread)
 }
@@ -116,7 +115,10 @@ func (rg *rig) pull(t *testing.T, n int) []shoereader.Event {
 func TestPtyDealsExactSequence(t *testing.T) {
 	script := []card.Card{card.MustParse("As"), card.MustParse("Kd"), card.MustParse("7c"), card.MustParse("7c"), card.MustParse("Th")}
 	rg := newRig(t, shoe.Options{Seed: 7, Script: script}, shoereader.Options{})
-	evs := rg.pull(t, 40)
+	for range 39 {
+		require.NoError(t, rg.dev.Pull(rg.ctx)) // one at a time, each ACKed
+	}
+	evs := rg.pull(t, 1)
 	k := kindsOf(evs)
 	assert.Equal(t, 1, k[shoereader.Connected])
 	assert.Equal(t, 1, k[shoereader.ShoeIn])

@@ -74,8 +74,9 @@ type Options struct {
 	Faults Faults
 }
 
-// Faults are line and device faults injected continuously. Counters are
-// deterministic: "every N" means transmissions N, 2N, 3N...
+// Faults are line and device faults injected continuously. For the line
+// faults "every N" means one transmission in N on average, drawn from the
+// seeded generator, so a run is reproducible; the card faults count cards.
 type Faults struct {
 	// NoiseEvery writes NoiseBytes random bytes before every Nth frame.
 	NoiseEvery int
@@ -186,7 +187,6 @@ type Device struct {
 	oldestSent   time.Time // when outstanding[0] was last (re)transmitted
 	heartbeat    time.Duration
 	window       int
-	txCount      int // transmissions, for the every-N faults
 	silent       bool
 	dropNext     int
 	corruptNext  int
@@ -510,9 +510,11 @@ func (d *Device) transmitLocked(frame []byte, now time.Time) {
 	if d.silent || d.port == nil {
 		return
 	}
-	d.txCount++
 	f := d.opts.Faults
-	every := func(n int) bool { return n > 0 && d.txCount%n == 0 }
+	// Drawn from the seeded generator rather than counted, so a fault
+	// never falls in step with the retransmission cycle and always hits
+	// the same frame.
+	every := func(n int) bool { return n > 0 && d.rng.IntN(n) == 0 }
 	if every(f.DropEvery) || d.dropNext > 0 {
 		if d.dropNext > 0 {
 			d.dropNext--

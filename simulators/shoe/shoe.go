@@ -72,10 +72,37 @@ func (d *Device) loadShoeLocked(cards []card.Card) {
 // error; Run must be running. An injected foreign card comes out before
 // the shoe's next card.
 func (d *Device) Pull(ctx context.Context) error {
+	p, err := d.pull()
+	if err != nil {
+		return err
+	}
+	return wait(ctx, p)
+}
+
+// PullN pulls n cards in a burst, without waiting for each ACK, so the
+// send window fills as when a dealer deals a round quickly; it returns
+// when the last is acknowledged. It stops early with ErrShoeEmpty.
+func (d *Device) PullN(ctx context.Context, n int) error {
+	var last *pending
+	for range n {
+		p, err := d.pull()
+		if err != nil {
+			return err
+		}
+		last = p
+	}
+	if last == nil {
+		return nil
+	}
+	return wait(ctx, last)
+}
+
+// pull queues the next card (and the cut card before it when due).
+func (d *Device) pull() (*pending, error) {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	now := time.Now()
 	var m shoeproto.Message
@@ -86,7 +113,7 @@ func (d *Device) Pull(ctx context.Context) error {
 		m = d.cardMsgLocked(c, 99)
 	case d.pos >= len(d.cards):
 		d.mu.Unlock()
-		return ErrShoeEmpty
+		return nil, ErrShoeEmpty
 	default:
 		if !d.cutOut && d.pos >= d.cutAt {
 			d.cutOut = true
@@ -116,7 +143,7 @@ func (d *Device) Pull(ctx context.Context) error {
 		d.foreign = append(d.foreign, card.FromIndex(d.rng.IntN(card.DeckSize)))
 	}
 	d.mu.Unlock()
-	return wait(ctx, p)
+	return p, nil
 }
 
 func (d *Device) cardMsgLocked(c card.Card, deck int) shoeproto.Message {

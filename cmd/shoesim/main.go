@@ -1,0 +1,124 @@
+// Command shoesim runs a simulated card shoe on a pseudo-terminal and
+// prints the tty path for the table daemon (or any shoeproto reader) to
+// open. It deals from a seeded shuffled shoe or a script of cards, paced
+// by a dealer's pull rate or as fast as the reader acknowledges, with
+// optional fault injection.
+//
+// Usage:
+//
+//	shoesim [--seed N | --script FILE] [--rate R | --fast] [fault flags]
+//
+// A script file holds cards in wire form ("As Td 7c"), separated by spaces
+// or newlines; lines starting with # are comments.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/simulators/shoe"
+	"github.com/livetable/livetable/table/card"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "shoesim:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	def := shoe.DefaultOptions()
+	opts := def
+	var script, logFormat, logLevel string
+	fs := flag.CommandLine
+	fs.Uint64Var(&opts.Seed, "seed", def.Seed, "seed of the shuffles (PCG)")
+	fs.StringVar(&script, "script", "", "file of cards to stack on top of the first shoe (\"As Td 7c\")")
+	fs.IntVar(&opts.Decks, "decks", def.Decks, "decks per shoe")
+	fs.Float64Var(&opts.Penetration, "penetration", def.Penetration, "fraction of the shoe dealt before the cut card")
+	fs.Float64Var(&opts.Rate, "rate", 2, "cards pulled per second (0: none, the shoe only answers)")
+	fs.BoolVar(&opts.Fast, "fast", false, "pull cards as fast as the reader acknowledges them")
+	fs.BoolVar(&opts.RFID, "rfid", false, "act as an RFID shoe: send each card's unique code")
+	fs.StringVar(&opts.Serial, "serial", def.Serial, "device serial number sent in HELLO")
+	fs.StringVar(&opts.Firmware, "firmware", def.Firmware, "firmware version sent in HELLO")
+	fs.DurationVar(&opts.Heartbeat, "heartbeat", def.Heartbeat, "heartbeat interval")
+	f := &opts.Faults
+	fs.IntVar(&f.NoiseEvery, "noise-every", 0, "write noise bytes before every Nth frame")
+	fs.IntVar(&f.NoiseBytes, "noise-bytes", 16, "noise bytes per burst")
+	fs.IntVar(&f.CorruptEvery, "corrupt-every", 0, "corrupt (CRC error) every Nth frame")
+	fs.IntVar(&f.DropEvery, "drop-every", 0, "drop every Nth frame")
+	fs.IntVar(&f.DuplicateEvery, "dup-every", 0, "send every Nth frame twice")
+	fs.DurationVar(&f.SilenceEvery, "silence-every", 0, "fall silent at this interval")
+	fs.DurationVar(&f.SilenceFor, "silence-for", 5*time.Second, "length of each silence")
+	fs.DurationVar(&f.UnplugEvery, "unplug-every", 0, "unplug the cable at this interval (new tty path on replug)")
+	fs.DurationVar(&f.UnplugFor, "unplug-for", 2*time.Second, "time unplugged")
+	fs.IntVar(&f.MisreadEvery, "misread-every", 0, "report a misread after every Nth card")
+	fs.IntVar(&f.DoubleCardEvery, "double-every", 0, "report a double card after every Nth card")
+	fs.IntVar(&f.JamEvery, "jam-every", 0, "report a jam after every Nth card")
+	fs.IntVar(&f.ForeignEvery, "foreign-every", 0, "deal a card from outside the shoe after every Nth card")
+	fs.IntVar(&f.ShortDeck, "short-deck", 0, "secretly remove this many cards from every shoe")
+	fs.BoolVar(&f.Unshuffled, "unshuffled", false, "every new shoe repeats the previous order")
+	fs.StringVar(&logFormat, "log-format", "console", "log format: console or json")
+	fs.StringVar(&logLevel, "log-level", "info", "log level")
+	flag.Parse()
+
+	lvl, err := zerolog.ParseLevel(logLevel)
+	if err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Logger()
+	if logFormat == "console" {
+		log = log.Output(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly})
+	}
+	if script != "" {
+		cards, err := readScript(script)
+		if err != nil {
+			return err
+		}
+		opts.Script = cards
+	}
+	if opts.Rate == 0 && !opts.Fast {
+		log.Info().Msg("rate 0: the shoe answers the reader but deals nothing")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dev, err := shoe.New(opts, log)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	fmt.Println(dev.Path())
+	log.Info().Str("path", dev.Path()).Uint64("seed", opts.Seed).Msg("shoe ready")
+	if err := dev.Run(ctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+func readScript(path string) ([]card.Card, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--script: %w", err)
+	}
+	var words []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		words = append(words, strings.Fields(line)...)
+	}
+	cards, err := card.ParseList(words)
+	if err != nil {
+		return nil, fmt.Errorf("--script %s: %w", path, err)
+	}
+	return cards, nil
+}

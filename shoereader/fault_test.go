@@ -1,0 +1,255 @@
+package shoereader_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/shoereader"
+	"github.com/livetable/livetable/simulators/shoe"
+	"github.com/livetable/livetable/table/card"
+)
+
+// TestPtyLineFaults deals through a pty with each line fault switched on:
+// the reader must deliver exactly the dealt sequence, once and in order.
+func TestPtyLineFaults(t *testing.T) {
+	tests := []struct {
+		name   string
+		faults shoe.Faults
+		check  func(t *testing.T, st shoereader.Stats)
+	}{
+		{"noise", shoe.Faults{NoiseEvery: 2, NoiseBytes: 24}, func(t *testing.T, st shoereader.Stats) {
+			assert.Positive(t, st.BadFrames)
+		}},
+		{"crc errors", shoe.Faults{CorruptEvery: 3}, func(t *testing.T, st shoereader.Stats) {
+			assert.Positive(t, st.BadFrames)
+		}},
+		{"dropped frames", shoe.Faults{DropEvery: 4}, func(t *testing.T, st shoereader.Stats) {
+			assert.Positive(t, st.Gaps)
+		}},
+		{"duplicated frames", shoe.Faults{DuplicateEvery: 2}, func(t *testing.T, st shoereader.Stats) {
+			assert.Positive(t, st.Duplicates)
+		}},
+		{"everything at once", shoe.Faults{NoiseEvery: 5, NoiseBytes: 40, CorruptEvery: 7, DropEvery: 6, DuplicateEvery: 4}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rg := newRig(t, shoe.Options{Seed: 11, Faults: tt.faults}, shoereader.Options{})
+			evs := rg.pull(t, 60)
+			assert.Equal(t, rg.dev.Dealt(), cardsOf(evs))
+			assert.Len(t, cardsOf(evs), 60)
+			assert.Zero(t, kindsOf(evs)[shoereader.IntegrityAlarm])
+			// The reader's counters are read while it blocks on the next
+			// event: stop it first.
+			rg.stop()
+			if tt.check != nil {
+				tt.check(t, rg.reader.Stats())
+			}
+		})
+	}
+}
+
+func TestPtyDeviceEvents(t *testing.T) {
+	rg := newRig(t, shoe.Options{Seed: 3}, shoereader.Options{})
+	ctx := rg.ctx
+	require.NoError(t, rg.dev.Pull(ctx))
+	require.NoError(t, rg.dev.DoubleCard(ctx))
+	require.NoError(t, rg.dev.Jam(ctx))
+	require.NoError(t, rg.dev.FaceUp(ctx, card.MustParse("Qs")))
+	require.NoError(t, rg.dev.UnknownCard(ctx, "ZZZ"))
+	require.NoError(t, rg.dev.DeviceFault(ctx, 7, "lamp"))
+	require.NoError(t, rg.dev.Pull(ctx))
+	evs := rg.pull(t, 0)
+	var kinds []shoereader.Kind
+	for _, ev := range evs {
+		if ev.Kind != shoereader.Connected && ev.Kind != shoereader.ShoeIn && ev.Kind != shoereader.ShoeID {
+			kinds = append(kinds, ev.Kind)
+		}
+		switch ev.Kind {
+		case shoereader.FaceUp:
+			assert.Equal(t, "Qs", ev.Card.String())
+		case shoereader.UnknownCard:
+			assert.Equal(t, "ZZZ", ev.Code)
+		case shoereader.DeviceFault:
+			var fe *shoereader.FaultError
+			require.ErrorAs(t, ev.Err, &fe)
+			assert.Equal(t, uint16(7), fe.Code)
+			assert.True(t, ev.Kind.Alarm())
+		}
+	}
+	assert.Equal(t, []shoereader.Kind{shoereader.Card, shoereader.DoubleCard, shoereader.Jam, shoereader.FaceUp,
+		shoereader.UnknownCard, shoereader.DeviceFault, shoereader.Card, shoereader.Misread}, kinds)
+	assert.Equal(t, rg.dev.Dealt(), cardsOf(evs))
+}
+
+func TestPtySilence(t *testing.T) {
+	clk := clockwork.NewFakeClock()
+	rg := newRig(t, shoe.Options{Seed: 5}, shoereader.Options{Clock: clk})
+	evs := rg.pull(t, 3)
+	require.Len(t, cardsOf(evs), 3)
+	require.NoError(t, rg.dev.WaitIdle(rg.ctx))
+
+	rg.dev.SetSilent(true)
+	clk.Advance(4 * time.Second)
+	evs = rg.until(t, shoereader.Silent)
+	assert.True(t, errors.Is(evs[len(evs)-1].Err, shoereader.ErrSilent))
+
+	rg.dev.SetSilent(false)
+	done := make(chan error, 1)
+	go func() { done <- rg.dev.Pull(rg.ctx) }()
+	evs = rg.until(t, shoereader.Card)
+	assert.Equal(t, shoereader.Alive, evs[0].Kind)
+	require.NoError(t, <-done)
+	assert.Equal(t, rg.dev.Dealt(), append(cardsOf(evs[:0]), rg.dev.Dealt()...))
+}
+
+func TestPtyUnplugReplug(t *testing.T) {
+	rg := newRig(t, shoe.Options{Seed: 9}, shoereader.Options{BackoffMin: 5 * time.Millisecond, BackoffMax: 20 * time.Millisecond})
+	var all []shoereader.Event
+	all = append(all, rg.pull(t, 5)...)
+	oldPath := rg.dev.Path()
+
+	require.NoError(t, rg.dev.Unplug())
+	all = append(all, rg.until(t, shoereader.Disconnected)...)
+	// A card pulled while unplugged is held by the device and delivered
+	// once after the replug.
+	done := make(chan error, 1)
+	go func() { done <- rg.dev.Pull(rg.ctx) }()
+	require.NoError(t, rg.dev.Replug())
+	assert.NotEmpty(t, rg.dev.Path())
+	require.NoError(t, <-done)
+	all = append(all, rg.pull(t, 5)...)
+
+	k := kindsOf(all)
+	assert.Equal(t, 2, k[shoereader.Connected])
+	assert.Equal(t, 1, k[shoereader.Disconnected])
+	assert.Equal(t, rg.dev.Dealt(), cardsOf(all))
+	assert.Len(t, cardsOf(all), 11)
+	t.Logf("path before %s, after %s", oldPath, rg.dev.Path())
+}
+
+func TestPtyIntegrity(t *testing.T) {
+	comp := card.NewComposition(1)
+	oneDeck := comp.Cards()
+	// Each act returns the events and the cards that must be delivered.
+	tests := []struct {
+		name   string
+		sopts  shoe.Options
+		ropts  shoereader.Options
+		act    func(t *testing.T, rg *rig) ([]shoereader.Event, []card.Card)
+		reason shoereader.Reason
+	}{
+		{"foreign card rfid", shoe.Options{Seed: 1, RFID: true}, shoereader.Options{},
+			func(t *testing.T, rg *rig) ([]shoereader.Event, []card.Card) {
+				evs := rg.pull(t, 3)
+				rg.dev.InjectForeign(card.MustParse("As"))
+				evs = append(evs, rg.pull(t, 2)...)
+				dealt := rg.dev.Dealt()
+				return evs, append(dealt[:3:3], dealt[4:]...)
+			}, shoereader.UnknownCode},
+		{"foreign card beyond its count", shoe.Options{Decks: 1, Script: oneDeck}, shoereader.Options{Decks: 1},
+			func(t *testing.T, rg *rig) ([]shoereader.Event, []card.Card) {
+				evs := rg.pull(t, 52)
+				rg.dev.InjectForeign(card.MustParse("7h"))
+				return append(evs, rg.pull(t, 1)...), oneDeck
+			}, shoereader.OverCount},
+		{"short deck", shoe.Options{Seed: 2, Faults: shoe.Faults{ShortDeck: 1}}, shoereader.Options{},
+			func(t *testing.T, rg *rig) ([]shoereader.Event, []card.Card) {
+				evs := rg.pull(t, 20)
+				dealt := rg.dev.Dealt()
+				require.NoError(t, rg.dev.NewShoe(rg.ctx, nil))
+				return append(evs, rg.until(t, shoereader.ShoeID)...), dealt
+			}, shoereader.CountMismatch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rg := newRig(t, tt.sopts, tt.ropts)
+			evs, want := tt.act(t, rg)
+			var alarms []*shoereader.IntegrityError
+			for _, ev := range evs {
+				if ev.Kind == shoereader.IntegrityAlarm {
+					var ie *shoereader.IntegrityError
+					require.ErrorAs(t, ev.Err, &ie)
+					assert.ErrorIs(t, ev.Err, shoereader.ErrIntegrity)
+					alarms = append(alarms, ie)
+				}
+			}
+			require.Len(t, alarms, 1)
+			assert.Equal(t, tt.reason, alarms[0].Reason, alarms[0].Error())
+			// The offending card is not delivered as a card; the rest is.
+			assert.Equal(t, want, cardsOf(evs))
+			if tt.reason == shoereader.CountMismatch {
+				assert.Equal(t, 416, alarms[0].Want)
+				assert.Equal(t, 415, alarms[0].Dealt+alarms[0].Returned)
+			}
+		})
+	}
+}
+
+func TestPtyShuffleCheck(t *testing.T) {
+	tests := []struct {
+		name       string
+		unshuffled bool
+		wantAlarm  bool
+	}{
+		{"shuffled shoes", false, false},
+		{"unshuffled repeat", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rg := newRig(t, shoe.Options{Seed: 21, Faults: shoe.Faults{Unshuffled: tt.unshuffled}}, shoereader.Options{})
+			evs := rg.pull(t, 30)
+			require.NoError(t, rg.dev.NewShoe(rg.ctx, nil))
+			evs = append(evs, rg.pull(t, 30)...)
+			var alarms []shoereader.Event
+			for _, ev := range evs {
+				if ev.Kind == shoereader.ShuffleAlarm {
+					alarms = append(alarms, ev)
+				}
+			}
+			if !tt.wantAlarm {
+				assert.Empty(t, alarms)
+				return
+			}
+			require.Len(t, alarms, 1)
+			var se *shoereader.ShuffleError
+			require.ErrorAs(t, alarms[0].Err, &se)
+			assert.Equal(t, 7, se.Run)
+			assert.Equal(t, "SIM0001-0001", se.PreviousID)
+			assert.Equal(t, "SIM0001-0002", se.ShoeID)
+		})
+	}
+}
+
+func TestPtyRefusedDevice(t *testing.T) {
+	tests := []struct {
+		name  string
+		ropts shoereader.Options
+	}{
+		{"serial", shoereader.Options{AllowSerials: []string{"SN-OTHER"}}},
+		{"firmware", shoereader.Options{AllowFirmware: []string{"2.0.0"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rg := newRig(t, shoe.Options{Seed: 4}, tt.ropts)
+			ev := rg.next(t)
+			require.Equal(t, shoereader.DeviceRefused, ev.Kind, ev.String())
+			assert.ErrorIs(t, ev.Err, shoereader.ErrRefused)
+			assert.Equal(t, "SIM0001", ev.Device.Serial)
+			// Its cards are never acknowledged nor delivered.
+			ctx, cancel := context.WithTimeout(rg.ctx, 300*time.Millisecond)
+			defer cancel()
+			assert.ErrorIs(t, rg.dev.Pull(ctx), context.DeadlineExceeded)
+			select {
+			case ev := <-rg.events:
+				t.Fatalf("refused device produced %v", ev)
+			default:
+			}
+		})
+	}
+}
