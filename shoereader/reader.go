@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -235,6 +236,10 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 	r.next++
 	r.stats.Delivered++
 	r.dispatch(f.Seq, m, now)
+	// Let the consumer woken by the event run before our ACK write: the
+	// scheduler queues it behind this goroutine, and the card path's
+	// latency is what the table feels.
+	runtime.Gosched()
 	r.sendSeq(shoeproto.TypeAck, f.Seq)
 }
 

@@ -203,6 +203,7 @@ type Device struct {
 	dealt        []card.Card
 	afterCut     int
 	pulled       int
+	lastWrite    time.Time
 	lastGoBack   uint32
 	lastGoBackAt time.Time
 }
@@ -294,7 +295,9 @@ func (d *Device) Run(ctx context.Context) error {
 		}()
 	}
 
-	tick := time.NewTicker(5 * time.Millisecond)
+	// A quarter of the retransmission timeout is precise enough for
+	// retransmits and heartbeats, and wakes the loop rarely.
+	tick := time.NewTicker(max(d.opts.Retransmit/4, time.Millisecond))
 	defer tick.Stop()
 	served := 0
 	sched := newSchedule(d.opts.Faults, time.Now())
@@ -551,6 +554,7 @@ func (d *Device) noiseLocked(n int) {
 }
 
 func (d *Device) writeLocked(b []byte) {
+	d.lastWrite = time.Now()
 	if err := d.port.write(b); err != nil {
 		d.log.Debug().Err(err).Msg("write")
 	}

@@ -130,3 +130,11 @@ func (d *Device) WaitIdle(ctx context.Context) error {
 		}
 	}
 }
+
+// LastWrite is when the device last started writing bytes to the pty: the
+// start of the card path that BenchmarkPtyLatency times.
+func (d *Device) LastWrite() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lastWrite
+}
