@@ -135,6 +135,7 @@ func errString(err error) string {
 func (r *Reader) serve() error {
 	r.dec.Reset()
 	r.helloOnCon = false
+	r.refused = false
 	r.fail = nil
 	r.noSession = 0
 	if err := r.port.SetReadTimeout(r.opts.ReadTimeout); err != nil {
@@ -213,15 +214,15 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 		r.hello(f.Seq, m, now)
 		return
 	}
+	if r.refused {
+		return // nothing from a refused device is acknowledged or delivered
+	}
 	if !r.helloOnCon {
 		// Mid-stream after our restart: ask for a HELLO, now and then.
 		if r.noSession%16 == 0 {
 			r.sendConfig()
 		}
 		r.noSession++
-		return
-	}
-	if r.refused {
 		return
 	}
 	switch {
@@ -261,7 +262,7 @@ func (r *Reader) hello(seq uint32, m *shoeproto.Message, now time.Time) {
 		Firmware: string(m.Firmware), Proto: m.Proto, BootID: m.BootID,
 	}
 	if why := r.refuse(info); why != "" {
-		r.helloOnCon = true
+		r.helloOnCon = false
 		r.refused = true
 		key := info.Serial + "\x00" + info.Firmware
 		if r.refusedFor != key {
