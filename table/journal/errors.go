@@ -29,6 +29,10 @@ var ErrFailed = errors.New("journal: failed, reopen to recover")
 // ErrClosed is returned by Append and Replay after Close.
 var ErrClosed = errors.New("journal: closed")
 
+// ErrReadOnly is returned by Append on a journal opened with
+// Options.ReadOnly.
+var ErrReadOnly = errors.New("journal: read-only")
+
 // ErrTooLarge is returned by Append for a record whose encoded form exceeds
 // Options.MaxRecordBytes. It does not fail the journal.
 var ErrTooLarge = errors.New("journal: record too large")

@@ -121,18 +121,25 @@ func (p *Pending) finish(seq uint64, err error) {
 // to the last whole record (reported in RecoveryReport); and returns a
 // *CorruptError (ErrCorrupt) for damage anywhere else, without touching the
 // files. It starts the writer goroutine that Close stops.
+//
+// With opts.ReadOnly it takes no lock and writes nothing: a torn tail is
+// reported but left in place, retention does not run, and appends fail
+// with ErrReadOnly. tablectl uses it to read a live table's journal.
 func Open(opts Options, log zerolog.Logger) (*Journal, RecoveryReport, error) {
 	opts.ensureDefaults()
 	var rep RecoveryReport
 	if opts.Dir == "" {
 		return nil, rep, ErrNoDir
 	}
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, rep, fmt.Errorf("journal: create %s: %w", opts.Dir, err)
-	}
-	lock, err := lockDir(opts.Dir)
-	if err != nil {
-		return nil, rep, err
+	var lock *os.File
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+			return nil, rep, fmt.Errorf("journal: create %s: %w", opts.Dir, err)
+		}
+		var err error
+		if lock, err = lockDir(opts.Dir); err != nil {
+			return nil, rep, err
+		}
 	}
 	j := &Journal{
 		opts: opts,
@@ -144,12 +151,16 @@ func Open(opts Options, log zerolog.Logger) (*Journal, RecoveryReport, error) {
 		ch:   newChainer(),
 	}
 	if err := j.recover(&rep); err != nil {
-		lock.Close()
+		if lock != nil {
+			lock.Close()
+		}
 		return nil, rep, err
 	}
-	j.timer = time.NewTimer(time.Hour)
-	j.timer.Stop()
-	go j.run()
+	if !opts.ReadOnly {
+		j.timer = time.NewTimer(time.Hour)
+		j.timer.Stop()
+		go j.run()
+	}
 	j.log.Info().Int("segments", rep.Segments).Uint64("first_seq", rep.FirstSeq).
 		Uint64("last_seq", rep.LastSeq).Bool("tail_cut", rep.Tail != nil).Msg("journal open")
 	return j, rep, nil
@@ -181,8 +192,16 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 			return bad
 		}
 		rep.Tail = bad
-		j.log.Warn().Err(bad).Msg("journal torn tail: cutting back to the last whole record")
-		if bad.Offset == 0 {
+		switch {
+		case j.opts.ReadOnly:
+			// Leave the file alone; reads stop at the last whole record.
+			j.log.Warn().Err(bad).Msg("journal torn tail (read-only: left in place)")
+			if bad.Offset == 0 {
+				nextSeq = seg.firstSeq
+				segs = segs[:i]
+			}
+		case bad.Offset == 0:
+			j.log.Warn().Err(bad).Msg("journal torn tail: removing the torn segment")
 			// The segment's own header is torn, so it holds no record.
 			fi, err := os.Stat(path)
 			if err != nil {
@@ -198,7 +217,8 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 			rep.RemovedSegments = append(rep.RemovedSegments, seg.name)
 			nextSeq = seg.firstSeq
 			segs = segs[:i]
-		} else {
+		default:
+			j.log.Warn().Err(bad).Msg("journal torn tail: cutting back to the last whole record")
 			cut, err := truncateFile(path, seg.size)
 			if err != nil {
 				return err
@@ -207,13 +227,19 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		}
 	}
 	j.segs = segs
-	if len(segs) == 0 {
+	switch {
+	case j.opts.ReadOnly:
+		if len(segs) == 0 {
+			// Nothing on disk: an empty journal that would start at nextSeq.
+			j.segs = []*segment{{name: segmentName(nextSeq), firstSeq: nextSeq, lastSeq: nextSeq - 1}}
+		}
+	case len(segs) == 0:
 		seg, f, err := j.createSegment(nextSeq, [hashSize]byte{})
 		if err != nil {
 			return err
 		}
 		j.segs, j.f = []*segment{seg}, f
-	} else {
+	default:
 		active := segs[len(segs)-1]
 		f, err := j.opts.OpenFile(filepath.Join(j.dir, active.name), os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
@@ -226,10 +252,15 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 	}
 	active := j.segs[len(j.segs)-1]
 	j.lastSeq, j.hash = active.lastSeq, active.lastHash
-	j.mu.Lock()
-	rep.Retired = j.retainLocked()
-	j.mu.Unlock()
+	if !j.opts.ReadOnly {
+		j.mu.Lock()
+		rep.Retired = j.retainLocked()
+		j.mu.Unlock()
+	}
 	rep.Segments = len(j.segs)
+	if j.opts.ReadOnly && len(segs) == 0 {
+		rep.Segments = 0 // the placeholder is no file
+	}
 	rep.FirstSeq = j.segs[0].firstSeq
 	rep.LastSeq = j.lastSeq
 	rep.Records = j.lastSeq + 1 - rep.FirstSeq
@@ -313,6 +344,10 @@ func (j *Journal) AppendAsync(r Record) *Pending {
 		p.finish(0, ErrClosed)
 		return p
 	}
+	if j.opts.ReadOnly {
+		p.finish(0, ErrReadOnly)
+		return p
+	}
 	if err := j.Err(); err != nil {
 		p.finish(0, err)
 		return p
@@ -384,17 +419,23 @@ func (j *Journal) Close() error {
 		return nil
 	}
 	j.closed = true
-	close(j.reqs)
+	if !j.opts.ReadOnly {
+		close(j.reqs)
+	}
 	j.sendMu.Unlock()
-	<-j.done
+	if !j.opts.ReadOnly {
+		<-j.done
+	}
 	var errs []error
 	if j.f != nil {
 		if err := j.f.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("journal: close segment: %w", err))
 		}
 	}
-	if err := j.lock.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("journal: release lock: %w", err))
+	if j.lock != nil {
+		if err := j.lock.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("journal: release lock: %w", err))
+		}
 	}
 	j.log.Info().Uint64("last_seq", j.LastSeq()).Msg("journal closed")
 	return errors.Join(errs...)

@@ -46,6 +46,8 @@ type Options struct {
 	// MaxRecordBytes bounds one record's encoded size; larger appends fail
 	// with ErrTooLarge. It is capped at 16 MiB, the most a reader accepts.
 	MaxRecordBytes int
+	// ReadOnly opens the journal for reading only (see Open).
+	ReadOnly bool
 	// OpenFile opens segments for appending. Nil means os.OpenFile. It is
 	// the seam through which tests simulate a full disk.
 	OpenFile OpenFileFunc
