@@ -359,3 +359,38 @@ func TestResetAfterShoeBack(t *testing.T) {
 	require.NoError(t, r.ctl.RequestSwap(r.ctx))
 	r.untilState(shuffler.BInPlay_AShuffling, time.Minute)
 }
+
+// TestFaultBlinksLight follows a fault to the light: the table controller
+// (played here) turns the DeviceAlarm into a pausing table.Alarm event,
+// the light blinks red until the supervisor resets the shuffler and
+// resumes the table.
+func TestFaultBlinksLight(t *testing.T) {
+	r := newRig(t, simshuffler.Options{Fault: simshuffler.ShoePulledEarly}, shuffler.Options{})
+	tw := r.startTower()
+	r.untilState(shuffler.AInPlay_BShuffling, time.Second)
+	r.phase(tw, table.PhaseBetting, "green")
+	r.phase(tw, table.PhaseDealing, "red")
+
+	r.untilState(shuffler.Fault, time.Minute)
+	inputs, _ := r.drain()
+	al := alarms(inputs)
+	require.Len(t, al, 1)
+	tw.events <- table.Event{Body: table.Alarm{Code: "shuffler." + al[0].Code, Message: al[0].Message, Pauses: al[0].Pauses}}
+	require.Equal(t, light.Changed{Red: true, Pattern: "red_blink"}, <-tw.changes)
+
+	red := pin(t, r.bank, pinmap.LightRed)
+	r.waiters = 3 // the blink timer parks on the clock too
+	for i, want := range []bool{false, true, false, true} {
+		r.advance(500 * time.Millisecond)
+		assert.Equal(t, want, red.Asserted(), "blink %d", i)
+	}
+
+	pin(t, r.bank, pinmap.ShoeAPresent).Assert(true)
+	require.NoError(t, r.ctl.Reset(r.ctx))
+	r.untilState(shuffler.AInPlay_BShuffling, time.Second)
+	tw.events <- table.Event{Body: table.Resumed{By: "supervisor"}}
+	require.Equal(t, light.Changed{Red: true, Pattern: "red"}, <-tw.changes, "back to the dealing phase")
+	r.waiters = 2
+	r.settle()
+	assert.True(t, red.Asserted())
+}
