@@ -65,4 +65,17 @@
 // Open builds an index of rounds (code, seq range, times) that the writer
 // keeps up to date; Rounds lists recent rounds and Round reads one round's
 // records back for `tablectl history`, `tablectl round` and the console.
+// Options.ReadOnly opens a live table's journal for such reads without
+// disturbing the daemon.
+//
+// # Use by the controller
+//
+//	j, rep, err := journal.Open(opts, log)   // ErrCorrupt: stay down, alarm
+//	if rep.Tail != nil { /* alarm: torn tail cut, round stays paused */ }
+//	j.Replay(j.LastOfKind("shoe_changed"), rebuild) // or 0 for everything
+//	for each input {
+//		seq, err := j.Append(rec) // durable; ErrDiskFull: alarm, stop new rounds
+//		events := round.Apply(input) // then publish events
+//	}
+//	j.Close()
 package journal

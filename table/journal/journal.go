@@ -19,6 +19,8 @@ type Record struct {
 	Seq uint64
 	// Time is the host time the caller's clock gave the input. The journal
 	// never reads a clock itself, so replays and tests are deterministic.
+	// It is stored in Unix nanoseconds and read back in UTC; the zero Time
+	// round-trips (and so 1970-01-01T00:00:00Z reads back as the zero Time).
 	Time time.Time
 	// DeviceMS is the device's own time in milliseconds, 0 when not given.
 	DeviceMS int64
