@@ -16,6 +16,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -29,17 +30,22 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "shoesim:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+// run parses args, prints the pty path on stdout and serves the shoe until
+// ctx ends.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := shoe.DefaultOptions()
 	opts := def
 	var script, logFormat, logLevel string
-	fs := flag.CommandLine
+	fs := flag.NewFlagSet("shoesim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	fs.Uint64Var(&opts.Seed, "seed", def.Seed, "seed of the shuffles (PCG)")
 	fs.StringVar(&script, "script", "", "file of cards to stack on top of the first shoe (\"As Td 7c\")")
 	fs.IntVar(&opts.Decks, "decks", def.Decks, "decks per shoe")
@@ -68,15 +74,17 @@ func run() error {
 	fs.BoolVar(&f.Unshuffled, "unshuffled", false, "every new shoe repeats the previous order")
 	fs.StringVar(&logFormat, "log-format", "console", "log format: console or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level")
-	flag.Parse()
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 
 	lvl, err := zerolog.ParseLevel(logLevel)
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	log := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Logger()
+	log := zerolog.New(stderr).Level(lvl).With().Timestamp().Logger()
 	if logFormat == "console" {
-		log = log.Output(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly})
+		log = log.Output(zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly})
 	}
 	if script != "" {
 		cards, err := readScript(script)
@@ -89,14 +97,12 @@ func run() error {
 		log.Info().Msg("rate 0: the shoe answers the reader but deals nothing")
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	dev, err := shoe.New(opts, log)
 	if err != nil {
 		return err
 	}
 	defer dev.Close()
-	fmt.Println(dev.Path())
+	fmt.Fprintln(stdout, dev.Path())
 	log.Info().Str("path", dev.Path()).Uint64("seed", opts.Seed).Msg("shoe ready")
 	if err := dev.Run(ctx); err != nil && ctx.Err() == nil {
 		return err

@@ -49,10 +49,12 @@ func (p *Port) Read(b []byte) (int, error) {
 	p.mu.Lock()
 	t := p.timeout
 	p.mu.Unlock()
+	var deadline time.Time // zero: no timeout, block
 	if t > 0 {
-		if err := p.conn.SetReadDeadline(time.Now().Add(t)); err != nil {
-			return 0, err
-		}
+		deadline = time.Now().Add(t)
+	}
+	if err := p.conn.SetReadDeadline(deadline); err != nil {
+		return 0, err
 	}
 	n, err := p.conn.Read(b)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
