@@ -2,6 +2,7 @@ package shoereader_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -134,4 +135,24 @@ func TestPtyDealsExactSequence(t *testing.T) {
 			assert.Equal(t, "SIM0001-0001", ev.ShoeID)
 		}
 	}
+}
+
+// TestNoGoroutineLeak runs a shoe and a reader through a pty, with a
+// reconnection, stops them and checks every goroutine they started ended.
+func TestNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	t.Run("rig", func(t *testing.T) {
+		rg := newRig(t, shoe.Options{Seed: 1}, shoereader.Options{BackoffMin: time.Millisecond})
+		rg.pull(t, 10)
+		require.NoError(t, rg.dev.Unplug())
+		rg.until(t, shoereader.Disconnected)
+		require.NoError(t, rg.dev.Replug())
+		rg.pull(t, 10)
+		rg.stop()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left running")
 }
