@@ -594,10 +594,16 @@ func (c *Controller) stopTimer() {
 	}
 }
 
-// emit numbers an event and fans it out.
+// emit numbers an event and fans it out. A state snapshot is not an event
+// of its own: it takes no number (the events topic stays gap-free) and
+// carries, in its body, the number of the last event it reflects.
 func (c *Controller) emit(b Body, roundID string) {
-	c.seq++
-	ev := Event{Seq: c.seq, Time: c.now, Table: c.opts.Table, Round: roundID, Body: b}
+	seq := uint64(0)
+	if _, ok := b.(*State); !ok {
+		c.seq++
+		seq = c.seq
+	}
+	ev := Event{Seq: seq, Time: c.now, Table: c.opts.Table, Round: roundID, Body: b}
 	if c.replaying {
 		return
 	}
@@ -606,7 +612,7 @@ func (c *Controller) emit(b Body, roundID string) {
 
 func (c *Controller) publishState() {
 	st := &State{
-		Table: c.opts.Table, Game: c.opts.Rules.Code, Phase: c.phase, Deadline: c.deadline,
+		Seq: c.seq, Table: c.opts.Table, Game: c.opts.Rules.Code, Phase: c.phase, Deadline: c.deadline,
 		Paused: c.paused, PauseReason: c.pauseWhy, Round: c.rnd.Snapshot(),
 		Shoe:   ShoeState{ID: c.shoeID, Dealt: c.dealt, CutCard: c.cutCard, BurnPending: c.burn, Decks: c.opts.Rules.Decks},
 		Alarms: append([]Alarm(nil), c.alarms...), Rounds: c.rounds,
@@ -634,6 +640,8 @@ func (Burned) Kind() string { return "burned" }
 
 // State is the retained snapshot of the whole table.
 type State struct {
+	// Seq is the number of the last event this snapshot reflects.
+	Seq         uint64     `json:"seq"`
 	Table       string     `json:"table"`
 	Game        string     `json:"game"`
 	Phase       Phase      `json:"phase"`

@@ -109,7 +109,11 @@ func (d *Dealer) step(ctx context.Context, st *table.State) error {
 		if err := sleep(ctx, d.opts.Pace); err != nil {
 			return err
 		}
-		return d.shoe.Pull(ctx)
+		if err := d.shoe.Pull(ctx); err != nil {
+			d.pulled-- // nothing came out: pull again on the next snapshot
+			return err
+		}
+		return nil
 	}
 	return nil
 }
