@@ -66,7 +66,9 @@ func TestStackedShoeToSubscriber(t *testing.T) {
 		}
 		states <- table.Event{Body: &env.Data}
 	}).Wait()
-	go func() { _ = simdealer.New(dev, simdealer.Options{}, zerolog.New(zerolog.NewTestWriter(t))).Run(ctx, states) }()
+	go func() {
+		_ = simdealer.New(dev, simdealer.Options{}, zerolog.New(zerolog.NewTestWriter(t))).Run(ctx, states)
+	}()
 
 	// The backend: close bets when betting opens, stand when asked.
 	waitEvent := func(kind string, match func(json.RawMessage) bool) mqttlinktest.Event {
