@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -48,16 +49,22 @@ type Reader struct {
 
 	shoe    *shoeState
 	shuffle shuffleCheck
-	stats   Stats
+	stats   counters
 }
 
 // Stats are the reader's counters, for metrics.
 type Stats struct {
 	Delivered  uint64 // frames delivered in order
 	Duplicates uint64 // frames dropped as already delivered
-	Gaps       uint64 // RESENDs sent
-	BadFrames  uint64 // CRC, truncated, malformed
+	Gaps       uint64 // RESENDs and NAKs sent
+	BadFrames  uint64 // CRC, truncated, garbage runs, malformed payloads
 	Reconnects uint64
+}
+
+// counters are atomics so Stats may be read from a metrics goroutine
+// while Run works.
+type counters struct {
+	delivered, duplicates, gaps, badFrames, reconnects atomic.Uint64
 }
 
 // New returns a Reader that opens its port with open.
@@ -79,9 +86,17 @@ func New(open Opener, opts Options, log zerolog.Logger) *Reader {
 	return r
 }
 
-// Stats returns the counters. Call it only after Run has returned, or
-// from the goroutine consuming events while Run is blocked sending one.
-func (r *Reader) Stats() Stats { return r.stats }
+// Stats returns a snapshot of the counters; it is safe to call while Run
+// is running.
+func (r *Reader) Stats() Stats {
+	return Stats{
+		Delivered:  r.stats.delivered.Load(),
+		Duplicates: r.stats.duplicates.Load(),
+		Gaps:       r.stats.gaps.Load(),
+		BadFrames:  r.stats.badFrames.Load(),
+		Reconnects: r.stats.reconnects.Load(),
+	}
+}
 
 // Run owns the port until ctx is done, sending events on out. It
 // reconnects with backoff whenever the port fails and returns ctx.Err()
@@ -103,7 +118,7 @@ func (r *Reader) Run(ctx context.Context, out chan<- Event) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			r.stats.Reconnects++
+			r.stats.reconnects.Add(1)
 			if r.helloOnCon {
 				backoff = r.opts.BackoffMin
 			}
@@ -180,7 +195,7 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 		return
 	}
 	if err != nil {
-		r.stats.BadFrames++
+		r.stats.badFrames.Add(1)
 		if errors.Is(err, shoeproto.ErrGarbage) {
 			r.log.Debug().Err(err).Msg("skipped bytes")
 			return
@@ -203,7 +218,7 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 	}
 	m := &r.msg
 	if err := m.Unmarshal(f); err != nil {
-		r.stats.BadFrames++
+		r.stats.badFrames.Add(1)
 		r.log.Warn().Err(err).Msg("malformed frame")
 		if r.helloOnCon && !r.refused && f.Seq == r.next {
 			r.requestFrom(shoeproto.TypeNak, r.next)
@@ -227,7 +242,7 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 	}
 	switch {
 	case f.Seq < r.next:
-		r.stats.Duplicates++
+		r.stats.duplicates.Add(1)
 		r.sendSeq(shoeproto.TypeAck, r.next-1)
 		return
 	case f.Seq > r.next:
@@ -235,7 +250,7 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 		return
 	}
 	r.next++
-	r.stats.Delivered++
+	r.stats.delivered.Add(1)
 	r.dispatch(f.Seq, m, now)
 	// Let the consumer woken by the event run before our ACK write: the
 	// scheduler queues it behind this goroutine, and the card path's
@@ -252,7 +267,7 @@ func (r *Reader) requestFrom(t shoeproto.Type, seq uint32) {
 		return
 	}
 	r.resendFor = seq
-	r.stats.Gaps++
+	r.stats.gaps.Add(1)
 	r.sendSeq(t, seq)
 }
 
