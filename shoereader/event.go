@@ -69,10 +69,15 @@ func (k Kind) String() string {
 }
 
 // Alarm reports whether the kind must stop the game until a supervisor
-// looks (integrity, shuffle, refused device, device fault, silence).
+// looks: the reader's alarms (integrity, shuffle, refused device, silence),
+// a device fault, and every card event that leaves the round without a
+// known card (misread, double card, jam, face-up, unknown card).
+// Disconnected is not an alarm by itself: a replug within the silence
+// timeout is harmless, and a longer one raises Silent.
 func (k Kind) Alarm() bool {
 	switch k {
-	case IntegrityAlarm, ShuffleAlarm, DeviceRefused, DeviceFault, Silent, Jam, DoubleCard:
+	case IntegrityAlarm, ShuffleAlarm, DeviceRefused, DeviceFault, Silent,
+		Misread, DoubleCard, Jam, FaceUp, UnknownCard:
 		return true
 	}
 	return false

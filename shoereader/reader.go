@@ -130,6 +130,8 @@ func (r *Reader) Run(ctx context.Context, out chan<- Event) error {
 			}
 			r.log.Debug().Err(err).Dur("backoff", backoff).Msg("open shoe port")
 		}
+		// A shoe that stays unplugged is as silent as a hung one.
+		r.watchdog()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -373,4 +374,24 @@ func TestDeps(t *testing.T) {
 		assert.False(t, strings.Contains(dep, "/simulators/"), "shoereader imports %s", dep)
 		assert.False(t, strings.HasPrefix(dep, "go.bug.st/serial"), "shoereader imports %s (only serialport may)", dep)
 	}
+}
+
+// TestSilentWhileUnplugged: a port that cannot be opened for longer than
+// the silence timeout raises Silent, on the fake clock.
+func TestSilentWhileUnplugged(t *testing.T) {
+	clk := clockwork.NewFakeClock()
+	open := func(ctx context.Context) (shoereader.Port, error) { return nil, errors.New("unplugged") }
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	events := make(chan shoereader.Event, 4)
+	r := shoereader.New(open, shoereader.Options{Clock: clk}, testLog(t))
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, events) }()
+	require.NoError(t, clk.BlockUntilContext(ctx, 1)) // Run waits out its backoff
+	clk.Advance(4 * time.Second)
+	ev := <-events
+	assert.Equal(t, shoereader.Silent, ev.Kind)
+	assert.ErrorIs(t, ev.Err, shoereader.ErrSilent)
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
 }
