@@ -212,6 +212,8 @@ func TestPtyShuffleCheck(t *testing.T) {
 					alarms = append(alarms, ev)
 				}
 			}
+			// The first shoe's count (30 dealt + 386 returned) is right.
+			assert.Zero(t, kindsOf(evs)[shoereader.IntegrityAlarm])
 			if !tt.wantAlarm {
 				assert.Empty(t, alarms)
 				return

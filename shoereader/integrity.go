@@ -6,7 +6,11 @@ import (
 
 // shoeState is the integrity book of the shoe in play.
 type shoeState struct {
-	id    string
+	// started is set when SHOE_IN was seen: only then is the dealt count
+	// the whole shoe's, so only then is the count checked at SHOE_OUT (a
+	// reader restarted mid-shoe would otherwise raise a false alarm).
+	started bool
+	id      string
 	comp  card.Composition
 	dealt int
 	codes map[string]struct{}
@@ -46,6 +50,9 @@ func (s *shoeState) takeCard(c card.Card, code []byte, book func([]byte) (card.C
 
 // finish checks the count when the shoe comes out.
 func (s *shoeState) finish(returned, decks int) *IntegrityError {
+	if !s.started {
+		return nil
+	}
 	want := decks * card.DeckSize
 	if s.dealt+returned != want {
 		return &IntegrityError{Reason: CountMismatch, ShoeID: s.id, Dealt: s.dealt, Returned: returned, Want: want}

@@ -337,6 +337,7 @@ func (r *Reader) dispatch(seq uint32, m *shoeproto.Message, now time.Time) {
 		ev.Kind, ev.Message = CutCard, "cut card out"
 	case shoeproto.TypeShoeIn:
 		r.endShoe(now, -1)
+		r.shoe.started = true
 		ev.Kind, ev.Message, ev.ShoeID = ShoeIn, "shoe in", ""
 	case shoeproto.TypeShoeID:
 		r.shoe.id = string(m.ShoeID)
@@ -393,6 +394,10 @@ func (r *Reader) card(ev Event, m *shoeproto.Message) {
 func (r *Reader) endShoe(now time.Time, returned int) {
 	s := r.shoe
 	if returned >= 0 {
+		if !s.started {
+			r.log.Warn().Str("shoe", s.id).Int("dealt", s.dealt).Int("returned", returned).
+				Msg("shoe out without its shoe in (reader started mid-shoe): count not checked")
+		}
 		if ierr := s.finish(returned, r.opts.Decks); ierr != nil {
 			r.log.Error().Err(ierr).Msg("integrity alarm at shoe out")
 			r.emit(Event{Kind: IntegrityAlarm, Time: now, ShoeID: s.id, Returned: returned, Err: ierr, Message: ierr.Error()})

@@ -395,3 +395,49 @@ func TestSilentWhileUnplugged(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
 }
+
+// TestShoeCount checks the count at SHOE_OUT against the composition, and
+// only when the reader saw the shoe begin.
+func TestShoeCount(t *testing.T) {
+	shoeOut := func(seq uint32, returned uint16) []byte {
+		return shoetest.Frame(seq, shoeproto.Message{Type: shoeproto.TypeShoeOut, Returned: returned})
+	}
+	tests := []struct {
+		name      string
+		frames    [][]byte
+		wantAlarm bool
+	}{
+		{"full count", [][]byte{shoetest.Simple(1, shoeproto.TypeShoeIn), shoetest.Card(2, "As"), shoetest.Card(3, "Kd"), shoeOut(4, 50)}, false},
+		{"one card missing", [][]byte{shoetest.Simple(1, shoeproto.TypeShoeIn), shoetest.Card(2, "As"), shoetest.Card(3, "Kd"), shoeOut(4, 49)}, true},
+		{"one card too many", [][]byte{shoetest.Simple(1, shoeproto.TypeShoeIn), shoetest.Card(2, "As"), shoetest.Card(3, "Kd"), shoeOut(4, 51)}, true},
+		{"started mid-shoe: not checked", [][]byte{shoetest.Card(1, "As"), shoetest.Card(2, "Kd"), shoeOut(3, 7)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := newPipeRig(t, shoereader.Options{Decks: 1})
+			pr.write(t, shoetest.Hello(1, "SN1", "1.0", 1))
+			pr.write(t, tt.frames...)
+			last := uint32(len(tt.frames) + 1)
+			pr.write(t, shoetest.Simple(last, shoeproto.TypeMisread))
+			alarms := 0
+			for {
+				ev := pr.event(t)
+				if ev.Kind == shoereader.IntegrityAlarm {
+					alarms++
+					var ie *shoereader.IntegrityError
+					require.ErrorAs(t, ev.Err, &ie)
+					assert.Equal(t, shoereader.CountMismatch, ie.Reason)
+					assert.Equal(t, 52, ie.Want)
+				}
+				if ev.Kind == shoereader.Misread {
+					break
+				}
+			}
+			if tt.wantAlarm {
+				assert.Equal(t, 1, alarms)
+			} else {
+				assert.Zero(t, alarms)
+			}
+		})
+	}
+}

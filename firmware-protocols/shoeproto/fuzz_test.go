@@ -61,3 +61,27 @@ func FuzzDecoder(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnmarshal feeds arbitrary payloads of every type to Message.Unmarshal:
+// it never panics, a failure leaves only the type, and a payload it accepts
+// re-encodes to the same bytes.
+func FuzzUnmarshal(f *testing.F) {
+	for _, tt := range testMessages {
+		wire := mustFrame(f, tt.seq, &tt.msg)
+		f.Add(byte(tt.msg.Type), wire[HeaderLen:len(wire)-TrailerLen])
+	}
+	f.Fuzz(func(t *testing.T, ty byte, payload []byte) {
+		if len(payload) > MaxPayload {
+			payload = payload[:MaxPayload]
+		}
+		var m Message
+		err := m.Unmarshal(Frame{Seq: 9, Type: Type(ty), Payload: payload})
+		if err != nil {
+			assert.Equal(t, Message{Type: Type(ty)}, m)
+			return
+		}
+		wire, err := AppendMessage(nil, 9, &m)
+		require.NoError(t, err)
+		assert.Equal(t, payload, wire[HeaderLen:len(wire)-TrailerLen])
+	})
+}
