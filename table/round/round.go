@@ -2,7 +2,6 @@ package round
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/rules"
@@ -138,7 +137,10 @@ type Round struct {
 	first     bool  // Speed: simultaneous first decisions in progress
 	cardsUsed int
 	settle    Settlement
-	scratch   []card.Card
+	seatBuf   []int
+	handBuf   []HandResult // settlement storage, reused round to round
+	sideBuf   []SideResult
+	wagerBuf  []Wager
 }
 
 // New returns a round engine for a rule set. The set must be valid
@@ -168,45 +170,46 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		return dst, err
 	}
 	r.reset(id)
-	seats := make([]int, 0, 8)
+	seats := r.seatBuf[:0]
 	for _, b := range bets {
-		if !b.Behind {
+		if !b.Behind || r.rs.CommonDraw {
 			seats = appendUnique(seats, b.Seat)
 		}
 	}
-	if r.rs.CommonDraw {
-		// Every player of a common-draw game may sit on any seat; seats
-		// only group players onto common card sequences.
-		for _, b := range bets {
-			seats = appendUnique(seats, b.Seat)
+	for i := 1; i < len(seats); i++ { // insertion sort: a handful of seats
+		for j := i; j > 0 && seats[j] < seats[j-1]; j-- {
+			seats[j], seats[j-1] = seats[j-1], seats[j]
 		}
 	}
-	sort.Ints(seats)
+	r.seatBuf = seats
 	r.boxes = growBoxes(r.boxes, len(seats))
 	for i, s := range seats {
-		bx := &r.boxes[i]
-		bx.seat = s
+		r.boxes[i].seat = s
 	}
-	for _, b := range bets {
-		bi := r.boxIndex(b.Seat)
-		if bi < 0 {
-			// A bet behind an empty seat is refunded (000): it never enters the round.
-			continue
+	// The seat's own player first, then bet-behind players who follow it.
+	for pass := 0; pass < 2; pass++ {
+		for _, b := range bets {
+			if b.Behind != (pass == 1) {
+				continue
+			}
+			bi := r.boxIndex(b.Seat)
+			if bi < 0 {
+				// A bet behind an empty seat is refunded (000): it never enters the round.
+				continue
+			}
+			bx := &r.boxes[bi]
+			bx.players = append(bx.players, player{
+				id: b.Player, main: b.Main, side: b.Side, behind: b.Behind,
+				followDbl: b.FollowDouble, followSpl: b.FollowSplit,
+			})
+			p := &bx.players[len(bx.players)-1]
+			p.n = 1
+			p.hands[0] = hand{base: b.Main, stake: b.Main}
+			p.staked = b.Main + sideTotal(b.Side)
 		}
-		bx := &r.boxes[bi]
-		bx.players = append(bx.players, player{
-			id: b.Player, main: b.Main, side: b.Side, behind: b.Behind,
-			followDbl: b.FollowDouble, followSpl: b.FollowSplit,
-		})
-		p := &bx.players[len(bx.players)-1]
-		p.n = 1
-		p.hands[0] = hand{base: b.Main, stake: b.Main}
-		p.staked = b.Main + sideTotal(b.Side)
 	}
 	for i := range r.boxes {
 		bx := &r.boxes[i]
-		// The seat's own player plays first; bet-behind players follow.
-		sort.SliceStable(bx.players, func(a, b int) bool { return !bx.players[a].behind && bx.players[b].behind })
 		if len(bx.players) > 16 {
 			bx.index = make(map[string]int, len(bx.players))
 			for j := range bx.players {
@@ -278,32 +281,46 @@ func (r *Round) checkBets(bets []Bet) error {
 	if len(bets) == 0 {
 		return ruleErr(ErrBadBet, 0, "", "no bets")
 	}
-	owners := map[int]bool{}
-	seen := map[[2]string]bool{}
-	for _, b := range bets {
+	// Duplicate checks: a scan for a table's handful of bets, a map for a
+	// common-draw game's thousands.
+	var seen map[seatPlayer]bool
+	if len(bets) > 16 {
+		seen = make(map[seatPlayer]bool, len(bets))
+	}
+	for i, b := range bets {
 		if b.Seat < 1 || b.Seat > rs.MaxSeats {
 			return ruleErr(ErrBadBet, b.Seat, b.Player, "seat out of 1..%d", rs.MaxSeats)
 		}
-		key := [2]string{fmt.Sprint(b.Seat), b.Player}
-		if seen[key] {
+		key := seatPlayer{b.Seat, b.Player}
+		dup := false
+		if seen != nil {
+			dup = seen[key]
+			seen[key] = true
+		} else {
+			for _, o := range bets[:i] {
+				if o.Seat == b.Seat && o.Player == b.Player {
+					dup = true
+				}
+			}
+		}
+		if dup {
 			return ruleErr(ErrBadBet, b.Seat, b.Player, "player bets twice on the seat")
 		}
-		seen[key] = true
 		if b.Behind {
 			if !rs.BetBehind {
 				return ruleErr(ErrBadBet, b.Seat, b.Player, "bet behind is not offered in game %s", rs.Code)
 			}
-		} else {
-			if owners[b.Seat] && !rs.CommonDraw {
-				return ruleErr(ErrBadBet, b.Seat, b.Player, "seat taken twice")
+		} else if !rs.CommonDraw {
+			for _, o := range bets[:i] {
+				if o.Seat == b.Seat && !o.Behind {
+					return ruleErr(ErrBadBet, b.Seat, b.Player, "seat taken twice")
+				}
 			}
-			owners[b.Seat] = true
 		}
 		if b.Main < rs.MinBet || (rs.MaxBet > 0 && b.Main > rs.MaxBet) {
 			return ruleErr(ErrBetLimit, b.Seat, b.Player, "main bet %d outside %d..%d", b.Main, rs.MinBet, rs.MaxBet)
 		}
-		kinds := map[sidebets.Kind]bool{}
-		for _, s := range b.Side {
+		for j, s := range b.Side {
 			sb, ok := rs.Side(s.Kind)
 			if !ok {
 				return ruleErr(ErrBadBet, b.Seat, b.Player, "side bet %q is not offered in game %s", s.Kind, rs.Code)
@@ -311,11 +328,13 @@ func (r *Round) checkBets(bets []Bet) error {
 			if b.Behind {
 				return ruleErr(ErrBadBet, b.Seat, b.Player, "side bets need a seat, not a bet behind")
 			}
-			if kinds[s.Kind] {
-				return ruleErr(ErrBadBet, b.Seat, b.Player, "side bet %q twice", s.Kind)
+			for _, o := range b.Side[:j] {
+				if o.Kind == s.Kind {
+					return ruleErr(ErrBadBet, b.Seat, b.Player, "side bet %q twice", s.Kind)
+				}
 			}
-			kinds[s.Kind] = true
-			if s.Stake <= 0 || (sb.Min > 0 && s.Stake < sb.Min) || (sb.Max > 0 && s.Stake > sb.Max) {
+			if err := sidebets.CheckStake(s.Stake, sb.Paytable); err != nil ||
+				(sb.Min > 0 && s.Stake < sb.Min) || (sb.Max > 0 && s.Stake > sb.Max) {
 				return ruleErr(ErrBetLimit, b.Seat, b.Player, "side bet %s %d outside %d..%d", s.Kind, s.Stake, sb.Min, sb.Max)
 			}
 		}
@@ -324,6 +343,11 @@ func (r *Round) checkBets(bets []Bet) error {
 		}
 	}
 	return nil
+}
+
+type seatPlayer struct {
+	seat   int
+	player string
 }
 
 func (r *Round) boxIndex(seat int) int {
@@ -689,10 +713,10 @@ func (r *Round) options(p *player, h *hand) Options {
 	var o Options
 	o.add(ActHit)
 	o.add(ActStand)
-	if r.canDouble(p, h) == nil {
+	if r.canDouble(p, h).why == "" {
 		o.add(ActDouble)
 	}
-	if r.canSplit(p, h) == nil {
+	if r.canSplit(p, h).why == "" {
 		o.add(ActSplit)
 	}
 	if r.rs.Surrender && h.n == 2 && !h.split {
@@ -701,42 +725,46 @@ func (r *Round) options(p *player, h *hand) Options {
 	return o
 }
 
-func (r *Round) canDouble(p *player, h *hand) error {
+// refusal says why an action is not open; the zero value means it is. It
+// holds only constant text, so computing a hand's options allocates nothing.
+type refusal struct {
+	why   string
+	isCap bool
+}
+
+func (r *Round) canDouble(p *player, h *hand) refusal {
 	if h.n != 2 {
-		return fmt.Errorf("double only on the first two cards")
+		return refusal{why: "double only on the first two cards"}
 	}
 	if h.split && !r.rs.DoubleAfterSplit {
-		return fmt.Errorf("no double after a split in game %s", r.rs.Code)
+		return refusal{why: "no double after a split in this game"}
 	}
 	t, soft := h.total()
 	if !r.rs.CanDoubleTotal(t, soft) {
-		return fmt.Errorf("no double on %d", t)
+		return refusal{why: "no double on this total"}
 	}
 	if !r.rs.IsFreeDouble(t, soft) || h.split {
 		if r.rs.RoundCap > 0 && p.staked+h.base > r.rs.RoundCap {
-			return fmt.Errorf("%w: doubling would exceed the cap of %d", ErrRoundCap, r.rs.RoundCap)
+			return refusal{why: "doubling would exceed the round cap", isCap: true}
 		}
 	}
-	return nil
+	return refusal{}
 }
 
-func (r *Round) canSplit(p *player, h *hand) error {
+func (r *Round) canSplit(p *player, h *hand) refusal {
 	if p.n > r.rs.MaxSplits || h.split {
-		return fmt.Errorf("only %d split per hand", r.rs.MaxSplits)
+		return refusal{why: "no more splits on this hand"}
 	}
 	if h.n != 2 {
-		return fmt.Errorf("split only the first two cards")
-	}
-	if p.n > r.rs.MaxSplits {
-		return fmt.Errorf("only %d split per hand", r.rs.MaxSplits)
+		return refusal{why: "split only the first two cards"}
 	}
 	if h.c[0].Value() != h.c[1].Value() {
-		return fmt.Errorf("%s and %s are not a pair", h.c[0], h.c[1])
+		return refusal{why: "the two cards are not a pair"}
 	}
 	if !r.freeSplit(h) && r.rs.RoundCap > 0 && p.staked+p.main > r.rs.RoundCap {
-		return fmt.Errorf("%w: splitting would exceed the cap of %d", ErrRoundCap, r.rs.RoundCap)
+		return refusal{why: "splitting would exceed the round cap", isCap: true}
 	}
-	return nil
+	return refusal{}
 }
 
 func (r *Round) freeSplit(h *hand) bool { return r.rs.FreeSplit && h.c[0].Value() != 10 }
@@ -757,12 +785,12 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Ev
 	switch a {
 	case ActHit, ActStand:
 	case ActDouble:
-		if err := r.canDouble(p, h); err != nil {
-			return dst, r.illegal(err, seat, id, "double")
+		if no := r.canDouble(p, h); no.why != "" {
+			return dst, r.illegal(no, seat, id, "double")
 		}
 	case ActSplit:
-		if err := r.canSplit(p, h); err != nil {
-			return dst, r.illegal(err, seat, id, "split")
+		if no := r.canSplit(p, h); no.why != "" {
+			return dst, r.illegal(no, seat, id, "split")
 		}
 	case ActSurrender:
 		if !r.rs.Surrender || h.n != 2 || h.split {
@@ -829,27 +857,11 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Ev
 	return r.progress(dst), nil
 }
 
-func (r *Round) illegal(err error, seat int, id, what string) error {
-	if e := err; e != nil {
-		if isCap(e) {
-			return ruleErr(ErrRoundCap, seat, id, "%s: %v", what, e)
-		}
+func (r *Round) illegal(no refusal, seat int, id, what string) error {
+	if no.isCap {
+		return ruleErr(ErrRoundCap, seat, id, "%s: %s", what, no.why)
 	}
-	return ruleErr(ErrIllegalAction, seat, id, "%s: %v", what, err)
-}
-
-func isCap(err error) bool {
-	for e := err; e != nil; {
-		if e == ErrRoundCap {
-			return true
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		e = u.Unwrap()
-	}
-	return false
+	return ruleErr(ErrIllegalAction, seat, id, "%s: %s", what, no.why)
 }
 
 // applyTimeout applies the rules' automatic action to every hand waiting

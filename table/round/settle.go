@@ -10,6 +10,21 @@ func (r *Round) resetSettlement() {
 	s := &r.settle
 	seats := s.Seats[:0]
 	*s = Settlement{Seats: seats}
+	r.handBuf = r.handBuf[:0]
+	r.sideBuf = r.sideBuf[:0]
+	r.wagerBuf = r.wagerBuf[:0]
+}
+
+// The settlement's slices are cut from buffers the round keeps, so a
+// steady-state round settles without allocating. Buffers grow by
+// appending; a slice handed out earlier in the round keeps pointing at the
+// old array when they do, which is fine: it is never written again.
+func (r *Round) handResults(n int) []HandResult {
+	start := len(r.handBuf)
+	for i := 0; i < n; i++ {
+		r.handBuf = append(r.handBuf, HandResult{})
+	}
+	return r.handBuf[start:start:len(r.handBuf)]
 }
 
 func (r *Round) fillDealer() {
@@ -50,7 +65,7 @@ func (r *Round) finish(dst []Event) []Event {
 }
 
 func (r *Round) settlePlayer(bx *box, p *player) SeatResult {
-	sr := SeatResult{Seat: bx.seat, Player: p.id}
+	sr := SeatResult{Seat: bx.seat, Player: p.id, Hands: r.handResults(p.n)}
 	for k := 0; k < p.n; k++ {
 		h := &p.hands[k]
 		r.settleHand(h, k, h.stake, h.base, h.free)
@@ -68,7 +83,7 @@ func (r *Round) settlePlayer(bx *box, p *player) SeatResult {
 // settleBehind settles a Bet Behind on the seat owner's hands, with the
 // follower's own stake and follow preferences.
 func (r *Round) settleBehind(bx *box, owner, p *player) SeatResult {
-	sr := SeatResult{Seat: bx.seat, Player: p.id, Behind: true}
+	sr := SeatResult{Seat: bx.seat, Player: p.id, Behind: true, Hands: r.handResults(2)}
 	if owner == nil {
 		return sr
 	}
@@ -161,14 +176,24 @@ func (r *Round) settleHand(h *hand, idx int, stake, base, free int64) {
 func (r *Round) settleExtras(bx *box, p *player, sr *SeatResult) {
 	if p.insurance == 1 {
 		stake := p.main / 2
-		w := &Wager{Stake: stake, Net: -stake}
+		w := Wager{Stake: stake, Net: -stake}
 		if r.dealerBJ() {
 			w.Net, _ = r.rs.InsurancePays.Of(stake)
 		}
-		sr.Insurance = w
+		if len(r.wagerBuf) == cap(r.wagerBuf) {
+			// A new array: earlier pointers keep the old one, still valid.
+			r.wagerBuf = make([]Wager, 0, 2*cap(r.wagerBuf)+8)
+		}
+		r.wagerBuf = append(r.wagerBuf, w)
+		sr.Insurance = &r.wagerBuf[len(r.wagerBuf)-1]
 		sr.Net += w.Net
 	}
 	if len(p.side) > 0 && len(bx.stream) >= 2 {
+		start := len(r.sideBuf)
+		for range p.side {
+			r.sideBuf = append(r.sideBuf, SideResult{})
+		}
+		sr.Side = r.sideBuf[start:start:len(r.sideBuf)]
 		a, b := bx.stream[0], bx.stream[1]
 		up := r.dealer.c[0]
 		var hole card.Card

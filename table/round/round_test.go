@@ -1,0 +1,187 @@
+package round
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/rules"
+)
+
+func game(t testing.TB, code string) *rules.Set {
+	rs, err := rules.Game(code)
+	require.NoError(t, err)
+	return rs
+}
+
+func feed(t testing.TB, r *Round, cards ...string) {
+	t.Helper()
+	for _, c := range cards {
+		_, err := r.Apply(Input{Type: InCard, Card: card.MustParse(c)}, nil)
+		require.NoError(t, err, c)
+	}
+}
+
+func decide(t testing.TB, r *Round, seat int, player string, a Action) {
+	t.Helper()
+	_, err := r.Apply(Input{Type: InDecision, Seat: seat, Player: player, Action: a}, nil)
+	require.NoError(t, err)
+}
+
+// TestCommonDraw: in 002 every player on a seat shares its cards; each
+// player's extra cards come from one common sequence, in order, and the
+// next card is dealt only when every player has decided.
+func TestCommonDraw(t *testing.T) {
+	r := New(game(t, "002"))
+	_, err := r.Start("r1", []Bet{
+		{Seat: 1, Player: "ann", Main: 1000},
+		{Seat: 1, Player: "bob", Main: 1000},
+		{Seat: 1, Player: "cid", Main: 1000},
+	}, nil)
+	require.NoError(t, err)
+	feed(t, r, "5s", "9d", "6c", "8h") // players 5+6 = 11; dealer 9 up, 8 hole
+	assert.Equal(t, 3, r.Awaiting())
+	decide(t, r, 1, "ann", ActStand)
+	decide(t, r, 1, "bob", ActHit)
+	need, _, _ := r.NeedsCard()
+	assert.False(t, need, "no card while cid has not decided")
+	decide(t, r, 1, "cid", ActDouble) // hard 11: free double
+	need, seat, _ := r.NeedsCard()
+	require.True(t, need)
+	assert.Equal(t, 1, seat)
+	feed(t, r, "2c") // bob 13, cid 13 (doubled: done)
+	decide(t, r, 1, "bob", ActHit)
+	feed(t, r, "7d") // bob 20
+	decide(t, r, 1, "bob", ActStand)
+	// Dealer 17 stands.
+	s := r.Settlement()
+	require.NotNil(t, s)
+	require.Len(t, s.Seats, 3)
+	byPlayer := map[string]SeatResult{}
+	for _, sr := range s.Seats {
+		byPlayer[sr.Player] = sr
+	}
+	assert.EqualValues(t, -1000, byPlayer["ann"].Net, "11 loses to 17")
+	assert.EqualValues(t, 1000, byPlayer["bob"].Net, "5 6 2 7 = 20 wins")
+	assert.Equal(t, []card.Card{card.MustParse("5s"), card.MustParse("6c"), card.MustParse("2c")}, byPlayer["cid"].Hands[0].Cards)
+	assert.EqualValues(t, -1000, byPlayer["cid"].Net, "free double lost: only the original bet")
+	assert.EqualValues(t, 1000, byPlayer["cid"].Hands[0].Free)
+}
+
+// TestBetBehind: the follower's stake follows the seat's double only when
+// it chose to follow doubles, and its insurance is its own.
+func TestBetBehind(t *testing.T) {
+	r := New(game(t, "000"))
+	_, err := r.Start("r1", []Bet{
+		{Seat: 3, Player: "owner", Main: 1000},
+		{Seat: 3, Player: "follow", Main: 500, Behind: true, FollowDouble: true},
+		{Seat: 3, Player: "nofollow", Main: 500, Behind: true},
+		{Seat: 5, Player: "ghost", Main: 500, Behind: true}, // behind an empty seat: refunded
+	}, nil)
+	require.NoError(t, err)
+	feed(t, r, "6s", "9d", "5c", "7h") // 11 vs 9, hole 7 = 16
+	_, err = r.Apply(Input{Type: InDecision, Seat: 3, Player: "follow", Action: ActStand}, nil)
+	require.ErrorIs(t, err, ErrOutOfTurn, "a bet-behind player never decides")
+	decide(t, r, 3, "", ActDouble)
+	feed(t, r, "Ts") // 21
+	feed(t, r, "Kd") // dealer 26 bust
+	s := r.Settlement()
+	require.NotNil(t, s)
+	nets := map[string]int64{}
+	for _, sr := range s.Seats {
+		nets[sr.Player] = sr.Net
+	}
+	assert.Equal(t, map[string]int64{"owner": 2000, "follow": 1000, "nofollow": 500}, nets)
+}
+
+// TestIllegalInputsChangeNothing: a rejected input leaves the round equal
+// to what it was.
+func TestIllegalInputsChangeNothing(t *testing.T) {
+	r := New(game(t, "000"))
+	_, err := r.Start("r1", []Bet{{Seat: 1, Main: 1000}, {Seat: 2, Main: 1000}}, nil)
+	require.NoError(t, err)
+	feed(t, r, "9s", "Td", "5c", "7h", "3d", "8h")
+	before := r.Snapshot()
+	for _, in := range []Input{
+		{Type: InDecision, Seat: 2, Action: ActStand},   // out of turn
+		{Type: InDecision, Seat: 1, Action: ActSplit},   // not a pair
+		{Type: InInsurance, Seat: 1, Take: true},        // no ace up
+		{Type: InDecision, Seat: 9, Action: ActStand},   // no such seat
+		{Type: InDecisionTimeout + 10},                  // unknown input
+		{Type: InCard, Card: card.MustParse("2s")},      // seat 1 has not decided
+		{Type: InInsuranceTimeout},                      // no offer open
+		{Type: InDecision, Seat: 1, Action: Action(99)}, // unknown action
+	} {
+		_, err := r.Apply(in, nil)
+		require.Error(t, err, "%+v", in)
+		var re *RuleError
+		assert.True(t, errors.As(err, &re), "typed error for %+v", in)
+		assert.Equal(t, before, r.Snapshot(), "%+v changed the round", in)
+	}
+	decide(t, r, 1, "", ActHit)
+}
+
+func TestRoundCap004(t *testing.T) {
+	r := New(game(t, "004"))
+	_, err := r.Start("r1", []Bet{{Seat: 1, Main: 100001}}, nil)
+	require.ErrorIs(t, err, ErrBetLimit)
+	_, err = r.Start("r1", []Bet{{Seat: 1, Main: 60000, Side: []SideStake{{Kind: "perfect_pairs", Stake: 45000}}}}, nil)
+	require.ErrorIs(t, err, ErrRoundCap)
+	_, err = r.Start("r1", []Bet{{Seat: 1, Main: 60000}}, nil)
+	require.NoError(t, err)
+	feed(t, r, "5s", "9d", "6c") // 11 vs 9, no hole card in 004
+	_, err = r.Apply(Input{Type: InDecision, Seat: 1, Action: ActDouble}, nil)
+	require.ErrorIs(t, err, ErrRoundCap, "doubling 600 on 600 passes 1,000.00")
+}
+
+// BenchmarkCommonDraw10k settles a whole 002 round with 10,000 players on
+// common cards: the deal, everyone's decisions, the dealer, settlement.
+func BenchmarkCommonDraw10k(b *testing.B) {
+	rs := game(b, "002")
+	bets := make([]Bet, 10000)
+	for i := range bets {
+		bets[i] = Bet{Seat: 1, Player: fmt.Sprintf("p%05d", i), Main: 1000}
+		if i%4 == 0 {
+			bets[i].Side = []SideStake{{Kind: "bust_it", Stake: 100}}
+		}
+	}
+	r := New(rs)
+	cards := []card.Card{card.MustParse("5s"), card.MustParse("9d"), card.MustParse("6c"), card.MustParse("7h"),
+		card.MustParse("2c"), card.MustParse("4d"), card.MustParse("Ts"), card.MustParse("8s"), card.MustParse("3h")}
+	actions := []Action{ActStand, ActHit, ActDouble}
+	evs := make([]Event, 0, 1<<16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var err error
+		if evs, err = r.Start("r", bets, evs[:0]); err != nil {
+			b.Fatal(err)
+		}
+		next := 0
+		for r.Phase() != PhaseSettled {
+			evs = evs[:0]
+			if r.Awaiting() > 0 {
+				for j := range bets {
+					a := actions[j%3]
+					if _, err := r.Apply(Input{Type: InDecision, Seat: 1, Player: bets[j].Player, Action: a}, evs); err != nil && !errors.Is(err, ErrOutOfTurn) {
+						b.Fatal(err)
+					}
+				}
+				if r.Awaiting() > 0 {
+					if evs, err = r.Apply(Input{Type: InDecisionTimeout}, evs); err != nil {
+						b.Fatal(err)
+					}
+				}
+				continue
+			}
+			if evs, err = r.Apply(Input{Type: InCard, Card: cards[next%len(cards)]}, evs); err != nil {
+				b.Fatal(err)
+			}
+			next++
+		}
+	}
+}

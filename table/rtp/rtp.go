@@ -1,0 +1,250 @@
+// Package rtp measures a game's return to player by playing the real
+// engine (table/round) with basic strategy (table/strategy) over a real
+// finite shoe: dealt to its cut card, or reshuffled every round where the
+// game says so, with the burn card of a new shoe where it has one. It is
+// the engine of `bjsim rtp`; the live table runs the same round code.
+//
+// Money stays in integer minor units; only the statistics (mean, variance,
+// confidence interval) are floating point.
+package rtp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/round"
+	"github.com/livetable/livetable/table/rules"
+	"github.com/livetable/livetable/table/strategy"
+)
+
+// Options configure a run.
+type Options struct {
+	Rules  *rules.Set
+	Table  *strategy.Table
+	Rounds int64 // total rounds over all workers
+	Seed   uint64
+	// Workers is the number of goroutines (default GOMAXPROCS).
+	Workers int
+	// Bet is the main bet per round in minor units (default 1000: even,
+	// so 3:2 pays whole cents).
+	Bet int64
+	// FirstHandOnly deals only the first round of each shoe (002's stated
+	// figure is for the first hand of a shoe).
+	FirstHandOnly bool
+}
+
+// Result is what a run measured.
+type Result struct {
+	Rounds  int64
+	Wagered int64 // initial bets
+	Net     int64 // players' net win, minor units
+	// RTP is 1 + mean net per initial bet; CI95 the half-width of its 95%
+	// confidence interval (normal approximation), both as fractions.
+	RTP, CI95 float64
+	// Rounding is the cents lost to rounding 3:2 payouts (0 with an even bet).
+	Rounding int64
+}
+
+// Run plays opts.Rounds rounds on opts.Workers goroutines and pools them.
+func Run(ctx context.Context, opts Options) (Result, error) {
+	if opts.Rules == nil || opts.Table == nil {
+		return Result{}, errors.New("rtp: rules and strategy table are required")
+	}
+	if err := opts.Rules.Validate(); err != nil {
+		return Result{}, fmt.Errorf("rtp: %w", err)
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.Bet <= 0 {
+		opts.Bet = 1000
+	}
+	if opts.Rounds <= 0 {
+		return Result{}, errors.New("rtp: rounds must be positive")
+	}
+	parts := make([]acc, opts.Workers)
+	errs := make([]error, opts.Workers)
+	var wg sync.WaitGroup
+	for w := 0; w < opts.Workers; w++ {
+		n := opts.Rounds / int64(opts.Workers)
+		if int64(w) < opts.Rounds%int64(opts.Workers) {
+			n++
+		}
+		wg.Add(1)
+		go func(w int, n int64) {
+			defer wg.Done()
+			p := NewPlayer(opts.Rules, opts.Table, opts.Seed+uint64(w)*0x9E3779B97F4A7C15, opts.Bet)
+			p.firstOnly = opts.FirstHandOnly
+			errs[w] = p.play(ctx, n, &parts[w])
+		}(w, n)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return Result{}, err
+	}
+	var total acc
+	for _, p := range parts {
+		total.add(p)
+	}
+	return total.result(opts.Bet), nil
+}
+
+// acc accumulates per-round nets (in units of the bet for the variance).
+type acc struct {
+	n, net, rounding int64
+	sum, sumSq       float64
+}
+
+func (a *acc) add(b acc) {
+	a.n += b.n
+	a.net += b.net
+	a.rounding += b.rounding
+	a.sum += b.sum
+	a.sumSq += b.sumSq
+}
+
+func (a acc) result(bet int64) Result {
+	r := Result{Rounds: a.n, Wagered: a.n * bet, Net: a.net, Rounding: a.rounding}
+	if a.n == 0 {
+		return r
+	}
+	mean := a.sum / float64(a.n)
+	variance := a.sumSq/float64(a.n) - mean*mean
+	r.RTP = 1 + float64(a.net)/float64(a.n*bet)
+	r.CI95 = 1.96 * math.Sqrt(variance/float64(a.n))
+	return r
+}
+
+// Player plays rounds of one seat, one main bet, basic strategy, on its own
+// shoe. It reuses every buffer: its steady state allocates nothing.
+type Player struct {
+	rs        *rules.Set
+	strat     *strategy.Table
+	rng       *rand.Rand
+	rnd       *round.Round
+	shoe      []card.Card
+	pos       int
+	bet       int64
+	bets      []round.Bet
+	evs       []round.Event
+	firstOnly bool
+	fresh     bool
+}
+
+// NewPlayer returns a player on a freshly shuffled shoe.
+func NewPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64) *Player {
+	comp := card.NewComposition(rs.Decks)
+	p := &Player{
+		rs: rs, strat: st, rng: rand.New(rand.NewPCG(seed, seed^0x5851F42D4C957F2D)),
+		rnd: round.New(rs), shoe: comp.Cards(), bet: bet,
+		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Event, 0, 64),
+	}
+	p.newShoe()
+	return p
+}
+
+// newShoe starts a shoe: the draw below is an incremental Fisher-Yates
+// shuffle, so resetting the position is a complete, uniform reshuffle.
+func (p *Player) newShoe() {
+	p.pos = 0
+	p.fresh = true
+	for i := 0; i < p.rs.BurnOnNewShoe; i++ {
+		p.draw()
+	}
+}
+
+func (p *Player) draw() card.Card {
+	j := p.pos + p.rng.IntN(len(p.shoe)-p.pos)
+	p.shoe[p.pos], p.shoe[j] = p.shoe[j], p.shoe[p.pos]
+	c := p.shoe[p.pos]
+	p.pos++
+	return c
+}
+
+// Round plays one round and returns the seat's net in minor units.
+func (p *Player) Round() (net, rounding int64, err error) {
+	if p.rs.ReshuffleEachRound || p.pos >= p.rs.Penetration || (p.firstOnly && !p.fresh) {
+		p.newShoe()
+	}
+	p.fresh = false
+	evs, err := p.rnd.Start("rtp", p.bets, p.evs[:0])
+	if err != nil {
+		return 0, 0, err
+	}
+	for {
+		switch {
+		case p.rnd.Phase() == round.PhaseSettled:
+			p.evs = evs
+			s := p.rnd.Settlement()
+			return s.Seats[0].Net, s.Rounding, nil
+		case p.rnd.Phase() == round.PhaseInsurance:
+			evs, err = p.rnd.Apply(round.Input{Type: round.InInsurance, Seat: 1}, evs[:0])
+		case p.rnd.Awaiting() > 0:
+			evs, err = p.rnd.Apply(round.Input{Type: round.InDecision, Seat: 1, Action: p.decide(evs)}, evs[:0])
+		default:
+			if p.pos >= len(p.shoe) {
+				// Past the end of a shoe (a very deep cut): a new shoe mid-round.
+				p.pos = 0
+			}
+			evs, err = p.rnd.Apply(round.Input{Type: round.InCard, Card: p.draw()}, evs[:0])
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("rtp: %w", err)
+		}
+	}
+}
+
+// decide reads the last decision request and asks the strategy table.
+func (p *Player) decide(evs []round.Event) round.Action {
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := &evs[i]
+		if e.Type != round.EvDecisionRequested {
+			continue
+		}
+		s := strategy.Situation{Total: e.Total, Soft: e.Soft, PairValue: e.PairValue, Cards: e.Cards, Up: e.Up,
+			CanDouble: e.Options.Has(round.ActDouble), CanSplit: e.Options.Has(round.ActSplit)}
+		if s.CanDouble && p.rs.IsFreeDouble(e.Total, e.Soft) && e.Cards == 2 {
+			s.FreeDouble = true
+		}
+		if s.CanSplit && p.rs.FreeSplit && e.PairValue != 10 {
+			s.FreeSplit = true
+		}
+		switch p.strat.Decide(s) {
+		case strategy.Hit:
+			return round.ActHit
+		case strategy.Double:
+			return round.ActDouble
+		case strategy.Split:
+			return round.ActSplit
+		default:
+			return round.ActStand
+		}
+	}
+	return round.ActStand
+}
+
+func (p *Player) play(ctx context.Context, n int64, a *acc) error {
+	bet := float64(p.bet)
+	for i := int64(0); i < n; i++ {
+		if i&0xFFFF == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		net, rounding, err := p.Round()
+		if err != nil {
+			return err
+		}
+		x := float64(net) / bet
+		a.n++
+		a.net += net
+		a.rounding += rounding
+		a.sum += x
+		a.sumSq += x * x
+	}
+	return nil
+}
