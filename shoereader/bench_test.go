@@ -18,22 +18,28 @@ import (
 	"github.com/livetable/livetable/table/card"
 )
 
+// cardsPerOp is the number of cards one benchmark op deals through each
+// path: the issue asks for p50/p99 over 10,000 cards.
+const cardsPerOp = 10000
+
 // BenchmarkPtyLatency measures the card path from the simulated shoe
 // writing a CARD frame on the pty to the reader delivering its Event,
 // against a bare read loop over the same kind of pty hop. The two are
 // measured alternately, card by card, so both see the same machine load.
-// One op is one card of each; run with -benchtime=10000x for the
-// 10,000-card figure. Target: p99 within 1.5x the bare loop's p99.
+// One op deals 10,000 cards through each; the percentiles cover every op.
+// Target: p99 within 1.5x the bare loop's p99.
 func BenchmarkPtyLatency(b *testing.B) {
-	n := b.N
+	n := b.N * cardsPerOp
 	bare := newBareLoop(b)
 	full := newReaderLoop(b, n)
 	bareLat := make([]time.Duration, 0, n)
 	fullLat := make([]time.Duration, 0, n)
 	b.ResetTimer()
-	for range n {
-		bareLat = append(bareLat, bare.one(b))
-		fullLat = append(fullLat, full.one(b))
+	for range b.N {
+		for range cardsPerOp {
+			bareLat = append(bareLat, bare.one(b))
+			fullLat = append(fullLat, full.one(b))
+		}
 	}
 	b.StopTimer()
 	bp50, bp99 := percentiles(bareLat)
