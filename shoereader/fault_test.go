@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/livetable/livetable/shoereader"
+	"github.com/livetable/livetable/shoereader/serialport"
 	"github.com/livetable/livetable/simulators/shoe"
 	"github.com/livetable/livetable/table/card"
 )
@@ -256,4 +257,58 @@ func TestPtyRefusedDevice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPtyReaderRestart: the daemon restarts while the shoe keeps its
+// session; the new reader asks for HELLO with CONFIG and the cards pulled
+// meanwhile are delivered once, in order.
+func TestPtyReaderRestart(t *testing.T) {
+	dev, err := shoe.New(shoe.Options{Seed: 12}, testLog(t))
+	require.NoError(t, err)
+	defer dev.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	devDone := make(chan error, 1)
+	go func() { devDone <- dev.Run(ctx) }()
+	open := func(ctx context.Context) (shoereader.Port, error) {
+		return serialport.Open(dev.Path(), serialport.DefaultBaud)
+	}
+	startReader := func() (chan shoereader.Event, func()) {
+		rctx, rcancel := context.WithCancel(ctx)
+		events := make(chan shoereader.Event, 512)
+		done := make(chan error, 1)
+		r := shoereader.New(open, shoereader.Options{}, testLog(t))
+		go func() { done <- r.Run(rctx, events) }()
+		return events, func() { rcancel(); <-done }
+	}
+	collect := func(events chan shoereader.Event, n int) []card.Card {
+		var got []card.Card
+		for len(got) < n {
+			select {
+			case ev := <-events:
+				if ev.Kind == shoereader.Card {
+					got = append(got, ev.Card)
+				}
+			case <-ctx.Done():
+				t.Fatalf("only %d of %d cards", len(got), n)
+			}
+		}
+		return got
+	}
+
+	events, stop := startReader()
+	require.NoError(t, dev.PullN(ctx, 5))
+	first := collect(events, 5)
+	stop()
+
+	// Cards pulled while no reader runs wait in the device.
+	pulled := make(chan error, 1)
+	go func() { pulled <- dev.PullN(ctx, 5) }()
+	events, stop = startReader()
+	defer stop()
+	second := collect(events, 5)
+	require.NoError(t, <-pulled)
+	assert.Equal(t, dev.Dealt(), append(first, second...))
+	cancel()
+	<-devDone
 }
