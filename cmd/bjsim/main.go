@@ -9,6 +9,7 @@
 // Subcommands:
 //
 //	sidebets   exact side-bet and insurance returns, by combinatorics on the shoe
+//	rtp        main-game return of the real engine with basic strategy
 //
 // Run "bjsim <subcommand> -h" for a subcommand's flags. The exit status is 0
 // on success, 1 when a computation fails or a --check finds a mismatch, and
@@ -42,6 +43,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"sidebets": {summary: "exact side-bet and insurance returns beside the documents' figures", run: runSidebets},
+		"rtp":      {summary: "main-game return with basic strategy, real engine, finite shoe, 95% interval", run: runRTP},
 	}
 }
 
