@@ -27,6 +27,10 @@ var ErrSilent = errors.New("shoereader: shoe silent")
 // hardware fault.
 var ErrDeviceFault = errors.New("shoereader: device fault")
 
+// ErrRunTwice is returned by a second call of Reader.Run: the reader's
+// session state belongs to one run.
+var ErrRunTwice = errors.New("shoereader: Run called twice")
+
 // Reason says which integrity rule a card or a shoe broke.
 type Reason uint8
 

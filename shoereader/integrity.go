@@ -11,10 +11,10 @@ type shoeState struct {
 	// reader restarted mid-shoe would otherwise raise a false alarm).
 	started bool
 	id      string
-	comp  card.Composition
-	dealt int
-	codes map[string]struct{}
-	order []card.Card // dealing order, for the shuffle check
+	comp    card.Composition
+	dealt   int
+	codes   map[string]struct{}
+	order   []card.Card // dealing order, for the shuffle check
 }
 
 func newShoeState(decks int) *shoeState {

@@ -18,9 +18,10 @@ import (
 // duplicates, asks for what it missed, reconnects, watches for silence and
 // checks every card against the shoe. Create it with New and start Run.
 type Reader struct {
-	open Opener
-	opts Options
-	log  zerolog.Logger
+	open    Opener
+	opts    Options
+	log     zerolog.Logger
+	running atomic.Bool
 
 	// Everything below is owned by the goroutine running Run; no lock.
 	dec     shoeproto.Decoder
@@ -101,8 +102,14 @@ func (r *Reader) Stats() Stats {
 
 // Run owns the port until ctx is done, sending events on out. It
 // reconnects with backoff whenever the port fails and returns ctx.Err()
-// when ctx ends. Run does not close out.
+// when ctx ends. Run is the only sender on out and closes it when it
+// returns (house-style rule 9), so a consumer may range over it. A Reader
+// runs once: a second call returns ErrRunTwice.
 func (r *Reader) Run(ctx context.Context, out chan<- Event) error {
+	if !r.running.CompareAndSwap(false, true) {
+		return ErrRunTwice
+	}
+	defer close(out)
 	r.ctx, r.out = ctx, out
 	clk := r.opts.Clock
 	backoff := r.opts.BackoffMin

@@ -441,3 +441,17 @@ func TestShoeCount(t *testing.T) {
 		})
 	}
 }
+
+func TestRunOnceClosesOut(t *testing.T) {
+	open := func(ctx context.Context) (shoereader.Port, error) { return nil, errors.New("no port") }
+	r := shoereader.New(open, shoereader.Options{BackoffMin: time.Millisecond}, testLog(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	events := make(chan shoereader.Event, 4)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, events) }()
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	_, open2 := <-events
+	assert.False(t, open2, "Run closes its output channel")
+	assert.ErrorIs(t, r.Run(context.Background(), make(chan shoereader.Event)), shoereader.ErrRunTwice)
+}
