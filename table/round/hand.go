@@ -8,8 +8,10 @@ const maxHandCards = 22
 
 // cards is a small fixed-capacity card list.
 type cards struct {
-	c [maxHandCards]card.Card
-	n uint8
+	c    [maxHandCards]card.Card
+	n    uint8
+	hard uint8 // sum with aces as 1, kept as cards arrive: totals are read on every step
+	aces uint8
 }
 
 func (cs *cards) add(c card.Card) bool {
@@ -18,7 +20,21 @@ func (cs *cards) add(c card.Card) bool {
 	}
 	cs.c[cs.n] = c
 	cs.n++
+	v := c.Value()
+	cs.hard += uint8(v)
+	if v == 1 {
+		cs.aces++
+	}
 	return true
+}
+
+// total is the best total and whether it is soft, from the running sums.
+func (cs *cards) total() (int, bool) {
+	h := int(cs.hard)
+	if cs.aces > 0 && h+10 <= 21 {
+		return h + 10, true
+	}
+	return h, false
 }
 
 func (cs *cards) list() []card.Card { return cs.c[:cs.n] }
@@ -57,9 +73,7 @@ type hand struct {
 	net        int64
 }
 
-func (h *hand) total() (int, bool) { return Total(h.list()) }
-
-func (h *hand) bust() bool { t, _ := h.total(); return t > 21 }
+func (h *hand) bust() bool { return h.hard > 21 }
 
 // Outcome is how a hand ended.
 type Outcome uint8
