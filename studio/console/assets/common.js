@@ -1,0 +1,165 @@
+// livetable console: what the dealer and supervisor pages share. Plain
+// browser JavaScript, no build step and no library: the studio is offline.
+"use strict";
+
+var LT = (function () {
+  var SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = text;
+    return e;
+  }
+
+  // cardEl draws one card from its wire form ("Td"); null draws a back.
+  function cardEl(c) {
+    if (!c) {
+      var b = el("div", "card back");
+      b.setAttribute("data-card", "back");
+      b.title = "face down";
+      return b;
+    }
+    var rank = c.charAt(0) === "T" ? "10" : c.charAt(0);
+    var suit = c.charAt(1);
+    var d = el("div", "card" + (suit === "h" || suit === "d" ? " red" : ""));
+    d.setAttribute("data-card", c);
+    d.title = c;
+    d.appendChild(el("span", "rank", rank));
+    d.appendChild(el("span", "suit", SUITS[suit] || "?"));
+    return d;
+  }
+
+  function cardsEl(cards, hidden) {
+    var box = el("div", "cards");
+    (cards || []).forEach(function (c) { box.appendChild(cardEl(c)); });
+    for (var i = 0; i < (hidden || 0); i++) box.appendChild(cardEl(null));
+    return box;
+  }
+
+  // value and total compute a hand's total when the view has none (the
+  // shared cards of a common-draw seat).
+  function value(c) {
+    var r = c.charAt(0);
+    if (r === "A") return 1;
+    if ("TJQK".indexOf(r) >= 0) return 10;
+    return parseInt(r, 10);
+  }
+  function total(cards) {
+    var t = 0, ace = false;
+    (cards || []).forEach(function (c) { t += value(c); if (c.charAt(0) === "A") ace = true; });
+    if (ace && t + 10 <= 21) return { total: t + 10, soft: true };
+    return { total: t, soft: false };
+  }
+
+  // totalEl shows a total with its tag: soft, bust, blackjack.
+  function totalEl(t, soft, n, single) {
+    var d = el("span", "total");
+    if (!n) { d.textContent = ""; return d; }
+    d.textContent = String(t);
+    var tag = null;
+    if (t > 21) tag = el("span", "tag bust", "BUST");
+    else if (t === 21 && n === 2 && single) tag = el("span", "tag bj", "BJ");
+    else if (soft) tag = el("span", "tag soft", "soft");
+    if (tag) d.appendChild(tag);
+    return d;
+  }
+
+  // lightOf derives the traffic light from the table's phase, as the
+  // tower does: green while bets are open, yellow at last call, red
+  // otherwise, blinking red while paused.
+  function lightOf(st) {
+    if (st.paused || st.phase === "paused") return "red_blink";
+    if (st.phase === "betting") return "green";
+    if (st.phase === "last_call") return "yellow";
+    return "red";
+  }
+  var PHASE_TEXT = {
+    idle: "WAITING", betting: "BETS OPEN", last_call: "LAST CALL", dealing: "NO MORE BETS",
+    settled: "SETTLED", paused: "PAUSED", closed: "SHOE CLOSED"
+  };
+  function phaseText(st) {
+    if (st.paused) return "PAUSED";
+    return PHASE_TEXT[st.phase] || String(st.phase || "").toUpperCase();
+  }
+
+  function lightEl() {
+    var d = el("div", "light");
+    d.id = "light";
+    d.appendChild(el("span", "lamp r"));
+    d.appendChild(el("span", "lamp y"));
+    d.appendChild(el("span", "lamp g"));
+    return d;
+  }
+
+  // instructionClass colours the instruction line by what it asks.
+  function instructionClass(next) {
+    if (/^stop/i.test(next)) return "stop";
+    if (/shoe/i.test(next)) return "shoe";
+    if (/^wait/i.test(next) || next === "") return "wait";
+    return "";
+  }
+
+  // Countdown: the remaining time is taken from the server's own clock
+  // (deadline minus the snapshot's time) and counted down locally, so a
+  // browser whose clock is off still shows the right number.
+  function Countdown(onTick) {
+    this.until = null;
+    this.onTick = onTick;
+    var self = this;
+    setInterval(function () { self.tick(); }, 200);
+  }
+  Countdown.prototype.set = function (st, evTime) {
+    if ((st.phase === "betting" || st.phase === "last_call") && st.deadline && !st.paused) {
+      var left = Date.parse(st.deadline) - Date.parse(evTime);
+      this.until = performance.now() + Math.max(0, left);
+    } else {
+      this.until = null;
+    }
+    this.tick();
+  };
+  Countdown.prototype.tick = function () {
+    if (this.until === null) { this.onTick(null); return; }
+    this.onTick(Math.max(0, Math.ceil((this.until - performance.now()) / 1000)));
+  };
+
+  // connect opens the event stream: onState gets every snapshot with the
+  // envelope's time, onEvent every other event; onLink(true/false) tells
+  // whether the page is live. EventSource reconnects by itself.
+  function connect(onState, onEvent, onLink) {
+    var es = new EventSource("/events");
+    es.addEventListener("open", function () { onLink(true); });
+    es.addEventListener("error", function () { onLink(false); });
+    es.addEventListener("state", function (m) {
+      var ev = JSON.parse(m.data);
+      onLink(true);
+      onState(ev.data, ev.time, ev);
+    });
+    es.addEventListener("event", function (m) {
+      if (onEvent) onEvent(JSON.parse(m.data));
+    });
+    return es;
+  }
+
+  function money(cents) {
+    var neg = cents < 0;
+    var v = Math.abs(cents);
+    var s = Math.floor(v / 100) + "." + String(v % 100).padStart(2, "0");
+    return (neg ? "-" : "") + s;
+  }
+  function signed(cents) {
+    return (cents > 0 ? "+" : "") + money(cents);
+  }
+
+  function timeOf(iso) {
+    if (!iso) return "";
+    var d = new Date(iso);
+    return d.toISOString().substring(11, 19);
+  }
+
+  return {
+    el: el, cardEl: cardEl, cardsEl: cardsEl, total: total, totalEl: totalEl,
+    lightOf: lightOf, lightEl: lightEl, phaseText: phaseText, instructionClass: instructionClass,
+    Countdown: Countdown, connect: connect, money: money, signed: signed, timeOf: timeOf
+  };
+})();

@@ -1,0 +1,119 @@
+// livetable dealer view: rendered from each State snapshot alone.
+"use strict";
+
+(function () {
+  var $ = function (id) { return document.getElementById(id); };
+  var light = LT.lightEl();
+  $("lightbox").appendChild(light);
+
+  var countdown = new LT.Countdown(function (s) {
+    var c = $("countdown");
+    if (s === null) { c.textContent = ""; return; }
+    c.textContent = String(s);
+  });
+
+  function activeSeat(next) {
+    var m = /seat (\d+)/.exec(next || "");
+    return m ? parseInt(m[1], 10) : 0;
+  }
+
+  function seatEl(sv, active) {
+    var d = LT.el("div", "seat" + (sv.seat === active ? " active" : ""));
+    d.setAttribute("data-seat", String(sv.seat));
+    var head = LT.el("div", "head");
+    head.appendChild(LT.el("span", "num", "SEAT " + sv.seat));
+    if (sv.bet) head.appendChild(LT.el("span", "bet", LT.money(sv.bet)));
+    d.appendChild(head);
+    if (sv.players > 1) d.appendChild(LT.el("div", "players", sv.players + " players"));
+    var hands = sv.hands && sv.hands.length ? sv.hands : null;
+    if (hands) {
+      hands.forEach(function (h, i) {
+        var hd = LT.el("div", "hand" + (h.done ? " done" : ""));
+        hd.setAttribute("data-hand", String(i + 1));
+        hd.appendChild(LT.cardsEl(h.cards));
+        var t = LT.totalEl(h.total, h.soft, (h.cards || []).length, hands.length === 1);
+        if (h.doubled) t.appendChild(LT.el("span", "tag soft", "×2"));
+        hd.appendChild(t);
+        d.appendChild(hd);
+      });
+    } else {
+      var hd = LT.el("div", "hand");
+      hd.appendChild(LT.cardsEl(sv.cards));
+      var tt = LT.total(sv.cards);
+      hd.appendChild(LT.totalEl(tt.total, tt.soft, (sv.cards || []).length, true));
+      d.appendChild(hd);
+    }
+    return d;
+  }
+
+  function render(st, evTime) {
+    var rv = st.round || {};
+    var lstate = LT.lightOf(st);
+    light.setAttribute("data-state", lstate);
+    document.body.classList.toggle("paused", lstate === "red_blink");
+    var ph = $("phase");
+    ph.textContent = LT.phaseText(st);
+    ph.className = "phase " + lstate;
+    $("countdown").className = "countdown " + lstate;
+    countdown.set(st, evTime);
+
+    $("game").textContent = (document.body.getAttribute("data-game-name") || "Game") + " " + (st.game || "");
+    $("table").textContent = st.table || "";
+    $("round").textContent = rv.id || "—";
+
+    var next = rv.next || "";
+    var ins = $("instruction");
+    ins.textContent = next || "wait";
+    ins.className = "instruction " + LT.instructionClass(next);
+
+    var dh = rv.dealer || {};
+    var dc = $("dealer-cards");
+    dc.replaceWith((function () { var n = LT.cardsEl(dh.cards, dh.hidden); n.id = "dealer-cards"; return n; })());
+    var dt = $("dealer-total");
+    dt.replaceWith((function () {
+      var n = LT.totalEl(dh.total, dh.soft, (dh.cards || []).length + (dh.hidden || 0), !dh.hidden);
+      n.id = "dealer-total";
+      return n;
+    })());
+
+    var seats = $("seats");
+    seats.textContent = "";
+    var act = activeSeat(next);
+    (rv.seats || []).forEach(function (sv) { seats.appendChild(seatEl(sv, act)); });
+    if (!(rv.seats || []).length) {
+      seats.appendChild(LT.el("div", "empty", st.phase === "betting" || st.phase === "last_call" ? "bets open" : "no round in play"));
+    }
+
+    var shoe = st.shoe || {};
+    var total = (shoe.decks || 0) * 52;
+    $("shoe-id").textContent = shoe.id || "—";
+    $("shoe-dealt").textContent = String(shoe.dealt || 0);
+    $("shoe-left").textContent = String(Math.max(0, total - (shoe.dealt || 0)));
+    $("shoe-cut-v").textContent = shoe.cut_card ? "SEEN" : "no";
+    $("shoe-cut").className = "cut" + (shoe.cut_card ? " yes" : "");
+    $("shoe-burn").classList.toggle("hidden", !shoe.burn_pending);
+    $("shoe-burn-v").textContent = String(shoe.burn_pending || 0);
+
+    var al = $("alarms");
+    al.textContent = "";
+    var alarms = st.alarms || [];
+    al.className = "alarms" + (alarms.length || st.paused ? " on" : "");
+    alarms.forEach(function (a) {
+      var row = LT.el("div", "alarm");
+      row.appendChild(LT.el("b", null, a.code));
+      row.appendChild(document.createTextNode(a.message));
+      al.appendChild(row);
+    });
+    if (!alarms.length && st.paused) {
+      var row = LT.el("div", "alarm");
+      row.appendChild(LT.el("b", null, "paused"));
+      row.appendChild(document.createTextNode(st.pause_reason || ""));
+      al.appendChild(row);
+    }
+    if (!alarms.length && !st.paused) al.appendChild(LT.el("span", "none", "no alarms"));
+  }
+
+  LT.connect(render, null, function (live) {
+    $("offline").classList.toggle("hidden", live);
+  });
+})();

@@ -1,0 +1,274 @@
+// livetable supervisor view: commands, recall, alarm log, health.
+"use strict";
+
+(function () {
+  var $ = function (id) { return document.getElementById(id); };
+  var csrf = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
+  var gameName = document.body.getAttribute("data-game-name") || "Game";
+  var light = LT.lightEl();
+  $("lightbox").appendChild(light);
+  var selected = "";
+
+  var countdown = new LT.Countdown(function (s) {
+    $("countdown").textContent = s === null ? "" : s + " s";
+  });
+
+  function getJSON(url) {
+    return fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (r) {
+        if (r.status === 401) { window.location = "/login"; throw new Error("logged out"); }
+        return r.json().then(function (b) { if (!r.ok) throw new Error(b.error || r.statusText); return b; });
+      });
+  }
+
+  // send submits one supervisor command and shows the table's verdict,
+  // the typed error as it came back when refused.
+  function send(body) {
+    var res = $("result");
+    res.className = "result";
+    res.textContent = "sending " + body.command + "…";
+    return fetch("/api/command", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify(body)
+    }).then(function (r) {
+      return r.json().then(function (b) {
+        if (r.ok) {
+          res.className = "result ok";
+          res.textContent = body.command + ": done";
+        } else {
+          res.className = "result err";
+          res.setAttribute("data-kind", b.kind || "");
+          res.textContent = body.command + " refused (" + (b.kind || r.status) + "): " + (b.error || r.statusText);
+        }
+        refreshRecall();
+      });
+    }).catch(function (e) {
+      res.className = "result err";
+      res.textContent = body.command + " failed: " + e.message;
+    });
+  }
+
+  $("pause").addEventListener("click", function () { send({ command: "pause", reason: $("pause-reason").value }); });
+  $("resume").addEventListener("click", function () { send({ command: "resume" }); });
+  $("void").addEventListener("click", function () {
+    if (!window.confirm("Void the round in play? Every initial wager is returned.")) return;
+    send({ command: "void", reason: $("void-reason").value });
+  });
+  $("correct").addEventListener("click", function () { send({ command: "correct", card: $("correct-card").value }); });
+
+  function miniRow(label, cards, hidden, total) {
+    var m = $("mini");
+    m.appendChild(LT.el("b", null, label));
+    var right = LT.el("div");
+    right.style.display = "flex";
+    right.style.gap = "10px";
+    right.style.alignItems = "center";
+    right.appendChild(LT.cardsEl(cards, hidden));
+    if (total) right.appendChild(LT.el("span", "mono", String(total)));
+    m.appendChild(right);
+  }
+
+  function render(st, evTime) {
+    var rv = st.round || {};
+    var ls = LT.lightOf(st);
+    light.setAttribute("data-state", ls);
+    $("game").textContent = gameName + " " + (st.game || "") + " · " + (st.table || "");
+    $("phase").textContent = LT.phaseText(st);
+    $("phase").className = "phase " + ls;
+    $("round").textContent = rv.id || "—";
+    countdown.set(st, evTime);
+    var next = rv.next || "wait";
+    $("next").textContent = next;
+    $("next").className = "next " + LT.instructionClass(next);
+    var pb = $("pausedbanner");
+    pb.classList.toggle("hidden", !st.paused);
+    pb.textContent = st.paused ? "PAUSED: " + (st.pause_reason || "") : "";
+    $("mini").textContent = "";
+    var dh = rv.dealer || {};
+    if ((rv.seats || []).length) {
+      miniRow("dealer", dh.cards, dh.hidden, dh.total);
+      rv.seats.forEach(function (sv) {
+        var h = (sv.hands || [])[0];
+        miniRow("seat " + sv.seat, h ? h.cards : sv.cards, 0, h ? h.total : 0);
+      });
+    } else {
+      $("mini").appendChild(LT.el("span", "small", "no round in play"));
+    }
+  }
+
+  function onEvent(ev) {
+    if (ev.kind === "alarm") {
+      prependAlarm({ time: ev.time, round: ev.round, code: ev.data.code, message: ev.data.message, pauses: ev.data.pauses });
+    }
+    if (ev.kind === "settled") refreshRecall();
+  }
+
+  function prependAlarm(a) {
+    var tb = $("alarmlog").tBodies[0];
+    var tr = LT.el("tr");
+    tr.appendChild(LT.el("td", "mono", LT.timeOf(a.time)));
+    tr.appendChild(LT.el("td", "mono", a.round || ""));
+    tr.appendChild(LT.el("td", a.pauses ? "neg" : "", a.code));
+    tr.appendChild(LT.el("td", null, a.message));
+    tb.insertBefore(tr, tb.firstChild);
+    while (tb.rows.length > 200) tb.deleteRow(tb.rows.length - 1);
+  }
+
+  function refreshAlarms() {
+    getJSON("/api/alarms").then(function (list) {
+      $("alarmlog").tBodies[0].textContent = "";
+      list.slice().reverse().forEach(prependAlarm);
+    }).catch(function () {});
+  }
+
+  function refreshHealth() {
+    getJSON("/api/health").then(function (h) {
+      var tb = $("health").tBodies[0];
+      tb.textContent = "";
+      if (!h.checks.length) {
+        var tr0 = LT.el("tr");
+        tr0.appendChild(LT.el("td", "small", "no checks reported"));
+        tb.appendChild(tr0);
+      }
+      h.checks.forEach(function (c) {
+        var tr = LT.el("tr");
+        var name = LT.el("td");
+        name.appendChild(LT.el("span", c.ok ? "ok-dot" : "bad-dot"));
+        name.appendChild(document.createTextNode(c.name));
+        tr.appendChild(name);
+        tr.appendChild(LT.el("td", c.ok ? "pos" : "neg", c.ok ? "ok" : "FAULT"));
+        tr.appendChild(LT.el("td", null, c.detail || ""));
+        tb.appendChild(tr);
+      });
+    }).catch(function () {});
+  }
+
+  function netEl(n) {
+    return LT.el("td", "mono " + (n > 0 ? "pos" : n < 0 ? "neg" : ""), LT.signed(n));
+  }
+
+  function refreshRecall() {
+    getJSON("/api/recall").then(function (list) {
+      var tb = $("recall").tBodies[0];
+      tb.textContent = "";
+      list.forEach(function (r) {
+        var tr = LT.el("tr", "pick" + (r.code === selected ? " sel" : ""));
+        tr.setAttribute("data-code", r.code);
+        tr.appendChild(LT.el("td", "mono", r.code));
+        tr.appendChild(LT.el("td", "mono", LT.timeOf(r.start)));
+        tr.appendChild(LT.el("td", "mono", (r.cards || []).join(" ")));
+        tr.appendChild(LT.el("td", null, !r.settled ? "in play" : r.void ? "VOID" : "settled"));
+        tr.appendChild(netEl(r.net));
+        tr.addEventListener("click", function () { showRound(r.code); });
+        tb.appendChild(tr);
+      });
+      if (!list.length) {
+        var tr0 = LT.el("tr");
+        tr0.appendChild(LT.el("td", "small", "no rounds yet"));
+        tb.appendChild(tr0);
+      }
+    }).catch(function () {});
+  }
+
+  function showRound(code) {
+    selected = code;
+    getJSON("/api/round?code=" + encodeURIComponent(code)).then(function (d) {
+      var box = $("detail");
+      box.textContent = "";
+      box.classList.remove("hidden");
+      box.appendChild(LT.el("h3", null, "Round " + d.code + " · game " + d.game + " · " +
+        (d.void ? "VOID" : d.settled ? "settled" : "in play") + " · players net " + LT.signed(d.net)));
+      if (d.result) box.appendChild(LT.el("div", "small", d.result));
+      var cards = LT.el("table", "list");
+      cards.innerHTML = "<thead><tr><th>time</th><th>card</th><th>to</th><th>total</th></tr></thead>";
+      var cb = LT.el("tbody");
+      (d.card_log || []).forEach(function (c) {
+        var tr = LT.el("tr");
+        tr.appendChild(LT.el("td", "mono", LT.timeOf(c.time)));
+        tr.appendChild(LT.el("td", "mono", c.card || "(face down)"));
+        tr.appendChild(LT.el("td", null, (c.seat ? "seat " + c.seat + (c.hand > 1 ? " hand " + c.hand : "") : "dealer") + (c.hole ? " (hole)" : "")));
+        tr.appendChild(LT.el("td", "mono", c.total ? String(c.total) + (c.soft ? " soft" : "") : ""));
+        cb.appendChild(tr);
+      });
+      cards.appendChild(cb);
+      box.appendChild(cards);
+      if ((d.decisions || []).length) {
+        box.appendChild(LT.el("h3", null, "Decisions"));
+        var dt = LT.el("table", "list");
+        var db = LT.el("tbody");
+        d.decisions.forEach(function (x) {
+          var tr = LT.el("tr");
+          tr.appendChild(LT.el("td", "mono", LT.timeOf(x.time)));
+          tr.appendChild(LT.el("td", null, "seat " + x.seat + (x.hand > 1 ? " hand " + x.hand : "")));
+          tr.appendChild(LT.el("td", null, x.action + (x.auto ? " (timeout)" : "")));
+          db.appendChild(tr);
+        });
+        dt.appendChild(db);
+        box.appendChild(dt);
+      }
+      var s = d.settlement;
+      if (s) {
+        box.appendChild(LT.el("h3", null, "Wagers and payouts · dealer " + s.dealer.total +
+          (s.dealer.blackjack ? " blackjack" : s.dealer.bust ? " bust" : "")));
+        var pt = LT.el("table", "list");
+        pt.innerHTML = "<thead><tr><th>seat</th><th>player</th><th>wager</th><th>cards</th><th>stake</th><th>outcome</th><th>net</th></tr></thead>";
+        var pb = LT.el("tbody");
+        (s.seats || []).forEach(function (st) {
+          (st.hands || []).forEach(function (h, i) {
+            var tr = LT.el("tr");
+            tr.appendChild(LT.el("td", null, String(st.seat) + (st.behind ? " behind" : "")));
+            tr.appendChild(LT.el("td", null, st.player || ""));
+            tr.appendChild(LT.el("td", null, "main" + (st.hands.length > 1 ? " " + (i + 1) : "") + (h.doubled ? " ×2" : "")));
+            tr.appendChild(LT.el("td", "mono", (h.cards || []).join(" ") + " = " + h.total));
+            tr.appendChild(LT.el("td", "mono", LT.money(h.stake)));
+            tr.appendChild(LT.el("td", null, h.outcome));
+            tr.appendChild(netEl(h.net));
+            pb.appendChild(tr);
+          });
+          (st.side || []).forEach(function (sb) {
+            var tr = LT.el("tr");
+            tr.appendChild(LT.el("td", null, String(st.seat)));
+            tr.appendChild(LT.el("td", null, st.player || ""));
+            tr.appendChild(LT.el("td", null, sb.kind));
+            tr.appendChild(LT.el("td", null, ""));
+            tr.appendChild(LT.el("td", "mono", LT.money(sb.stake)));
+            tr.appendChild(LT.el("td", null, typeof sb.result === "object" ? JSON.stringify(sb.result) : String(sb.result)));
+            tr.appendChild(netEl(sb.net));
+            pb.appendChild(tr);
+          });
+          if (st.insurance) {
+            var tr = LT.el("tr");
+            tr.appendChild(LT.el("td", null, String(st.seat)));
+            tr.appendChild(LT.el("td", null, st.player || ""));
+            tr.appendChild(LT.el("td", null, "insurance"));
+            tr.appendChild(LT.el("td", null, ""));
+            tr.appendChild(LT.el("td", "mono", LT.money(st.insurance.stake)));
+            tr.appendChild(LT.el("td", null, ""));
+            tr.appendChild(netEl(st.insurance.net));
+            pb.appendChild(tr);
+          }
+        });
+        pt.appendChild(pb);
+        box.appendChild(pt);
+      }
+      (d.notes || []).forEach(function (n) {
+        box.appendChild(LT.el("div", "small", LT.timeOf(n.time) + " " + n.text));
+      });
+      Array.prototype.forEach.call($("recall").tBodies[0].rows, function (tr) {
+        tr.classList.toggle("sel", tr.getAttribute("data-code") === code);
+      });
+    }).catch(function (e) {
+      $("detail").classList.remove("hidden");
+      $("detail").textContent = "recall failed: " + e.message;
+    });
+  }
+
+  LT.connect(render, onEvent, function (live) {
+    $("offline").classList.toggle("hidden", live);
+  });
+  refreshAlarms();
+  refreshHealth();
+  refreshRecall();
+  setInterval(refreshHealth, 5000);
+})();

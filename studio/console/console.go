@@ -1,0 +1,324 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/table"
+)
+
+// Table is what the console needs from the table controller
+// (*table.Controller satisfies it): the current snapshot for a browser that
+// just connected, one subscription to fan out, and the door for the
+// supervisor's commands.
+type Table interface {
+	Snapshot() table.State
+	Subscribe(name string, buf int) (<-chan table.Event, func())
+	Submit(ctx context.Context, in table.Input) error
+}
+
+// Recall is game recall: the last rounds and every detail of one. The
+// integrator adapts table/journal to it; History is the in-memory one fed
+// from the event stream, used when New is given none.
+type Recall interface {
+	// Recent returns up to n rounds, the most recent first.
+	Recent(n int) ([]RoundSummary, error)
+	// Round returns one round by its code; ErrNoRound when unknown.
+	Round(code string) (RoundDetail, error)
+}
+
+// HealthFunc reports the table's health (shoe link, GPIO, broker, journal,
+// clock). It is called for every /healthz request and supervisor refresh,
+// so it must be quick and must not block.
+type HealthFunc func() Health
+
+// Options configures a Server. The zero value of a field means its default
+// (see DefaultOptions).
+type Options struct {
+	// Addr is where the console listens; port 0 picks a free port (Addr()
+	// tells which). Loopback by default: the console is for the studio's
+	// own screens.
+	Addr string
+	// Supervisors maps a supervisor's name to a password hash made by
+	// HashPassword. No entry means nobody can log in.
+	Supervisors map[string]string
+	// GameName is shown beside the game code ("Live Blackjack").
+	GameName string
+	// SessionTTL is how long a supervisor stays logged in.
+	SessionTTL time.Duration
+	// LoginAttempts failed logins from one address within LoginWindow lock
+	// that address out until the window has passed.
+	LoginAttempts int
+	LoginWindow   time.Duration
+	// TableQueue is the queue of the console's one table subscription.
+	TableQueue int
+	// ClientQueue is each browser's queue of messages; a browser whose
+	// queue is full is disconnected (it reconnects from a fresh snapshot).
+	ClientQueue int
+	// AlarmLog is how many alarms the supervisor's log keeps.
+	AlarmLog int
+	// RecallRounds is how many rounds the supervisor's recall lists (and
+	// the built-in History keeps).
+	RecallRounds int
+	// SubmitTimeout bounds how long a supervisor command waits for the
+	// table's verdict.
+	SubmitTimeout time.Duration
+	// Heartbeat is the interval of the comment lines that keep idle event
+	// streams open through proxies and let dead ones be noticed.
+	Heartbeat time.Duration
+	// SecureCookie marks cookies Secure: set it when a TLS proxy fronts
+	// the console (browsers refuse Secure cookies over plain http).
+	SecureCookie bool
+	// Clock stamps sessions, login limits and the connection snapshot.
+	Clock clockwork.Clock
+	// Metrics receives the counters of the event stream; nil makes one
+	// (Server.Metrics returns it, for the integrator's gauges).
+	Metrics *Metrics
+}
+
+// DefaultOptions returns the defaults: loopback port 8080, 12-hour
+// sessions, 5 failed logins per 5 minutes, 20 rounds of recall.
+func DefaultOptions() Options {
+	return Options{
+		Addr:          "127.0.0.1:8080",
+		SessionTTL:    12 * time.Hour,
+		LoginAttempts: 5,
+		LoginWindow:   5 * time.Minute,
+		TableQueue:    1024,
+		ClientQueue:   256,
+		AlarmLog:      200,
+		RecallRounds:  20,
+		SubmitTimeout: 5 * time.Second,
+		Heartbeat:     15 * time.Second,
+		Clock:         clockwork.NewRealClock(),
+	}
+}
+
+func (o *Options) ensureDefaults() {
+	d := DefaultOptions()
+	if o.Addr == "" {
+		o.Addr = d.Addr
+	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = d.SessionTTL
+	}
+	if o.LoginAttempts <= 0 {
+		o.LoginAttempts = d.LoginAttempts
+	}
+	if o.LoginWindow <= 0 {
+		o.LoginWindow = d.LoginWindow
+	}
+	if o.TableQueue <= 0 {
+		o.TableQueue = d.TableQueue
+	}
+	if o.ClientQueue <= 0 {
+		o.ClientQueue = d.ClientQueue
+	}
+	if o.AlarmLog <= 0 {
+		o.AlarmLog = d.AlarmLog
+	}
+	if o.RecallRounds <= 0 {
+		o.RecallRounds = d.RecallRounds
+	}
+	if o.SubmitTimeout <= 0 {
+		o.SubmitTimeout = d.SubmitTimeout
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = d.Heartbeat
+	}
+	if o.Clock == nil {
+		o.Clock = d.Clock
+	}
+}
+
+// Server is the console: an HTTP server and the goroutine that fans the
+// table's events out to browsers. Create it with New, start it with Run.
+type Server struct {
+	opts    Options
+	table   Table
+	recall  Recall
+	history *History // fed from the events; also the recall when none was given
+	health  HealthFunc
+	log     zerolog.Logger
+	clk     clockwork.Clock
+	metrics *Metrics
+	hub     *hub
+	alarms  *alarmLog
+	auth    *auth
+	pages   *pages
+	mux     *http.ServeMux
+
+	mu       sync.Mutex // guards the following
+	listener net.Listener
+	running  bool
+	ready    chan struct{} // closed once listener is set
+}
+
+// New returns a console for t. recall may be nil (the built-in History
+// serves recall from the events the console sees); health may be nil (no
+// checks: always healthy). New opens nothing: Run listens.
+func New(opts Options, t Table, recall Recall, health HealthFunc, log zerolog.Logger) (*Server, error) {
+	if t == nil {
+		return nil, ErrNoTable
+	}
+	opts.ensureDefaults()
+	for name, hash := range opts.Supervisors {
+		if err := checkHash(hash); err != nil {
+			return nil, fmt.Errorf("console: supervisor %q: %w", name, err)
+		}
+	}
+	if health == nil {
+		health = func() Health { return Health{} }
+	}
+	m := opts.Metrics
+	if m == nil {
+		m = NewMetrics()
+	}
+	pg, err := loadPages()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts: opts, table: t, health: health, clk: opts.Clock, metrics: m,
+		log:     log.With().Str("component", "console").Logger(),
+		history: NewHistory(opts.RecallRounds),
+		hub:     newHub(opts.ClientQueue),
+		alarms:  newAlarmLog(opts.AlarmLog),
+		auth:    newAuth(opts),
+		pages:   pg,
+		ready:   make(chan struct{}),
+	}
+	s.recall = recall
+	if s.recall == nil {
+		s.recall = s.history
+	}
+	s.mux = s.routes()
+	return s, nil
+}
+
+// Metrics returns the console's metrics, for the integrator's gauges.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// Handler returns the console's HTTP handler, for tests and for mounting
+// it on a server of the caller's own. Live updates flow only while Run is
+// running.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Addr returns the address the console listens on, once Run has opened
+// it; before that it returns the configured address.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listener != nil {
+		return s.listener.Addr().String()
+	}
+	return s.opts.Addr
+}
+
+// Ready is closed once Run listens, so a caller can read Addr.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Run listens on Options.Addr, fans the table's events out to browsers and
+// serves until ctx is done; then it closes every stream, shuts the HTTP
+// server down and returns nil. A second Run returns ErrRunTwice.
+func (s *Server) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return ErrRunTwice
+	}
+	s.running = true
+	s.mu.Unlock()
+
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("console: listen: %w", err)
+	}
+	s.mu.Lock()
+	s.listener = ln
+	s.mu.Unlock()
+	close(s.ready)
+	s.log.Info().Str("addr", ln.Addr().String()).Msg("console listening")
+
+	events, unsubscribe := s.table.Subscribe("console", s.opts.TableQueue)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	srv := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		s.pump(ctx, events)
+	}()
+	serveErr := make(chan error, 1)
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			serveErr <- fmt.Errorf("console: serve: %w", err)
+		}
+		cancel()
+	}()
+	<-ctx.Done()
+	unsubscribe()
+	s.hub.closeAll()
+	shutCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
+	defer done()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		// Event streams end with ctx; anything still open is cut.
+		_ = srv.Close()
+	}
+	wg.Wait()
+	select {
+	case err := <-serveErr:
+		return err
+	default:
+		return nil
+	}
+}
+
+// pump is the one reader of the table's subscription: it updates the
+// metrics, the history and the alarm log, then hands the encoded event to
+// every browser without waiting for any of them.
+func (s *Server) pump(ctx context.Context, events <-chan table.Event) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			s.observe(ev)
+		}
+	}
+}
+
+// observe handles one table event; it is pump's body, separate so tests
+// can feed events without a running server.
+func (s *Server) observe(ev table.Event) {
+	s.metrics.Observe(ev)
+	s.history.Add(ev)
+	s.alarms.add(ev)
+	msg, err := encodeSSE(ev)
+	if err != nil {
+		s.log.Error().Err(err).Str("kind", ev.Kind()).Msg("event not encodable")
+		return
+	}
+	if n := s.hub.broadcast(msg); n > 0 {
+		s.metrics.clientsDropped.Add(float64(n))
+		s.log.Warn().Int("browsers", n).Msg("slow browsers disconnected")
+	}
+}

@@ -1,0 +1,609 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/livetable/livetable/studio/console/consoletest"
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/round"
+)
+
+var epoch = time.Date(2026, 11, 22, 0, 29, 37, 0, time.UTC)
+
+const (
+	testUser     = "anna"
+	testPassword = "correct horse battery staple"
+)
+
+// testHash is a bcrypt hash at the lowest cost: the tests check the flow,
+// not bcrypt's speed.
+func testHash(t testing.TB, pw string) string {
+	t.Helper()
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
+	require.NoError(t, err)
+	return string(h)
+}
+
+// dealingState is a snapshot in the middle of a round.
+func dealingState() table.State {
+	return table.State{
+		Seq: 7, Table: "table1", Game: "000", Phase: table.PhaseDealing,
+		Round: round.View{
+			ID: "#00:29:37", Phase: "dealing", Next: "card to seat 2",
+			Dealer: round.HandView{Cards: []card.Card{card.MustParse("9c")}, Total: 9},
+			Seats: []round.SeatView{
+				{Seat: 1, Player: "p1", Players: 1, Bet: 500, Cards: []card.Card{card.MustParse("2d"), card.MustParse("As")},
+					Hands: []round.HandView{{Cards: []card.Card{card.MustParse("2d"), card.MustParse("As")}, Total: 13, Soft: true, Stake: 500}}},
+				{Seat: 2, Player: "p2", Players: 1, Bet: 400, Cards: []card.Card{card.MustParse("Ah")},
+					Hands: []round.HandView{{Cards: []card.Card{card.MustParse("Ah")}, Total: 11, Soft: true, Stake: 400}}},
+			},
+		},
+		Shoe: table.ShoeState{ID: "shoe-1", Decks: 8, Dealt: 5},
+	}
+}
+
+type fixture struct {
+	s    *Server
+	fake *consoletest.Table
+	clk  *clockwork.FakeClock
+	web  *httptest.Server
+	h    Health
+}
+
+func newFixture(t *testing.T, mod func(*Options)) *fixture {
+	t.Helper()
+	f := &fixture{fake: consoletest.New(dealingState()), clk: clockwork.NewFakeClockAt(epoch)}
+	opts := DefaultOptions()
+	opts.Clock = f.clk
+	opts.GameName = "Live Blackjack"
+	opts.Supervisors = map[string]string{testUser: testHash(t, testPassword)}
+	if mod != nil {
+		mod(&opts)
+	}
+	s, err := New(opts, f.fake, nil, func() Health { return f.h }, zerolog.Nop())
+	require.NoError(t, err)
+	f.s = s
+	f.web = httptest.NewServer(s.Handler())
+	t.Cleanup(f.web.Close)
+	return f
+}
+
+// browser is an HTTP client with cookies that does not follow redirects,
+// so the tests see them.
+func (f *fixture) browser(t *testing.T) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+var (
+	formToken = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	metaToken = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
+)
+
+func body(t *testing.T, r *http.Response) string {
+	t.Helper()
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// login fills the login form as a browser would and returns the response.
+func (f *fixture) login(t *testing.T, c *http.Client, user, pw string) *http.Response {
+	t.Helper()
+	r, err := c.Get(f.web.URL + "/login")
+	require.NoError(t, err)
+	m := formToken.FindStringSubmatch(body(t, r))
+	require.Len(t, m, 2, "login form has a CSRF token")
+	req, err := http.NewRequest(http.MethodPost, f.web.URL+"/login",
+		strings.NewReader(url.Values{"user": {user}, "password": {pw}, "csrf": {m[1]}}.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", f.web.URL)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	return resp
+}
+
+// supervisor logs in and returns the client and the page's CSRF token.
+func (f *fixture) supervisor(t *testing.T) (*http.Client, string) {
+	t.Helper()
+	c := f.browser(t)
+	resp := f.login(t, c, testUser, testPassword)
+	body(t, resp)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	r, err := c.Get(f.web.URL + "/supervisor")
+	require.NoError(t, err)
+	page := body(t, r)
+	require.Equal(t, http.StatusOK, r.StatusCode)
+	m := metaToken.FindStringSubmatch(page)
+	require.Len(t, m, 2)
+	return c, m[1]
+}
+
+func (f *fixture) command(t *testing.T, c *http.Client, token, origin string, req CommandRequest) (int, apiError) {
+	t.Helper()
+	b, err := json.Marshal(req)
+	require.NoError(t, err)
+	hr, err := http.NewRequest(http.MethodPost, f.web.URL+"/api/command", strings.NewReader(string(b)))
+	require.NoError(t, err)
+	hr.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		hr.Header.Set(csrfHeader, token)
+	}
+	if origin != "" {
+		hr.Header.Set("Origin", origin)
+	}
+	resp, err := c.Do(hr)
+	require.NoError(t, err)
+	var e apiError
+	_ = json.Unmarshal([]byte(body(t, resp)), &e)
+	return resp.StatusCode, e
+}
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		name string
+		t    Table
+		sup  map[string]string
+		want error
+	}{
+		{"no table", nil, nil, ErrNoTable},
+		{"bad hash", consoletest.New(table.State{}), map[string]string{"x": "plaintext"}, ErrBadHash},
+		{"ok", consoletest.New(table.State{}), map[string]string{"x": testHash(t, "pw")}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := DefaultOptions()
+			opts.Supervisors = tt.sup
+			_, err := New(opts, tt.t, nil, nil, zerolog.Nop())
+			if tt.want == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLogin(t *testing.T) {
+	tests := []struct {
+		name     string
+		user, pw string
+		want     int
+	}{
+		{"right password", testUser, testPassword, http.StatusSeeOther},
+		{"wrong password", testUser, "hunter2", http.StatusUnauthorized},
+		{"unknown user", "mallory", testPassword, http.StatusUnauthorized},
+		{"empty password", testUser, "", http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			c := f.browser(t)
+			resp := f.login(t, c, tt.user, tt.pw)
+			page := body(t, resp)
+			assert.Equal(t, tt.want, resp.StatusCode)
+			if tt.want != http.StatusSeeOther {
+				assert.Contains(t, page, "Wrong name or password")
+				r, err := c.Get(f.web.URL + "/supervisor")
+				require.NoError(t, err)
+				body(t, r)
+				assert.Equal(t, http.StatusSeeOther, r.StatusCode)
+				assert.Equal(t, "/login", r.Header.Get("Location"))
+				return
+			}
+			assert.Equal(t, "/supervisor", resp.Header.Get("Location"))
+			var sc *http.Cookie
+			for _, c := range resp.Cookies() {
+				if c.Name == sessionCookie {
+					sc = c
+				}
+			}
+			require.NotNil(t, sc, "session cookie set")
+			assert.True(t, sc.HttpOnly)
+			assert.Equal(t, http.SameSiteStrictMode, sc.SameSite)
+			r, err := c.Get(f.web.URL + "/supervisor")
+			require.NoError(t, err)
+			page = body(t, r)
+			assert.Equal(t, http.StatusOK, r.StatusCode)
+			assert.Contains(t, page, "logged in as <b id=\"user\">anna</b>")
+			assert.Contains(t, r.Header.Get("Content-Security-Policy"), "script-src 'self'")
+		})
+	}
+}
+
+func TestLoginNeedsFormToken(t *testing.T) {
+	f := newFixture(t, nil)
+	c := f.browser(t)
+	resp, err := c.PostForm(f.web.URL+"/login", url.Values{"user": {testUser}, "password": {testPassword}, "csrf": {"forged"}})
+	require.NoError(t, err)
+	body(t, resp)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+}
+
+func TestLoginRateLimit(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.LoginAttempts, o.LoginWindow = 3, time.Minute })
+	c := f.browser(t)
+	for i := range 3 {
+		resp := f.login(t, c, testUser, fmt.Sprintf("guess %d", i))
+		body(t, resp)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	}
+	// Locked out: even the right password is not looked at.
+	resp := f.login(t, c, testUser, testPassword)
+	assert.Contains(t, body(t, resp), "Too many failed logins")
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	// Once the window has passed, the right password works again.
+	f.clk.Advance(time.Minute)
+	resp = f.login(t, c, testUser, testPassword)
+	body(t, resp)
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+}
+
+func TestSessionExpires(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.SessionTTL = time.Hour })
+	c, token := f.supervisor(t)
+	code, _ := f.command(t, c, token, "", CommandRequest{Command: "resume"})
+	require.Equal(t, http.StatusOK, code)
+	f.clk.Advance(time.Hour)
+	code, e := f.command(t, c, token, "", CommandRequest{Command: "resume"})
+	assert.Equal(t, http.StatusUnauthorized, code)
+	assert.Equal(t, "unauthorized", e.Kind)
+}
+
+func TestLogout(t *testing.T) {
+	f := newFixture(t, nil)
+	c, token := f.supervisor(t)
+	resp, err := c.PostForm(f.web.URL+"/logout", url.Values{"csrf": {token}})
+	require.NoError(t, err)
+	body(t, resp)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	code, _ := f.command(t, c, token, "", CommandRequest{Command: "resume"})
+	assert.Equal(t, http.StatusUnauthorized, code)
+}
+
+func TestCSRF(t *testing.T) {
+	tests := []struct {
+		name   string
+		token  func(real string) string
+		origin func(base string) string
+		want   int
+	}{
+		{"valid token", func(r string) string { return r }, func(b string) string { return b }, http.StatusOK},
+		{"valid token, no origin", func(r string) string { return r }, func(string) string { return "" }, http.StatusOK},
+		{"no token", func(string) string { return "" }, func(b string) string { return b }, http.StatusForbidden},
+		{"wrong token", func(string) string { return "AAAA" }, func(b string) string { return b }, http.StatusForbidden},
+		{"other origin", func(r string) string { return r }, func(string) string { return "http://evil.example" }, http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			c, token := f.supervisor(t)
+			code, _ := f.command(t, c, tt.token(token), tt.origin(f.web.URL), CommandRequest{Command: "resume"})
+			assert.Equal(t, tt.want, code)
+			if tt.want != http.StatusOK {
+				assert.Empty(t, f.fake.Inputs(), "refused command never reaches the table")
+			}
+		})
+	}
+}
+
+func TestCommands(t *testing.T) {
+	rule := &round.RuleError{Err: round.ErrIllegalAction, Msg: "not paused"}
+	tests := []struct {
+		name     string
+		req      CommandRequest
+		tableErr error
+		want     int
+		kind     string
+		input    table.Input // nil: nothing reaches the table
+	}{
+		{"pause", CommandRequest{Command: "pause", Reason: " camera down "}, nil, http.StatusOK, "",
+			table.Supervisor{Command: "pause", By: testUser, Reason: "camera down"}},
+		{"resume", CommandRequest{Command: "resume"}, nil, http.StatusOK, "",
+			table.Supervisor{Command: "resume", By: testUser}},
+		{"void", CommandRequest{Command: "void", Reason: "dealer error"}, nil, http.StatusOK, "",
+			table.Supervisor{Command: "void", By: testUser, Reason: "dealer error"}},
+		{"correct", CommandRequest{Command: "correct", Card: "Qh"}, nil, http.StatusOK, "",
+			table.Supervisor{Command: "correct", By: testUser, Card: card.MustParse("Qh")}},
+		{"pause without reason", CommandRequest{Command: "pause"}, nil, http.StatusBadRequest, "bad_request", nil},
+		{"void without reason", CommandRequest{Command: "void", Reason: "  "}, nil, http.StatusBadRequest, "bad_request", nil},
+		{"correct bad card", CommandRequest{Command: "correct", Card: "Xx"}, nil, http.StatusBadRequest, "bad_request", nil},
+		{"unknown command", CommandRequest{Command: "open"}, nil, http.StatusBadRequest, "bad_request", nil},
+		{"table refuses", CommandRequest{Command: "resume"}, rule, http.StatusConflict, "illegal_action",
+			table.Supervisor{Command: "resume", By: testUser}},
+		{"table paused", CommandRequest{Command: "correct", Card: "Ts"}, fmt.Errorf("%w: camera", table.ErrPaused),
+			http.StatusConflict, "paused", table.Supervisor{Command: "correct", By: testUser, Card: card.MustParse("Ts")}},
+		{"table slow", CommandRequest{Command: "resume"}, context.DeadlineExceeded, http.StatusGatewayTimeout, "timeout",
+			table.Supervisor{Command: "resume", By: testUser}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			if tt.tableErr != nil {
+				f.fake.FailWith(func(table.Input) error { return tt.tableErr })
+			}
+			c, token := f.supervisor(t)
+			code, e := f.command(t, c, token, f.web.URL, tt.req)
+			assert.Equal(t, tt.want, code)
+			assert.Equal(t, tt.kind, e.Kind)
+			if tt.tableErr != nil {
+				assert.Equal(t, tt.tableErr.Error(), e.Error, "the table's error is shown as it came")
+			}
+			if tt.input == nil {
+				assert.Empty(t, f.fake.Inputs())
+			} else {
+				assert.Equal(t, []table.Input{tt.input}, f.fake.Inputs())
+			}
+		})
+	}
+}
+
+func TestSupervisorOnly(t *testing.T) {
+	f := newFixture(t, nil)
+	c := f.browser(t)
+	for _, path := range []string{"/api/recall", "/api/round?code=x", "/api/alarms", "/api/health"} {
+		r, err := c.Get(f.web.URL + path)
+		require.NoError(t, err)
+		body(t, r)
+		assert.Equal(t, http.StatusUnauthorized, r.StatusCode, path)
+	}
+	code, _ := f.command(t, c, "x", "", CommandRequest{Command: "pause", Reason: "x"})
+	assert.Equal(t, http.StatusUnauthorized, code)
+	r, err := c.Get(f.web.URL + "/supervisor")
+	require.NoError(t, err)
+	body(t, r)
+	assert.Equal(t, http.StatusSeeOther, r.StatusCode)
+}
+
+func TestPublicPages(t *testing.T) {
+	f := newFixture(t, nil)
+	tests := []struct {
+		path, contains, ctype string
+	}{
+		{"/", `id="instruction"`, "text/html"},
+		{"/static/console.css", ".instruction", "text/css"},
+		{"/static/dealer.js", "LT.connect", "javascript"},
+		{"/static/common.js", "EventSource", "javascript"},
+		{"/api/state", `"next":"card to seat 2"`, "application/json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			r, err := http.Get(f.web.URL + tt.path)
+			require.NoError(t, err)
+			b := body(t, r)
+			assert.Equal(t, http.StatusOK, r.StatusCode)
+			assert.Contains(t, b, tt.contains)
+			assert.Contains(t, r.Header.Get("Content-Type"), tt.ctype)
+		})
+	}
+	r, err := http.Get(f.web.URL + "/static/nothing.js")
+	require.NoError(t, err)
+	body(t, r)
+	assert.Equal(t, http.StatusNotFound, r.StatusCode)
+}
+
+func TestHealthz(t *testing.T) {
+	tests := []struct {
+		name   string
+		health Health
+		want   int
+		ok     bool
+	}{
+		{"no checks", Health{}, http.StatusOK, true},
+		{"all ok", Health{Checks: []Check{{Name: CheckShoe, OK: true}, {Name: CheckBroker, OK: true}}}, http.StatusOK, true},
+		{"broker down", Health{Checks: []Check{{Name: CheckShoe, OK: true}, {Name: CheckBroker, Detail: "connection refused"}}},
+			http.StatusServiceUnavailable, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			f.h = tt.health
+			r, err := http.Get(f.web.URL + "/healthz")
+			require.NoError(t, err)
+			var got struct {
+				OK     bool    `json:"ok"`
+				Checks []Check `json:"checks"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(body(t, r)), &got))
+			assert.Equal(t, tt.want, r.StatusCode)
+			assert.Equal(t, tt.ok, got.OK)
+			assert.Len(t, got.Checks, len(tt.health.Checks))
+		})
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	f := newFixture(t, nil)
+	m := f.s.Metrics()
+	for _, ev := range []table.Event{
+		{Round: "#1", Body: round.Event{Type: round.EvCardDealt, Seat: 1, Card: card.MustParse("As")}},
+		{Round: "#1", Body: round.Event{Type: round.EvCardDealt, Seat: 0, Hole: true}},
+		{Body: table.Burned{Card: card.MustParse("2c")}},
+		{Body: table.Alarm{Code: "shoe.misread", Message: "misread", Pauses: true}},
+		{Body: table.Alarm{Code: "unexpected_card", Message: "x"}},
+		{Round: "#1", Body: round.Event{Type: round.EvSettled, Settlement: &round.Settlement{}}},
+		{Round: "#2", Body: round.Event{Type: round.EvSettled, Settlement: &round.Settlement{Void: true}}},
+	} {
+		f.s.observe(ev)
+	}
+	m.ObservePublishLatency(3 * time.Millisecond)
+	m.ObserveFsync(time.Millisecond)
+	m.SetOutboxDepth(12)
+	text := scrape(t, f.web.URL)
+	for _, want := range []string{
+		"livetable_cards_read_total 3",
+		"livetable_misreads_total 1",
+		`livetable_alarms_total{code="shoe.misread"} 1`,
+		`livetable_alarms_total{code="unexpected_card"} 1`,
+		`livetable_rounds_total{result="settled"} 1`,
+		`livetable_rounds_total{result="void"} 1`,
+		"livetable_publish_latency_seconds_count 1",
+		"livetable_journal_fsync_seconds_count 1",
+		"livetable_outbox_depth 12",
+		"go_goroutines",
+	} {
+		assert.Contains(t, text, want)
+	}
+	m.SetOutboxDepthFunc(func() int { return 40 })
+	assert.Contains(t, scrape(t, f.web.URL), "livetable_outbox_depth 40")
+	m.SetOutboxDepthFunc(nil)
+	assert.Contains(t, scrape(t, f.web.URL), "livetable_outbox_depth 12")
+}
+
+func scrape(t *testing.T, base string) string {
+	t.Helper()
+	r, err := http.Get(base + "/metrics")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.StatusCode)
+	return body(t, r)
+}
+
+// runServer runs the fixture's server on a free port and returns its URL.
+func (f *fixture) run(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+	})
+	<-f.s.Ready()
+	require.Eventually(t, func() bool { return f.fake.Subscribers() == 1 }, 5*time.Second, 5*time.Millisecond)
+	return "http://" + f.s.Addr()
+}
+
+// sseReader reads server-sent events one at a time.
+type sseReader struct {
+	sc *bufio.Scanner
+}
+
+func (r *sseReader) next(t *testing.T) (name string, ev map[string]any) {
+	t.Helper()
+	for r.sc.Scan() {
+		line := r.sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev))
+		case line == "" && name != "":
+			return name, ev
+		}
+	}
+	t.Fatalf("stream ended: %v", r.sc.Err())
+	return "", nil
+}
+
+func TestEventsStream(t *testing.T) {
+	f := newFixture(t, nil)
+	base := f.run(t)
+	assert.NotEqual(t, "0", base[strings.LastIndexByte(base, ':')+1:], "Addr tells the real port")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	rd := &sseReader{sc: bufio.NewScanner(resp.Body)}
+
+	name, ev := rd.next(t)
+	assert.Equal(t, "state", name)
+	assert.Equal(t, "state", ev["kind"])
+	data := ev["data"].(map[string]any)
+	assert.Equal(t, "card to seat 2", data["round"].(map[string]any)["next"])
+
+	st := dealingState()
+	st.Round.Next = "hole card to dealer"
+	f.fake.SetState(st, epoch.Add(time.Second))
+	name, ev = rd.next(t)
+	assert.Equal(t, "state", name)
+	assert.Equal(t, "hole card to dealer", ev["data"].(map[string]any)["round"].(map[string]any)["next"])
+
+	f.fake.Push(table.Event{Time: epoch, Table: "table1", Body: table.Alarm{Code: "shoe.misread", Message: "card misread", Pauses: true}})
+	name, ev = rd.next(t)
+	assert.Equal(t, "event", name)
+	assert.Equal(t, "alarm", ev["kind"])
+	assert.Equal(t, "shoe.misread", ev["data"].(map[string]any)["code"])
+}
+
+func TestRunTwice(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Addr = "127.0.0.1:0" })
+	f.run(t)
+	assert.ErrorIs(t, f.s.Run(context.Background()), ErrRunTwice)
+}
+
+func TestRunListenError(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Addr = "256.0.0.1:0" })
+	err := f.s.Run(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "console: listen")
+}
+
+func TestSlowBrowserDropped(t *testing.T) {
+	h := newHub(2)
+	slow, ok := h.join()
+	require.True(t, ok)
+	fast, ok := h.join()
+	require.True(t, ok)
+	for i := range 2 {
+		assert.Zero(t, h.broadcast([]byte{byte(i)}))
+		<-fast.ch
+	}
+	assert.Equal(t, 1, h.broadcast([]byte{9}), "the browser that read nothing is dropped")
+	select {
+	case <-slow.gone:
+	default:
+		t.Fatal("slow browser not told it was dropped")
+	}
+	assert.Equal(t, 1, h.count())
+	assert.Equal(t, []byte{9}, <-fast.ch)
+	h.closeAll()
+	<-fast.gone
+	_, ok = h.join()
+	assert.False(t, ok, "no browser joins a closed hub")
+}
+
+func TestErrorKind(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&round.RuleError{Err: round.ErrIllegalAction}, "illegal_action"},
+		{fmt.Errorf("table: %w", round.ErrOutOfTurn), "out_of_turn"},
+		{round.ErrUnexpectedCard, "unexpected_card"},
+		{round.ErrFinished, "finished"},
+		{table.ErrPaused, "paused"},
+		{context.DeadlineExceeded, "timeout"},
+		{errors.New("disk full"), "error"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, errorKind(tt.err), tt.err.Error())
+	}
+}

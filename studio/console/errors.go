@@ -1,0 +1,18 @@
+package console
+
+import "errors"
+
+// Sentinel errors.
+var (
+	// ErrNoTable is returned by New without a Table.
+	ErrNoTable = errors.New("console: no table")
+	// ErrRunTwice is returned by a second call of Run.
+	ErrRunTwice = errors.New("console: Run called twice")
+	// ErrNoRound is returned by a Recall for a round code it does not know.
+	ErrNoRound = errors.New("console: no such round")
+	// ErrBadHash is a supervisor's password hash that is not a bcrypt hash.
+	ErrBadHash = errors.New("console: not a bcrypt password hash")
+	// ErrBadCommand is a supervisor command the console refuses before it
+	// reaches the table: unknown command, missing reason, unreadable card.
+	ErrBadCommand = errors.New("console: bad command")
+)

@@ -1,0 +1,185 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/livetable/livetable/table"
+)
+
+// hub fans encoded messages out to browsers. Each browser has a bounded
+// queue; broadcast never waits: a browser whose queue is full is dropped
+// (its stream ends and EventSource reconnects from a fresh snapshot), the
+// policy of house rule 11 applied to browsers.
+type hub struct {
+	queue int
+
+	mu      sync.Mutex // guards the following
+	clients map[*client]struct{}
+	closed  bool
+}
+
+// client is one browser's stream. gone is closed when the hub drops it.
+type client struct {
+	ch   chan []byte
+	gone chan struct{}
+}
+
+func newHub(queue int) *hub {
+	return &hub{queue: queue, clients: make(map[*client]struct{})}
+}
+
+// join registers a browser; ok is false once the hub is closed.
+func (h *hub) join() (c *client, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, false
+	}
+	c = &client{ch: make(chan []byte, h.queue), gone: make(chan struct{})}
+	h.clients[c] = struct{}{}
+	return c, true
+}
+
+// leave unregisters a browser whose request ended.
+func (h *hub) leave(c *client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dropLocked(c)
+}
+
+// dropLocked removes c and tells its handler; h.mu must be held.
+func (h *hub) dropLocked(c *client) {
+	if _, ok := h.clients[c]; ok {
+		delete(h.clients, c)
+		close(c.gone)
+	}
+}
+
+// broadcast queues msg for every browser and returns how many were
+// dropped because their queue was full.
+func (h *hub) broadcast(msg []byte) (dropped int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		select {
+		case c.ch <- msg:
+		default:
+			h.dropLocked(c)
+			dropped++
+		}
+	}
+	return dropped
+}
+
+// count is the number of connected browsers.
+func (h *hub) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.clients)
+}
+
+// closeAll ends every stream and refuses new ones (shutdown).
+func (h *hub) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for c := range h.clients {
+		h.dropLocked(c)
+	}
+}
+
+// encodeSSE is one server-sent event: "state" for snapshots, "event" for
+// everything else, the data being the table.Event JSON envelope.
+func encodeSSE(ev table.Event) ([]byte, error) {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("console: encode %s: %w", ev.Kind(), err)
+	}
+	name := "event"
+	if ev.Kind() == "state" {
+		name = "state"
+	}
+	var b bytes.Buffer
+	b.Grow(len(data) + 24)
+	b.WriteString("event: ")
+	b.WriteString(name)
+	b.WriteString("\ndata: ")
+	// JSON from encoding/json has no raw newlines, so one data line holds it.
+	b.Write(data)
+	b.WriteString("\n\n")
+	return b.Bytes(), nil
+}
+
+// handleEvents streams the table to one browser: the current snapshot
+// first, then every event the hub hands it, until the browser goes, the
+// hub drops it or the server stops.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "console: streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	c, ok := s.hub.join()
+	if !ok {
+		http.Error(w, "console: shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.hub.leave(c)
+	s.metrics.clients.Inc()
+	defer s.metrics.clients.Dec()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	// Joined before the snapshot is taken, so no change between the two
+	// is missed; an older event arriving after it only feeds the logs.
+	st := s.table.Snapshot()
+	first, err := encodeSSE(table.Event{Time: s.clk.Now(), Table: st.Table, Round: st.Round.ID, Body: &st})
+	if err != nil {
+		s.log.Error().Err(err).Msg("snapshot not encodable")
+		return
+	}
+	if _, err := w.Write(append([]byte("retry: 1000\n\n"), first...)); err != nil {
+		return
+	}
+	fl.Flush()
+
+	beat := s.clk.NewTicker(s.opts.Heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-c.gone:
+			return
+		case <-beat.Chan():
+			if _, err := w.Write([]byte(": ping\n\n")); err != nil {
+				return
+			}
+			fl.Flush()
+		case msg := <-c.ch:
+			if _, err := w.Write(msg); err != nil {
+				return
+			}
+			// Write what else is queued before one flush: a burst (a
+			// card and its snapshot) goes out in one packet.
+			for more := true; more; {
+				select {
+				case m := <-c.ch:
+					if _, err := w.Write(m); err != nil {
+						return
+					}
+				default:
+					more = false
+				}
+			}
+			fl.Flush()
+		}
+	}
+}
