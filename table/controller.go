@@ -270,11 +270,20 @@ func (c *Controller) apply(in Input) error {
 	case CardDrawn:
 		return c.applyCard(v)
 	case CutCardSeen:
-		c.cutCard = true
-		c.emit(Alarm{Code: "cut_card", Message: "cut card out: this round finishes, then change shoe"}, "")
+		// The shoe and the GPIO sensor may both report it: once is enough.
+		if !c.cutCard {
+			c.cutCard = true
+			c.emit(CutCard{Source: v.Source}, c.roundID)
+			if c.phase == PhaseBetting || c.phase == PhaseLastCall || c.phase == PhaseSettled || c.phase == PhaseIdle {
+				// Between rounds: no round may open on this shoe.
+				c.stopTimer()
+				c.setPhase(PhaseClosed, time.Time{}, "cut card: change shoe")
+			}
+		}
 		return nil
 	case ShoeChanged:
 		c.shoeID, c.cutCard, c.dealt, c.burn = v.ShoeID, false, 0, c.opts.Rules.BurnOnNewShoe
+		c.emit(ShoeInPlay{ShoeID: v.ShoeID, Burn: c.burn}, "")
 		if c.phase == PhaseClosed || c.phase == PhaseIdle {
 			c.openBetting()
 		}
@@ -629,6 +638,24 @@ func (c *Controller) publishState() {
 	c.state.Store(st)
 	c.emit(st, c.roundID)
 }
+
+// CutCard reports the cut card out of the shoe: the round in play
+// finishes, then the table closes until a new shoe is in play.
+type CutCard struct {
+	Source string `json:"source"`
+}
+
+// Kind implements Body.
+func (CutCard) Kind() string { return "cut_card" }
+
+// ShoeInPlay reports a new shoe in play, and how many cards it burns first.
+type ShoeInPlay struct {
+	ShoeID string `json:"shoe_id"`
+	Burn   int    `json:"burn,omitempty"`
+}
+
+// Kind implements Body.
+func (ShoeInPlay) Kind() string { return "shoe_in_play" }
 
 // Burned reports a card burned face down from a new shoe (003).
 type Burned struct {

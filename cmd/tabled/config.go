@@ -73,6 +73,9 @@ type DemoConfig struct {
 	Think   time.Duration `yaml:"think"`
 	// Betting shortens the game's betting time for the demo.
 	Betting time.Duration `yaml:"betting"`
+	// Penetration is the share of the simulated shoe dealt before its cut
+	// card: small, so a demo shows the shoe swap within minutes.
+	Penetration float64 `yaml:"penetration"`
 }
 
 // DefaultConfig is the configuration without a file.
@@ -82,7 +85,7 @@ func DefaultConfig() Config {
 		LogFormat: "json", LogLevel: "info",
 		Broker: BrokerConfig{EmbeddedAddr: "127.0.0.1:1883"},
 		Shoe:   ShoeConfig{Baud: 115200, Silence: 3 * time.Second},
-		Demo:   DemoConfig{Seats: 3, Seed: 1, Pace: 350 * time.Millisecond, Think: 300 * time.Millisecond, Betting: 4 * time.Second},
+		Demo:   DemoConfig{Seats: 3, Seed: 1, Pace: 350 * time.Millisecond, Think: 300 * time.Millisecond, Betting: 4 * time.Second, Penetration: 0.12},
 	}
 }
 

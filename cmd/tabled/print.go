@@ -35,6 +35,12 @@ func printEvents(events <-chan table.Event, log zerolog.Logger) {
 			msg = fmt.Sprintf("PAUSED by %s: %s", b.By, b.Reason)
 		case table.Resumed:
 			msg = "resumed by " + b.By
+		case table.ShoeInPlay:
+			msg = "new shoe in play: " + b.ShoeID
+		case table.CutCard:
+			msg = "cut card out (" + b.Source + "): this round finishes, then the shoe changes"
+		case table.Burned:
+			msg = "burned " + b.Card.String()
 		default:
 			msg = ev.Kind()
 		}

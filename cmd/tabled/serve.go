@@ -8,15 +8,11 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
-	"periph.io/x/conn/v3/gpio"
-	"periph.io/x/conn/v3/gpio/gpioreg"
-	"periph.io/x/host/v3"
 
 	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/shoereader/serialport"
 	"github.com/livetable/livetable/shuffler/pinmap"
 	simdealer "github.com/livetable/livetable/simulators/dealer"
-	simgpio "github.com/livetable/livetable/simulators/gpio"
 	simplayers "github.com/livetable/livetable/simulators/players"
 	simshoe "github.com/livetable/livetable/simulators/shoe"
 	"github.com/livetable/livetable/studio/light"
@@ -83,6 +79,16 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	g, ctx := errgroup.WithContext(ctx)
 	inputs := make(chan table.Input, 256)
 
+	// GPIO: the traffic light, the cut-card sensor and the shuffler.
+	hw, err := openGPIO(cfg, rs, clk, log)
+	if err != nil {
+		return err
+	}
+	red, yellow, green := hw.lines.Out(pinmap.LightRed), hw.lines.Out(pinmap.LightYellow), hw.lines.Out(pinmap.LightGreen)
+	if red == nil || yellow == nil || green == nil {
+		return fmt.Errorf("tabled: gpio: light.red, light.yellow and light.green must be configured (or run with --sim)")
+	}
+
 	// The shoe: the real serial path, to a real device or to the
 	// simulated shoe's pseudo-terminal.
 	ropts := shoereader.DefaultOptions()
@@ -97,7 +103,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 	if cfg.Demo.Enabled {
 		so := simshoe.DefaultOptions()
-		so.Decks, so.Seed = rs.Decks, cfg.Demo.Seed
+		so.Decks, so.Seed, so.Penetration = rs.Decks, cfg.Demo.Seed, cfg.Demo.Penetration
 		if dev, err = simshoe.New(so, log.With().Str("part", "shoesim").Logger()); err != nil {
 			return fmt.Errorf("tabled: simulated shoe: %w", err)
 		}
@@ -113,13 +119,12 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	reader := shoereader.New(opener, ropts, log.With().Str("part", "shoe").Logger())
 	shoeEvents := make(chan shoereader.Event, 256)
 	g.Go(func() error { return ignoreCancel(reader.Run(ctx, shoeEvents)) })
-	g.Go(func() error { return bridgeShoe(ctx, shoeEvents, inputs, log) })
-
-	// The traffic light.
-	red, yellow, green, err := lightPins(cfg, clk)
-	if err != nil {
-		return err
+	var cutSensor func()
+	if hw.studio != nil {
+		cutSensor = hw.studio.PulseCutCard // the simulated cut card also passes the GPIO sensor
 	}
+	g.Go(func() error { return bridgeShoe(ctx, shoeEvents, inputs, cutSensor, log) })
+
 	lopts := light.DefaultOptions()
 	lopts.LastCall = -1 // the controller announces the last call itself
 	lopts.OnChange = func(c light.Changed) {
@@ -142,9 +147,22 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 	g.Go(func() error { return ctrl.Run(ctx, inputs) })
 
+	shufflerWired := hw.hasShuffler()
+	if shufflerWired {
+		var onSwap func(string)
+		if dev != nil {
+			// The demo's card shoe takes the swapped-in shoe and announces it.
+			onSwap = func(string) {
+				if err := dev.NewShoe(ctx, nil); err != nil {
+					log.Warn().Err(err).Msg("simulated shoe: new shoe")
+				}
+			}
+		}
+		runShuffler(ctx, g, hw, rs, cfg, ctrl, inputs, onSwap, clk, log)
+	}
 	if cfg.Demo.Enabled {
 		dealerEvents, _ := ctrl.Subscribe("dealer", 1024)
-		d := simdealer.New(dev, simdealer.Options{Pace: cfg.Demo.Pace}, log.With().Str("part", "dealer").Logger())
+		d := simdealer.New(dev, simdealer.Options{Pace: cfg.Demo.Pace, ShufflerSwaps: shufflerWired}, log.With().Str("part", "dealer").Logger())
 		g.Go(func() error { return d.Run(ctx, dealerEvents) })
 		p, err := simplayers.New(simplayers.Options{
 			BrokerURL: brokerURL, Studio: cfg.Studio, Table: cfg.Table, Game: rs.Code,
@@ -168,7 +186,7 @@ func journalOptions(cfg Config) journal.Options {
 
 // bridgeShoe turns the reader's events into controller inputs: cards, cut
 // card and shoe changes go to the round; alarms pause the table.
-func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, out chan<- table.Input, log zerolog.Logger) error {
+func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, out chan<- table.Input, cutSensor func(), log zerolog.Logger) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -178,6 +196,9 @@ func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, out chan<- tabl
 				return nil
 			}
 			var inp table.Input
+			if ev.Kind == shoereader.CutCard && cutSensor != nil {
+				cutSensor()
+			}
 			if i, ok := ev.Input(); ok {
 				inp = i
 			} else if ev.Kind.Alarm() {
@@ -193,46 +214,6 @@ func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, out chan<- tabl
 			}
 		}
 	}
-}
-
-// lightPins returns the three lamps: simulated pins, or the board's lines
-// by name through periph.io's GPIO character device driver.
-func lightPins(cfg Config, clk clockwork.Clock) (red, yellow, green gpio.PinOut, err error) {
-	names := []string{pinmap.LightRed, pinmap.LightYellow, pinmap.LightGreen}
-	out := make([]gpio.PinOut, 3)
-	if cfg.GPIO.Sim {
-		bank, err := simgpio.NewBank(simgpio.DefaultConfig(), clk)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		for i, n := range names {
-			p, err := bank.Pin(n)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			out[i] = p
-		}
-		return out[0], out[1], out[2], nil
-	}
-	if _, err := host.Init(); err != nil {
-		return nil, nil, nil, fmt.Errorf("tabled: gpio: %w", err)
-	}
-	byName := map[string]pinmap.PinConfig{}
-	for _, pc := range cfg.GPIO.Pins {
-		byName[pc.Name] = pc
-	}
-	for i, n := range names {
-		pc, ok := byName[n]
-		if !ok {
-			return nil, nil, nil, fmt.Errorf("tabled: gpio: no line configured for %s (or run with --sim)", n)
-		}
-		p := gpioreg.ByName(pc.Line)
-		if p == nil {
-			return nil, nil, nil, fmt.Errorf("tabled: gpio: line %s of %s not found", pc.Line, n)
-		}
-		out[i] = pinmap.Logical(p, pc.ActiveLow)
-	}
-	return out[0], out[1], out[2], nil
 }
 
 func ignoreCancel(err error) error {

@@ -29,6 +29,9 @@ type Options struct {
 	Pace time.Duration
 	// ShoeChange is how long a shoe change takes.
 	ShoeChange time.Duration
+	// ShufflerSwaps: the dual-shoe shuffler brings the next shoe (the
+	// dealer does not change it by hand).
+	ShufflerSwaps bool
 }
 
 // Dealer follows the table's instructions.
@@ -89,7 +92,7 @@ func (d *Dealer) step(ctx context.Context, st *table.State) error {
 	case st.Paused:
 		return nil
 	case st.Phase == table.PhaseClosed || next == "change shoe":
-		if d.changed {
+		if d.changed || d.opts.ShufflerSwaps {
 			return nil
 		}
 		d.changed = true

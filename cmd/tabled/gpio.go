@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+	"periph.io/x/conn/v3/gpio/gpioreg"
+	"periph.io/x/host/v3"
+
+	"github.com/livetable/livetable/shuffler"
+	"github.com/livetable/livetable/shuffler/pinmap"
+	simshuffler "github.com/livetable/livetable/simulators/shuffler"
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/rules"
+)
+
+// hardware is the table's GPIO side: its lines (the board's or simulated
+// ones) and, with --sim, the simulated shuffler device on them.
+type hardware struct {
+	lines  pinmap.Lines
+	studio *simshuffler.Studio // nil on a real board
+}
+
+// openGPIO returns the board's lines through periph.io's GPIO character
+// device driver, or the simulated studio's lines.
+func openGPIO(cfg Config, rs *rules.Set, clk clockwork.Clock, log zerolog.Logger) (*hardware, error) {
+	if cfg.GPIO.Sim {
+		so := simshuffler.DefaultOptions()
+		so.Cards = rs.Decks * 52
+		if cfg.Demo.Enabled {
+			// A demo shuffles in seconds, not the 90 s of a real machine.
+			so.ShuffleTime, so.PullTime, so.SwapTime = 6*time.Second, 500*time.Millisecond, 1500*time.Millisecond
+		}
+		st, err := simshuffler.NewStudio(so, clk, log.With().Str("part", "shufflersim").Logger())
+		if err != nil {
+			return nil, err
+		}
+		return &hardware{lines: st.Lines(), studio: st}, nil
+	}
+	if _, err := host.Init(); err != nil {
+		return nil, fmt.Errorf("tabled: gpio: %w", err)
+	}
+	lines, err := pinmap.Open(cfg.GPIO.Pins, gpioreg.ByName)
+	if err != nil {
+		return nil, fmt.Errorf("tabled: gpio: %w", err)
+	}
+	return &hardware{lines: lines}, nil
+}
+
+// hasShuffler reports whether the shuffler's lines are configured.
+func (h *hardware) hasShuffler() bool {
+	for _, n := range []string{pinmap.ShufflerReady, pinmap.SwapRequest, pinmap.SwapDone, pinmap.ShoeAPresent, pinmap.ShoeBPresent} {
+		if _, ok := h.lines[n]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// runShuffler starts the dual-shoe swap controller: its cut-card sensor,
+// alarms and completed swaps go to the table; a closed shoe (cut card
+// out, round over) requests the swap. onSwap is called with each new shoe
+// in play (the demo loads the simulated card shoe with it; a real shoe
+// reports its own SHOE_ID).
+func runShuffler(ctx context.Context, g *errgroup.Group, h *hardware, rs *rules.Set, cfg Config,
+	ctrl *table.Controller, inputs chan<- table.Input, onSwap func(shoeID string), clk clockwork.Clock, log zerolog.Logger) {
+	so := shuffler.DefaultOptions()
+	so.ExpectCards, so.BurnCards, so.IDPrefix = rs.Decks*52, rs.BurnOnNewShoe, cfg.Table+"-"
+	sh := shuffler.New(shuffler.PinsFromLines(h.lines), so, clk, log.With().Str("part", "shuffler").Logger())
+	out := make(chan table.Input, 16)
+	bodies := make(chan table.Body, 16)
+	g.Go(func() error { return ignoreCancel(sh.Run(ctx, out, bodies)) })
+	if h.studio != nil {
+		g.Go(func() error { return ignoreCancel(h.studio.Device.Run(ctx)) })
+	}
+	g.Go(func() error {
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case b := <-bodies:
+				log.Info().Str("shuffler", b.Kind()).Interface("data", b).Msg("shuffler")
+			case in := <-out:
+				if sc, ok := in.(table.ShoeChanged); ok {
+					// The card shoe announces the new shoe itself (SHOE_ID):
+					// one source for one fact.
+					log.Info().Str("shoe", sc.ShoeID).Msg("shuffler: swap done, new shoe in play")
+					if onSwap != nil {
+						onSwap(sc.ShoeID)
+					}
+					continue
+				}
+				select {
+				case inputs <- in:
+				case <-ctx.Done():
+					return nil
+				}
+			}
+		}
+	})
+	events, _ := ctrl.Subscribe("shuffler", 256)
+	g.Go(func() error {
+		for ev := range events {
+			if pc, ok := ev.Body.(table.PhaseChanged); ok && pc.Phase == table.PhaseClosed {
+				if err := sh.RequestSwap(ctx); err != nil {
+					log.Warn().Err(err).Msg("shuffler: swap request")
+				}
+			}
+		}
+		return nil
+	})
+}
