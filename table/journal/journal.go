@@ -90,7 +90,6 @@ type Journal struct {
 	buf   []byte
 	batch []*Pending
 	offs  []int64
-	timer *time.Timer
 }
 
 // Pending is an append in flight. Wait blocks until the record is durable
@@ -159,8 +158,6 @@ func Open(opts Options, log zerolog.Logger) (*Journal, RecoveryReport, error) {
 		return nil, rep, err
 	}
 	if !opts.ReadOnly {
-		j.timer = time.NewTimer(time.Hour)
-		j.timer.Stop()
 		go j.run()
 	}
 	j.log.Info().Int("segments", rep.Segments).Uint64("first_seq", rep.FirstSeq).
@@ -476,8 +473,8 @@ func (j *Journal) gather(batch []*Pending) []*Pending {
 	if j.opts.GroupCommitWindow <= 0 || len(batch) >= j.opts.MaxBatch {
 		return batch
 	}
-	j.timer.Reset(j.opts.GroupCommitWindow)
-	defer j.timer.Stop()
+	timer := j.opts.Clock.NewTimer(j.opts.GroupCommitWindow)
+	defer timer.Stop()
 	for len(batch) < j.opts.MaxBatch {
 		select {
 		case p, ok := <-j.reqs:
@@ -485,7 +482,7 @@ func (j *Journal) gather(batch []*Pending) []*Pending {
 				return batch
 			}
 			batch = append(batch, p)
-		case <-j.timer.C:
+		case <-timer.Chan():
 			return batch
 		}
 	}

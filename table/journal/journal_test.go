@@ -1,16 +1,19 @@
 package journal_test
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/livetable/livetable/table/journal"
+	"github.com/livetable/livetable/table/journal/journaltest"
 )
 
 func TestAppendReplay(t *testing.T) {
@@ -244,19 +247,48 @@ func TestAppendAsyncPipelines(t *testing.T) {
 }
 
 func TestGroupCommitWindow(t *testing.T) {
-	// With a window, a lone appender still completes: the window bounds
-	// the wait, it does not require company.
-	j, _ := open(t, journal.Options{Dir: t.TempDir(), GroupCommitWindow: time.Millisecond, MaxBatch: 4})
-	appendN(t, j, 0, 3)
-	var pend []*journal.Pending
-	for i := 3; i < 20; i++ {
+	clk := clockwork.NewFakeClock()
+	fs := journaltest.NewFS()
+	j, _ := open(t, journal.Options{Dir: t.TempDir(), OpenFile: fs.OpenFile, Clock: clk,
+		GroupCommitWindow: time.Millisecond, MaxBatch: 8})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	waitAll := func(pend []*journal.Pending) {
+		for _, p := range pend {
+			_, err := p.Wait()
+			require.NoError(t, err)
+		}
+	}
+
+	// The first append opens the window; those arriving within it join the
+	// batch, and nothing is written until the window closes.
+	syncs := fs.Syncs()
+	pend := []*journal.Pending{j.AppendAsync(rec(0))}
+	require.NoError(t, clk.BlockUntilContext(ctx, 1), "the writer waits out the window")
+	for i := 1; i < 4; i++ {
 		pend = append(pend, j.AppendAsync(rec(i)))
 	}
 	for _, p := range pend {
-		_, err := p.Wait()
-		require.NoError(t, err)
+		select {
+		case <-p.Done():
+			t.Fatal("an append completed before the window closed")
+		default:
+		}
 	}
-	assert.Equal(t, wantRange(0, 20), replayAll(t, j, 0))
+	clk.Advance(time.Millisecond)
+	waitAll(pend)
+	assert.Equal(t, 1, fs.Syncs()-syncs, "four appends, one fsync")
+
+	// A full batch does not wait for the window.
+	syncs = fs.Syncs()
+	pend = []*journal.Pending{j.AppendAsync(rec(4))}
+	require.NoError(t, clk.BlockUntilContext(ctx, 1))
+	for i := 5; i < 12; i++ {
+		pend = append(pend, j.AppendAsync(rec(i)))
+	}
+	waitAll(pend) // no Advance: MaxBatch closed the batch
+	assert.Equal(t, 1, fs.Syncs()-syncs)
+	assert.Equal(t, wantRange(0, 12), replayAll(t, j, 0))
 }
 
 // TestConcurrentReaders replays, recalls and reads stats while appenders

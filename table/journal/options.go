@@ -3,6 +3,8 @@ package journal
 import (
 	"os"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // File is what the journal needs from the segment it appends to. *os.File
@@ -46,6 +48,9 @@ type Options struct {
 	// MaxRecordBytes bounds one record's encoded size; larger appends fail
 	// with ErrTooLarge. It is capped at 16 MiB, the most a reader accepts.
 	MaxRecordBytes int
+	// Clock times the group commit window. Nil means the real clock; tests
+	// pass a fake one. Record times never come from it: callers give them.
+	Clock clockwork.Clock
 	// ReadOnly opens the journal for reading only (see Open).
 	ReadOnly bool
 	// OpenFile opens segments for appending. Nil means os.OpenFile. It is
@@ -92,6 +97,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.GroupCommitWindow < 0 {
 		o.GroupCommitWindow = 0
+	}
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
 	}
 	if o.OpenFile == nil {
 		o.OpenFile = osOpenFile
