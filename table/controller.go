@@ -15,6 +15,7 @@ import (
 	"github.com/livetable/livetable/table/round"
 	"github.com/livetable/livetable/table/rules"
 	"github.com/livetable/livetable/table/sidebets"
+	"github.com/livetable/livetable/table/strategy"
 )
 
 // Journal is where the controller makes every input durable before it
@@ -440,9 +441,45 @@ func (c *Controller) applyTimer(v TimerFired) error {
 	case "insurance":
 		return c.roundInput(round.Input{Type: round.InInsuranceTimeout})
 	case "decision":
+		if c.opts.Rules.DecisionTimeout == rules.TimeoutAutoTable {
+			return c.autoPlay()
+		}
 		return c.roundInput(round.Input{Type: round.InDecisionTimeout})
 	default:
 		return fmt.Errorf("%w: unknown timer %q", round.ErrIllegalAction, v.Timer)
+	}
+	return nil
+}
+
+// autoTables are the strategy tables a game may name for automatic play.
+var autoTables = map[string]func() *strategy.Table{
+	"004-auto": strategy.SisalNoDoubleNoSplit,
+}
+
+// autoPlay decides every waiting hand with the game's automatic-play table
+// (004: a hand left pending is played with the no-double, no-split table).
+// Only the timer is journaled: replay derives the same decisions.
+func (c *Controller) autoPlay() error {
+	mk, ok := autoTables[c.opts.Rules.AutoPlayTable]
+	if !ok {
+		return fmt.Errorf("table: game %s names unknown auto-play table %q", c.opts.Rules.Code, c.opts.Rules.AutoPlayTable)
+	}
+	tbl := mk()
+	for _, w := range c.rnd.Waiting(nil) {
+		s := strategy.Situation{Total: w.Total, Soft: w.Soft, PairValue: w.PairValue, Cards: w.Cards, Up: w.Up,
+			CanDouble: w.Options.Has(round.ActDouble), CanSplit: w.Options.Has(round.ActSplit)}
+		a := round.ActStand
+		switch tbl.Decide(s) {
+		case strategy.Hit:
+			a = round.ActHit
+		case strategy.Double:
+			a = round.ActDouble
+		case strategy.Split:
+			a = round.ActSplit
+		}
+		if err := c.roundInput(round.Input{Type: round.InDecision, Seat: w.Seat, Player: w.Player, Action: a, Auto: true}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

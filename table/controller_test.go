@@ -173,3 +173,18 @@ func TestControllerReplayResumesRound(t *testing.T) {
 	require.NoError(t, h2.card("9s"))
 	h2.waitPhase(PhaseSettled)
 }
+
+// TestAutoPlay004: a pending 004 hand is played with the document's second
+// (no-double, no-split) table when its time runs out: hard 11 hits there.
+func TestAutoPlay004(t *testing.T) {
+	h := start(t, "004", nil)
+	h.waitPhase(PhaseBetting)
+	require.NoError(t, h.submit(BetsClosed{Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
+	for _, c := range []string{"5s", "9d", "6c"} { // 11 vs 9: no hole card in 004
+		require.NoError(t, h.card(c))
+	}
+	require.NoError(t, h.clk.BlockUntilContext(context.Background(), 1))
+	h.clk.Advance(21 * time.Second)
+	require.Eventually(t, func() bool { return h.c.Snapshot().Round.Next == "card to seat 1" }, 5*time.Second, time.Millisecond,
+		"the auto-play table hits 11 (it never doubles)")
+}

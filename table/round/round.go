@@ -8,10 +8,8 @@ import (
 	"github.com/livetable/livetable/table/sidebets"
 )
 
-// Phase is where a round is.
 type Phase uint8
 
-// The round phases.
 const (
 	PhaseNew       Phase = iota // created, no bets yet
 	PhaseDealing                // initial deal
@@ -30,13 +28,11 @@ func (p Phase) String() string {
 	return fmt.Sprintf("Phase(%d)", uint8(p))
 }
 
-// SideStake is one side bet placed with a bet.
 type SideStake struct {
 	Kind  sidebets.Kind
 	Stake int64
 }
 
-// Bet is one player's initial wagers on a seat.
 type Bet struct {
 	Seat   int // 1..MaxSeats, in dealing order
 	Player string
@@ -49,10 +45,8 @@ type Bet struct {
 	FollowSplit  bool
 }
 
-// InputKind says what an Input carries.
 type InputKind uint8
 
-// The input kinds.
 const (
 	InNone InputKind = iota
 	// InCard: the next card out of the shoe.
@@ -69,8 +63,6 @@ const (
 	InVoid
 )
 
-// Input is a value the round applies. Player is the player's id; empty means
-// the seat's own player.
 type Input struct {
 	Type   InputKind
 	Card   card.Card
@@ -79,9 +71,11 @@ type Input struct {
 	Action Action
 	Take   bool
 	Reason string
+	// Auto marks a decision the table made for an absent player (by the
+	// game's automatic-play table), reported as such in the event.
+	Auto bool
 }
 
-// player is one person's money and hands on a box.
 type player struct {
 	id        string
 	main      int64
@@ -103,8 +97,6 @@ type player struct {
 	staked    int64 // everything staked this round, for the cap
 }
 
-// box is a position on the layout: it receives cards. In a common-draw game
-// any number of players share its cards, each with his own decisions.
 type box struct {
 	seat      int
 	stream    []card.Card // every card dealt to the box, in order
@@ -116,12 +108,7 @@ type box struct {
 	activated bool
 }
 
-// Round is one round of a game: the pure state machine of
-// architecture.md. It does no I/O, reads no clock and draws no random
-// number: cards, decisions and timers are inputs.
 //
-// A Round is reused from round to round (Start resets it), so a simulator
-// loop allocates nothing in its steady state.
 type Round struct {
 	rs        *rules.Set
 	id        string
@@ -143,25 +130,16 @@ type Round struct {
 	wagerBuf  []Wager
 }
 
-// New returns a round engine for a rule set. The set must be valid
-// (rules.Set.Validate) and must not change while the round uses it.
 func New(rs *rules.Set) *Round { return &Round{rs: rs} }
 
-// Rules returns the rule set.
 func (r *Round) Rules() *rules.Set { return r.rs }
 
-// ID is the round's identifier (its game code).
 func (r *Round) ID() string { return r.id }
 
-// Phase is the current phase.
 func (r *Round) Phase() Phase { return r.phase }
 
-// CardsUsed is how many cards the round has taken from the shoe.
 func (r *Round) CardsUsed() int { return r.cardsUsed }
 
-// Start begins a round with the bets placed when betting closed. It checks
-// every bet against the rules (limits, cap, side bets offered, seats) and
-// either starts the round or returns a typed error and changes nothing.
 func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	if r.phase != PhaseNew && r.phase != PhaseSettled {
 		return dst, ruleErr(ErrIllegalAction, 0, "", "a round is in play (%s)", r.phase)
@@ -374,7 +352,6 @@ func (bx *box) find(id string) int {
 	return -1
 }
 
-// findPlayer resolves a seat and player id; an empty id is the seat's own player.
 func (r *Round) findPlayer(seat int, id string) (*box, *player, error) {
 	bi := r.boxIndex(seat)
 	if bi < 0 {
@@ -391,8 +368,6 @@ func (r *Round) findPlayer(seat int, id string) (*box, *player, error) {
 	return bx, &bx.players[pi], nil
 }
 
-// Apply applies one input and appends the resulting events to dst. On error
-// the round is exactly as it was and dst is returned unchanged.
 func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 	if r.phase == PhaseSettled || r.phase == PhaseNew {
 		if in.Type == InCard {
@@ -404,7 +379,7 @@ func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 	case InCard:
 		return r.applyCard(in.Card, dst)
 	case InDecision:
-		return r.applyDecision(in.Seat, in.Player, in.Action, false, dst)
+		return r.applyDecision(in.Seat, in.Player, in.Action, in.Auto, dst)
 	case InInsurance:
 		return r.applyInsurance(in.Seat, in.Player, in.Take, dst)
 	case InInsuranceTimeout:
@@ -429,7 +404,6 @@ func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 	return dst, ruleErr(ErrIllegalAction, 0, "", "unknown input %d", in.Type)
 }
 
-// applyCard places the next card where the round needs it.
 func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
 	if !c.Valid() {
 		return dst, ruleErr(ErrUnexpectedCard, 0, "", "invalid card")
@@ -502,7 +476,6 @@ func (r *Round) dealerCard(c card.Card, dst []Event) []Event {
 	return append(dst, Event{Type: EvCardDealt, Card: c, Total: tot, Soft: soft})
 }
 
-// dealerShown is the total of the dealer's visible cards.
 func (r *Round) dealerShown() (int, bool) {
 	if r.holeDealt && r.phase < PhaseDealer {
 		return Total(r.dealer.list()[:1])
@@ -520,7 +493,6 @@ func (r *Round) dealerBJ() bool {
 	return t == 21
 }
 
-// afterDeal marks naturals, then offers insurance or starts play.
 func (r *Round) afterDeal(dst []Event) []Event {
 	for i := range r.boxes {
 		for j := range r.boxes[i].players {
@@ -578,7 +550,6 @@ func (r *Round) applyInsurance(seat int, id string, take bool, dst []Event) ([]E
 	return r.afterInsurance(dst), nil
 }
 
-// afterInsurance peeks where the game peeks, then starts play.
 func (r *Round) afterInsurance(dst []Event) []Event {
 	if r.rs.Peeks(r.upValue()) {
 		r.peeked = true
@@ -598,7 +569,6 @@ func (r *Round) afterInsurance(dst []Event) []Event {
 	return r.progress(dst)
 }
 
-// activate lets the players of a box act.
 func (r *Round) activate(bx *box, dst []Event) []Event {
 	bx.activated = true
 	for j := range bx.players {
@@ -615,8 +585,6 @@ func (r *Round) activate(bx *box, dst []Event) []Event {
 	return dst
 }
 
-// advance moves a player to the next thing his hands need: a card, a
-// decision, or nothing (done).
 func (r *Round) advance(bx *box, p *player, dst []Event) []Event {
 	for p.cur < p.n {
 		h := &p.hands[p.cur]
@@ -646,7 +614,6 @@ func (r *Round) advance(bx *box, p *player, dst []Event) []Event {
 	return dst
 }
 
-// want registers that hand hi of p needs the player's next card.
 func (r *Round) want(bx *box, p *player, hi int) {
 	p.slots[p.nslots] = int8(hi)
 	p.nslots++
@@ -655,8 +622,6 @@ func (r *Round) want(bx *box, p *player, hi int) {
 	}
 }
 
-// fill gives p every card of the box's stream it is waiting for, and moves
-// it on when its hands need nothing more.
 func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
 	for p.nslots > 0 && p.cursor < len(bx.stream) {
 		hi := int(p.slots[0])
@@ -689,9 +654,6 @@ func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
 	return dst
 }
 
-// refreshQueue puts a box in the card queue when its players wait for a
-// card and none is still deciding (in a common draw the next card is dealt
-// only once every player has decided, so nobody decides having seen it).
 func (r *Round) refreshQueue(bx *box) {
 	if bx.waiting > 0 && bx.awaiting == 0 && !bx.inQueue {
 		bx.inQueue = true
@@ -708,7 +670,6 @@ func (r *Round) boxIndexOf(bx *box) int {
 	return -1
 }
 
-// options are the actions open to hand h of p now.
 func (r *Round) options(p *player, h *hand) Options {
 	var o Options
 	o.add(ActHit)
@@ -725,8 +686,6 @@ func (r *Round) options(p *player, h *hand) Options {
 	return o
 }
 
-// refusal says why an action is not open; the zero value means it is. It
-// holds only constant text, so computing a hand's options allocates nothing.
 type refusal struct {
 	why   string
 	isCap bool
@@ -769,7 +728,6 @@ func (r *Round) canSplit(p *player, h *hand) refusal {
 
 func (r *Round) freeSplit(h *hand) bool { return r.rs.FreeSplit && h.c[0].Value() != 10 }
 
-// applyDecision validates a decision completely before changing anything.
 func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Event) ([]Event, error) {
 	if r.phase != PhasePlay {
 		return dst, ruleErr(ErrOutOfTurn, seat, id, "no decisions while %s", r.phase)
@@ -864,8 +822,6 @@ func (r *Round) illegal(no refusal, seat int, id, what string) error {
 	return ruleErr(ErrIllegalAction, seat, id, "%s: %s", what, no.why)
 }
 
-// applyTimeout applies the rules' automatic action to every hand waiting
-// when the timer fired (not to hands that start waiting meanwhile).
 func (r *Round) applyTimeout(dst []Event) ([]Event, error) {
 	if r.phase != PhasePlay {
 		return dst, ruleErr(ErrIllegalAction, 0, "", "no decision is awaited")
@@ -905,7 +861,6 @@ func (r *Round) applyTimeout(dst []Event) ([]Event, error) {
 	return dst, nil
 }
 
-// progress moves play on as far as it can go without an input.
 func (r *Round) progress(dst []Event) []Event {
 	for {
 		switch r.phase {
@@ -963,8 +918,6 @@ func (r *Round) startDealer(dst []Event) []Event {
 	return dst
 }
 
-// handsState reports whether any hand is live (must be played against the
-// dealer), any is a natural, anyone insured.
 func (r *Round) handsState() (live, natural, insured bool) {
 	for i := range r.boxes {
 		for j := range r.boxes[i].players {
@@ -991,7 +944,6 @@ func (r *Round) handsState() (live, natural, insured bool) {
 	return
 }
 
-// dealerNeedsCard decides whether the dealer draws, from the rules.
 func (r *Round) dealerNeedsCard() bool {
 	live, natural, insured := r.handsState()
 	always := r.rs.DealerAlwaysPlays
@@ -1009,7 +961,6 @@ func (r *Round) dealerNeedsCard() bool {
 	return t < 17 || (t == 17 && soft && r.rs.DealerHitsSoft17)
 }
 
-// void ends the round with every initial wager returned.
 func (r *Round) void(reason string, dst []Event) []Event {
 	s := &r.settle
 	r.resetSettlement()
@@ -1032,7 +983,39 @@ func (r *Round) void(reason string, dst []Event) []Event {
 	return append(dst, Event{Type: EvSettled, Settlement: s})
 }
 
-// Awaiting is how many players' decisions are awaited now.
+type Waiter struct {
+	Seat      int
+	Player    string
+	Hand      int
+	Total     int
+	Soft      bool
+	Cards     int
+	PairValue int
+	Up        int
+	Options   Options
+}
+
+func (r *Round) Waiting(dst []Waiter) []Waiter {
+	for i := range r.boxes {
+		bx := &r.boxes[i]
+		for j := range bx.players {
+			p := &bx.players[j]
+			if !p.awaiting {
+				continue
+			}
+			h := &p.hands[p.cur]
+			t, soft := h.total()
+			pair := 0
+			if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
+				pair = h.c[0].Value()
+			}
+			dst = append(dst, Waiter{Seat: bx.seat, Player: p.id, Hand: p.cur + 1, Total: t, Soft: soft,
+				Cards: int(h.n), PairValue: pair, Up: r.upValue(), Options: r.options(p, h)})
+		}
+	}
+	return dst
+}
+
 func (r *Round) Awaiting() int {
 	n := 0
 	for i := range r.boxes {
@@ -1041,8 +1024,6 @@ func (r *Round) Awaiting() int {
 	return n
 }
 
-// FirstAwaiting is the lowest seat whose decision is awaited, 0 if none.
-// Decisions that arrive together are served in seat order.
 func (r *Round) FirstAwaiting() int {
 	for i := range r.boxes {
 		if r.boxes[i].awaiting > 0 {

@@ -101,11 +101,17 @@ const (
 	TimeoutStand TimeoutAction = iota
 	// TimeoutHitTo11 hits on 11 or less and stands above (002).
 	TimeoutHitTo11
+	// TimeoutAutoTable plays the hand with the game's automatic-play
+	// strategy table (004: the printed no-double, no-split table).
+	TimeoutAutoTable
 )
 
 func (t TimeoutAction) String() string {
-	if t == TimeoutHitTo11 {
+	switch t {
+	case TimeoutHitTo11:
 		return "hit_to_11"
+	case TimeoutAutoTable:
+		return "auto_table"
 	}
 	return "stand"
 }
@@ -113,8 +119,9 @@ func (t TimeoutAction) String() string {
 // Ratio is a payout ratio, Num to Den (3:2 is {3, 2}).
 type Ratio struct{ Num, Den int64 }
 
-// Of returns stake*Num/Den rounded down to the cent, and the cents lost to
-// rounding (reported, never hidden: variants.md asks for it).
+// Of returns stake*Num/Den rounded down to the minor unit, and what the
+// rounding dropped, in 1/Den of a minor unit (reported, never hidden:
+// variants.md asks for it).
 func (r Ratio) Of(stake int64) (win, rounding int64) {
 	n := stake * r.Num
 	return n / r.Den, n % r.Den
@@ -194,6 +201,8 @@ type Set struct {
 	InsuranceTime   time.Duration
 	DecisionTime    time.Duration
 	DecisionTimeout TimeoutAction
+	// AutoPlayTable names the strategy table of TimeoutAutoTable.
+	AutoPlayTable string
 
 	// Limits, in minor units. MaxBet and the limits of side bets apply to
 	// initial wagers only (001, 003: doubles, splits and insurance may exceed
