@@ -108,7 +108,6 @@ type box struct {
 	activated bool
 }
 
-//
 type Round struct {
 	rs        *rules.Set
 	id        string
