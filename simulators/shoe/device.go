@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,6 +25,9 @@ var ErrClosed = errors.New("shoe: device closed")
 // ErrReset is returned to callers waiting for an acknowledgement when the
 // host sent RESET and the device dropped its queue.
 var ErrReset = errors.New("shoe: frame dropped by host RESET")
+
+// ErrRunTwice is returned by a second call of Run.
+var ErrRunTwice = errors.New("shoe: Run called twice")
 
 // ErrUnplugged is returned by Replug when the device is plugged in and by
 // Unplug when it is not.
@@ -170,6 +174,8 @@ type Device struct {
 	log   zerolog.Logger
 	start time.Time
 	wake  chan struct{} // pokes Run after a replug
+	// running makes a second Run fail instead of serving the pty twice.
+	running atomic.Bool
 
 	mu sync.Mutex
 	// mu guards the following.
@@ -275,6 +281,9 @@ func (d *Device) Close() error {
 // retransmits, sends heartbeats and, in automatic mode, deals. It returns
 // ctx.Err() once every goroutine it started has stopped.
 func (d *Device) Run(ctx context.Context) error {
+	if !d.running.CompareAndSwap(false, true) {
+		return ErrRunTwice
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)

@@ -220,3 +220,9 @@ func TestShoeEmpty(t *testing.T) {
 	close(stop)
 	<-done
 }
+
+func TestRunTwice(t *testing.T) {
+	dev, ctx := startDevice(t, shoe.Options{})
+	openHost(t, dev.Path()).next(shoeproto.TypeHello) // the first Run is serving
+	assert.ErrorIs(t, dev.Run(ctx), shoe.ErrRunTwice)
+}
