@@ -318,7 +318,7 @@ func (r *Reader) hello(seq uint32, m *shoeproto.Message, now time.Time) {
 		}
 		r.session = true
 		r.serial, r.bootID = info.Serial, info.BootID
-		r.next = seq
+		r.next = max(seq, 1) // numbering starts at 1; ACK next-1 must not wrap
 		r.resendFor = 0
 	}
 	first := !r.helloOnCon

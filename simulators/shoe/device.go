@@ -376,8 +376,8 @@ func (d *Device) handleHostLocked(m *shoeproto.Message, now time.Time) {
 		}
 		d.fillWindowLocked(now)
 	case shoeproto.TypeNak, shoeproto.TypeResend:
-		if !d.helloAcked {
-			return
+		if !d.helloAcked || m.Seq == 0 {
+			return // sequence numbers start at 1; 0 would acknowledge everything
 		}
 		d.ackLocked(m.Seq-1, now)
 		// A host sees several frames after one gap and may ask for the
