@@ -80,7 +80,9 @@ func secureHeaders(w http.ResponseWriter) {
 	h.Set("Content-Security-Policy", contentPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: with no-referrer Chromium sends
+	// "Origin: null" on form posts, which sameOrigin must refuse.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 }
 
@@ -150,6 +152,8 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	user := strings.TrimSpace(r.PostFormValue("user"))
 	c, err := r.Cookie(loginCookie)
 	if err != nil || !sameOrigin(r) || !tokensEqual(r.PostFormValue(csrfField), c.Value) {
+		s.log.Warn().Str("addr", addr).Bool("cookie", err == nil).Bool("same_origin", sameOrigin(r)).
+			Msg("login form without a valid CSRF token refused")
 		s.renderLogin(w, http.StatusForbidden, loginData{Error: "The form expired: please try again.", User: user})
 		return
 	}

@@ -1,0 +1,419 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/livetable/livetable/studio/console"
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/rules"
+)
+
+// chromiumPath is Debian's chromium; LIVETABLE_CHROMIUM overrides it.
+func chromiumPath() string {
+	if p := os.Getenv("LIVETABLE_CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// liveTable is a real table controller on a fake clock, behind a real
+// console on a free port: the browser sees exactly what a studio would.
+type liveTable struct {
+	t    *testing.T
+	ctl  *table.Controller
+	clk  *clockwork.FakeClock
+	srv  *console.Server
+	base string
+}
+
+func startLiveTable(t *testing.T) *liveTable {
+	t.Helper()
+	rs, err := rules.Game("000")
+	require.NoError(t, err)
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 11, 22, 20, 15, 0, 0, time.UTC))
+	opts := table.DefaultOptions(rs)
+	opts.Clock = clk
+	ctl, err := table.New(opts, zerolog.Nop())
+	require.NoError(t, err)
+
+	hash, err := bcrypt.GenerateFromPassword([]byte("pit-boss-7"), bcrypt.MinCost)
+	require.NoError(t, err)
+	copts := console.DefaultOptions()
+	copts.Addr = "127.0.0.1:0"
+	copts.Clock = clk
+	copts.GameName = rs.Name
+	copts.Supervisors = map[string]string{"giulia": string(hash)}
+	health := func() console.Health {
+		return console.Health{Checks: []console.Check{
+			{Name: console.CheckShoe, OK: true, Detail: "SIM-1 serial SIM0001, firmware 1.0.0"},
+			{Name: console.CheckGPIO, OK: true, Detail: "light and shuffler lines"},
+			{Name: console.CheckBroker, OK: true, Detail: "tcp://127.0.0.1:1883, outbox 0"},
+			{Name: console.CheckJournal, OK: true, Detail: "fsync 0.4 ms"},
+			{Name: console.CheckClock, OK: true, Detail: "NTP synchronised"},
+		}}
+	}
+	srv, err := console.New(copts, ctl, nil, health, zerolog.New(zerolog.NewTestWriter(t)))
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	ctlDone, srvDone := make(chan error, 1), make(chan error, 1)
+	go func() { ctlDone <- ctl.Run(ctx, nil) }()
+	go func() { srvDone <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-srvDone)
+		assert.NoError(t, <-ctlDone)
+	})
+	<-srv.Ready()
+	lt := &liveTable{t: t, ctl: ctl, clk: clk, srv: srv, base: "http://" + srv.Addr()}
+	lt.waitPhase(table.PhaseBetting)
+	return lt
+}
+
+func (lt *liveTable) waitPhase(p table.Phase) {
+	lt.t.Helper()
+	require.Eventually(lt.t, func() bool { return lt.ctl.Snapshot().Phase == p }, 10*time.Second, time.Millisecond,
+		"phase %s never reached", p)
+}
+
+func (lt *liveTable) submit(in table.Input) {
+	lt.t.Helper()
+	require.NoError(lt.t, lt.ctl.Submit(context.Background(), in))
+}
+
+// deal pulls one card, after checking the instruction line asks for it.
+func (lt *liveTable) deal(want, c string) {
+	lt.t.Helper()
+	require.Equal(lt.t, want, lt.ctl.Snapshot().Round.Next)
+	lt.submit(table.CardDrawn{Card: card.MustParse(c)})
+	lt.clk.Advance(time.Second) // a dealer's pace, well inside every timer
+}
+
+// decide submits a player's decision.
+func (lt *liveTable) decide(seat int, action string) {
+	lt.t.Helper()
+	lt.submit(table.Decision{Seat: seat, Action: action})
+	lt.clk.Advance(time.Second)
+}
+
+// playRound plays one whole round of the given bets: it deals the cards in
+// order as the instruction line asks and stands whenever a seat must
+// decide, then lets the settle delay pass so betting reopens.
+func (lt *liveTable) playRound(bets []table.Bet, cards ...string) {
+	lt.t.Helper()
+	lt.waitPhase(table.PhaseBetting)
+	lt.submit(table.BetsClosed{Bets: bets})
+	for lt.ctl.Snapshot().Phase != table.PhaseSettled {
+		next := lt.ctl.Snapshot().Round.Next
+		var seat int
+		switch {
+		case strings.HasPrefix(next, "wait: seat "):
+			_, err := fmt.Sscanf(next, "wait: seat %d to decide", &seat)
+			require.NoError(lt.t, err)
+			lt.decide(seat, "stand")
+		case strings.Contains(next, "card to"):
+			require.NotEmpty(lt.t, cards, "the round wants more cards: %s", next)
+			lt.deal(next, cards[0])
+			cards = cards[1:]
+		default:
+			lt.t.Fatalf("unexpected instruction %q", next)
+		}
+	}
+	require.Empty(lt.t, cards, "cards left over")
+	lt.clk.Advance(5 * time.Second) // the settle delay: betting reopens
+}
+
+// browser starts headless Chromium with the flags a root CI container
+// needs and a fresh profile. No chromium is a failure, not a skip: the
+// console is only tested when a browser runs it.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("chromium not found at %s (%v): run `make test`, which installs it (apt-get install -y chromium)", path, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1600, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+	})
+	// The first Run starts the browser; it must not carry a timeout.
+	_, err := chromedp.Run(bctx, chromedp.Evaluate[int]("1"))
+	require.NoError(t, err, "chromium does not start")
+	return bctx
+}
+
+// tab is one browser tab.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func newTab(t *testing.T, bctx context.Context, w, h int64) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(bctx)
+	t.Cleanup(cancel)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(w, h)))
+	return &tab{t: t, ctx: ctx}
+}
+
+func (tb *tab) do(steps ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	require.NoError(tb.t, chromedp.Do(ctx, steps...))
+}
+
+// text is the text content of the element with the id.
+func (tb *tab) text(id string) string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.getElementById(%q)||{}).textContent||""`, id)))
+	require.NoError(tb.t, err)
+	return strings.TrimSpace(s)
+}
+
+// eval evaluates a JavaScript expression to a string.
+func (tb *tab) eval(expr string) string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	require.NoError(tb.t, err)
+	return s
+}
+
+// waitFor polls a JavaScript predicate in the page; on a timeout it says
+// what the page showed instead.
+func (tb *tab) waitFor(what, predicate string, show string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 15*time.Second)
+	defer cancel()
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](predicate, chromedp.WithPollingInterval(20*time.Millisecond)))
+		if err == nil {
+			return
+		}
+		// A form post navigates the page under the poll ("navigated or
+		// closed", "cannot find context"): poll the new page.
+		select {
+		case <-ctx.Done():
+			tb.t.Fatalf("%s: %v (page shows %q)", what, err, tb.eval(show))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// waitText waits until the element's text is want.
+func (tb *tab) waitText(id, want string) {
+	tb.t.Helper()
+	tb.waitFor(fmt.Sprintf("#%s = %q", id, want),
+		fmt.Sprintf(`(document.getElementById(%q)||{}).textContent === %q`, id, want),
+		fmt.Sprintf(`(document.getElementById(%q)||{}).textContent||""`, id))
+}
+
+// waitAttr waits until the element's attribute is want.
+func (tb *tab) waitAttr(sel, attr, want string) {
+	tb.t.Helper()
+	tb.waitFor(fmt.Sprintf("%s[%s] = %q", sel, attr, want),
+		fmt.Sprintf(`(document.querySelector(%q)||{getAttribute(){return null}}).getAttribute(%q) === %q`, sel, attr, want),
+		fmt.Sprintf(`String((document.querySelector(%q)||{getAttribute(){return null}}).getAttribute(%q))`, sel, attr))
+}
+
+// cards lists the data-card attributes under a selector, space-separated.
+func (tb *tab) cards(sel string) string {
+	tb.t.Helper()
+	return tb.eval(fmt.Sprintf(`Array.from(document.querySelectorAll(%q)).map(function(e){return e.getAttribute("data-card")}).join(" ")`,
+		sel+" .card"))
+}
+
+// screenshot saves the whole page: always into the test's temp dir, and
+// into docs/ when LIVETABLE_SCREENSHOTS is set (to refresh the committed ones).
+func (tb *tab) screenshot(name string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(tb.t, err)
+	require.True(tb.t, len(png) > 8 && string(png[1:4]) == "PNG", "screenshot is a PNG")
+	require.NoError(tb.t, os.WriteFile(filepath.Join(tb.t.TempDir(), name), png, 0o644))
+	if os.Getenv("LIVETABLE_SCREENSHOTS") != "" {
+		require.NoError(tb.t, os.WriteFile(filepath.Join("..", "..", "docs", name), png, 0o644))
+		tb.t.Logf("wrote docs/%s (%d bytes)", name, len(png))
+	}
+}
+
+func TestBrowserDealerAndSupervisor(t *testing.T) {
+	bctx := browser(t)
+	lt := startLiveTable(t)
+
+	// Two earlier rounds, so recall has history.
+	lt.playRound([]table.Bet{{Seat: 1, Player: "p1", Main: 1000}}, "Ts", "7c", "9s", "Kd")
+	lt.playRound([]table.Bet{{Seat: 2, Player: "p2", Main: 2500}, {Seat: 5, Player: "p5", Main: 500}},
+		"8h", "Qc", "9d", "7d", "Th", "8s")
+
+	dealer := newTab(t, bctx, 1600, 900)
+	dealer.do(chromedp.Navigate(lt.base + "/"))
+
+	// Betting: green light, the countdown from the server's deadline.
+	dealer.waitText("instruction", "wait: bets open")
+	dealer.waitAttr("#light", "data-state", "green")
+	assert.Equal(t, "BETS OPEN", dealer.text("phase"))
+	assert.Regexp(t, `^(1[0-5]|[0-9])$`, dealer.text("countdown"), "seconds left of the 15 s betting time")
+	assert.Equal(t, "Live Blackjack 000", dealer.text("game"))
+
+	// A scripted round: the instruction line follows every card.
+	lt.submit(table.BetsClosed{Bets: []table.Bet{
+		{Seat: 1, Player: "p1", Main: 1000},
+		{Seat: 3, Player: "p3", Main: 2500, Side: map[string]int64{"perfect_pairs": 500}},
+		{Seat: 6, Player: "p6", Main: 5000},
+	}})
+	dealer.waitText("instruction", "card to seat 1")
+	dealer.waitAttr("#light", "data-state", "red")
+	round := lt.ctl.Snapshot().Round.ID
+	dealer.waitText("round", round)
+	lt.deal("card to seat 1", "Td")
+	lt.deal("card to seat 3", "9h")
+	lt.deal("card to seat 6", "8c")
+	lt.deal("card to dealer", "6c")
+	dealer.waitText("instruction", "card to seat 1")
+	assert.Equal(t, "6c", dealer.cards("#dealer-cards"))
+	lt.deal("card to seat 1", "5s")
+	lt.deal("card to seat 3", "9d")
+	lt.deal("card to seat 6", "3d")
+	dealer.waitText("instruction", "hole card to dealer")
+	assert.Equal(t, "Td 5s", dealer.cards(`[data-seat="1"]`))
+	assert.Equal(t, "9h 9d", dealer.cards(`[data-seat="3"]`))
+	lt.deal("hole card to dealer", "Ts")
+	dealer.waitText("instruction", "wait: seat 1 to decide")
+	assert.Equal(t, "6c back", dealer.cards("#dealer-cards"), "the hole card shows its back")
+	assert.Equal(t, "15", dealer.eval(`document.querySelector('[data-seat="1"] .total').firstChild.textContent`))
+	assert.Equal(t, "true", dealer.eval(`String(document.querySelector('[data-seat="1"]').classList.contains("active"))`))
+	lt.decide(1, "hit")
+	dealer.waitText("instruction", "card to seat 1")
+	assert.Equal(t, "true", dealer.eval(`String(document.querySelector('[data-seat="1"]').classList.contains("active"))`))
+	assert.Equal(t, fmt.Sprint(8*52-18), dealer.text("shoe-left"), "cards left in the 8-deck shoe")
+	assert.Equal(t, "18", dealer.text("shoe-dealt"))
+	assert.Equal(t, "fits", dealer.eval(`document.documentElement.scrollWidth <= innerWidth && document.documentElement.scrollHeight <= innerHeight ? "fits" : scrollX + " " + document.documentElement.scrollWidth + "x" + document.documentElement.scrollHeight`),
+		"the dealer's screen never scrolls")
+	assert.Equal(t, "visible", dealer.eval(`(function(){var r=document.getElementById("round").getBoundingClientRect(); return r.right <= innerWidth ? "visible" : "clipped at " + r.right})()`),
+		"the round code is not cut off")
+	dealer.screenshot("console-dealer.png")
+
+	// The supervisor logs in: a wrong password is refused first.
+	sup := newTab(t, bctx, 1440, 1000)
+	sup.do(chromedp.Navigate(lt.base + "/supervisor"))
+	sup.do(chromedp.WaitVisible(chromedp.CSS("#login")))
+	sup.do(
+		chromedp.SendKeys(chromedp.CSS("#user"), "giulia"),
+		chromedp.SendKeys(chromedp.CSS("#password"), "wrong-password"),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+	)
+	sup.waitText("login-error", "Wrong name or password.")
+	assert.Equal(t, "/login", sup.eval(`location.pathname`))
+	assert.Equal(t, "giulia", sup.eval(`document.getElementById("user").value`), "the name is kept, the password is not")
+	assert.Equal(t, "", sup.eval(`document.getElementById("password").value`))
+	sup.do(
+		chromedp.SendKeys(chromedp.CSS("#password"), "pit-boss-7"),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+	)
+	sup.waitText("next", "card to seat 1")
+	assert.Equal(t, "giulia", sup.text("user"))
+	sup.waitAttr("#light", "data-state", "red")
+
+	// A misread from the shoe: an alarm in red on the dealer's screen.
+	lt.submit(table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #57: card unreadable, read it again", Pauses: true})
+	dealer.waitFor("alarm shown", `document.getElementById("alarms").textContent.indexOf("misread #57") >= 0`, `document.getElementById("alarms").textContent`)
+	dealer.waitAttr("#light", "data-state", "red_blink")
+	sup.waitFor("alarm logged", `document.querySelector("#alarmlog tbody").textContent.indexOf("shoe.misread") >= 0`, `document.querySelector("#alarmlog tbody").textContent`)
+	sup.do(chromedp.Click(chromedp.CSS("#resume")))
+	sup.waitText("result", "resume: done")
+	dealer.waitText("instruction", "card to seat 1")
+	dealer.waitText("alarms", "no alarms")
+
+	// Pause with a reason: the light blinks red on both pages and the
+	// dealer is told to stop.
+	sup.do(chromedp.SendKeys(chromedp.CSS("#pause-reason"), "camera 2 frozen"), chromedp.Click(chromedp.CSS("#pause")))
+	sup.waitText("result", "pause: done")
+	sup.waitAttr("#light", "data-state", "red_blink")
+	dealer.waitText("instruction", "stop: table paused (camera 2 frozen)")
+	dealer.waitAttr("#light", "data-state", "red_blink")
+	assert.Equal(t, "PAUSED", dealer.text("phase"))
+	assert.Equal(t, "true", dealer.eval(`String(document.body.classList.contains("paused"))`))
+	assert.True(t, lt.ctl.Snapshot().Paused)
+
+	// A bad card is refused by the console, a pause twice... the errors
+	// are shown as they came.
+	sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "Zq"), chromedp.Click(chromedp.CSS("#correct")))
+	sup.waitAttr("#result", "data-kind", "bad_request")
+	assert.Contains(t, sup.text("result"), "correct refused (bad_request)")
+
+	// Resume: the dealer carries on where he stopped.
+	sup.do(chromedp.Click(chromedp.CSS("#resume")))
+	sup.waitText("result", "resume: done")
+	dealer.waitText("instruction", "card to seat 1")
+	dealer.waitAttr("#light", "data-state", "red")
+	sup.waitAttr("#light", "data-state", "red")
+	assert.False(t, lt.ctl.Snapshot().Paused)
+	// Resume again: the table's typed error reaches the page.
+	sup.do(chromedp.Click(chromedp.CSS("#resume")))
+	sup.waitAttr("#result", "data-kind", "illegal_action")
+	assert.Contains(t, sup.text("result"), "not paused")
+
+	// Finish the round; it appears in recall with every card and payout.
+	lt.deal("card to seat 1", "4h")
+	lt.decide(1, "stand")
+	lt.decide(3, "stand")
+	lt.decide(6, "hit")
+	lt.deal("card to seat 6", "9s")
+	lt.decide(6, "stand")
+	lt.deal("card to dealer", "8d")
+	lt.waitPhase(table.PhaseSettled)
+	dealer.waitText("instruction", "collect and pay")
+
+	sel := fmt.Sprintf(`#recall tr[data-code=%q]`, round)
+	sup.waitFor("round in recall", fmt.Sprintf(`document.querySelector(%q) !== null`, sel), `document.querySelector("#recall").textContent`)
+	assert.Equal(t, 3, strings.Count(sup.eval(`Array.from(document.querySelectorAll("#recall tbody tr")).map(function(r){return r.getAttribute("data-code")}).join("|")`), "#"))
+	sup.do(chromedp.Click(chromedp.CSS(sel)))
+	sup.waitFor("round detail", `document.getElementById("detail").textContent.indexOf("Wagers and payouts") >= 0`, `document.getElementById("detail").textContent`)
+	detail := sup.text("detail")
+	for _, want := range []string{"Round " + round, "dealer 24 bust", "Td 5s 4h = 19", "+10.00", "9h 9d = 18", "+25.00",
+		"perfect_pairs", "8c 3d 9s = 20", "+50.00", "seat 6"} {
+		assert.Contains(t, detail, want)
+	}
+	sup.do(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	sup.screenshot("console-supervisor.png")
+}
