@@ -21,6 +21,18 @@
 // and skipped. A silence watchdog (Options.SilenceTimeout, on
 // Options.Clock) raises Silent, then Alive when the shoe is heard again.
 //
+// # Events
+//
+// Run sends Event values on its channel and closes it when it returns.
+// Event.Input converts the ones the round needs into table inputs (Card to
+// table.CardDrawn, CutCard to table.CutCardSeen, ShoeID to
+// table.ShoeChanged); Kind.Alarm tells which must pause the table
+// (IntegrityAlarm, ShuffleAlarm, DeviceRefused, DeviceFault, Silent and the
+// card events that leave a card unknown: Misread, DoubleCard, Jam, FaceUp,
+// UnknownCard). The reader's own cost is about 1 µs and no allocation per
+// card (BenchmarkReaderCards); through a pty its p99 latency is within
+// 1.2x of a bare read loop's (BenchmarkPtyLatency).
+//
 // # Integrity
 //
 // Every card is checked against the composition of Options.Decks decks: a
