@@ -44,6 +44,10 @@ type Options struct {
 	// Idle keeps bets closed until OpenBetting is called (or a shoe
 	// arrives); false opens betting as soon as Run starts.
 	Idle bool
+	// Replayed, when set, receives every event regenerated while the
+	// journal is replayed at start (they are not fanned out: subscribers
+	// had them before the restart). Game recall seeds itself from it.
+	Replayed func(Event)
 }
 
 // DefaultOptions are the controller's defaults for a game.
@@ -176,6 +180,18 @@ func (c *Controller) Run(ctx context.Context, inputs <-chan Input) error {
 }
 
 var errStaleTimer = errors.New("table: stale timer")
+
+// ReplayEvents rebuilds a table from its journal without running it, and
+// calls fn with every event as it was published (`tablectl history` and
+// `tablectl round` read a stopped table's journal this way).
+func ReplayEvents(opts Options, fn func(Event)) error {
+	opts.Replayed = fn
+	c, err := New(opts, zerolog.Nop())
+	if err != nil {
+		return err
+	}
+	return c.replay()
+}
 
 // replay rebuilds the table from the journal: the same inputs through the
 // same code give the same state and the same event sequence numbers.
@@ -651,6 +667,9 @@ func (c *Controller) emit(b Body, roundID string) {
 	}
 	ev := Event{Seq: seq, Time: c.now, Table: c.opts.Table, Round: roundID, Body: b}
 	if c.replaying {
+		if c.opts.Replayed != nil {
+			c.opts.Replayed(ev)
+		}
 		return
 	}
 	c.fanout(ev)

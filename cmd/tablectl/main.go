@@ -3,6 +3,11 @@
 // status, pause, resume, void, history and journal checks.
 //
 //	tablectl scenario < case.json     # one round through the real engine; exit 2 on a scenario error
+//	tablectl status                   # the running table's state (MQTT)
+//	tablectl pause|resume|void|correct --by NAME --reason WHY --token T [--card Qh]
+//	tablectl history [-n 20]          # recent rounds of a stopped table's journal
+//	tablectl round '#HH:MM:SS'        # one round in full: cards with times, decisions, wagers, payouts
+//	tablectl journal verify           # every checksum and the hash chain
 package main
 
 import (
@@ -18,10 +23,19 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-const usage = `usage: tablectl <command>
+const usage = `usage: tablectl <command> [flags]
 
 commands:
-  scenario    read one scenario (JSON) on stdin, play it through the engine, print the result
+  scenario          read one scenario (JSON) on stdin, play it through the engine, print the result
+  status            the running table's state, over MQTT
+  pause, resume     supervisor: pause the table (--reason) or resume it
+  void              supervisor: void the round in play, every initial wager returned (--reason)
+  correct           supervisor: give the card the shoe misread (--card Qh)
+  history           recent rounds from the journal (tabled stopped), by game code, with results
+  round CODE        one round in full from the journal
+  journal verify    check every record's checksum and the hash chain
+
+run 'tablectl <command> -h' for its flags
 `
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -32,6 +46,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "scenario":
 		return runScenario(stdin, stdout)
+	case "status":
+		return runStatus(args[1:], stdout, stderr)
+	case "pause", "resume", "void", "correct":
+		return runSupervisor(args[0], args[1:], stdout, stderr)
+	case "history":
+		return runHistory(args[1:], stdout, stderr)
+	case "round":
+		return runRound(args[1:], stdout, stderr)
+	case "journal":
+		return runJournal(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
