@@ -458,18 +458,7 @@ func (j *Journal) run() {
 // gather adds what is already queued to batch, then waits up to the group
 // commit window for more, without exceeding MaxBatch.
 func (j *Journal) gather(batch []*Pending) []*Pending {
-	for len(batch) < j.opts.MaxBatch {
-		select {
-		case p, ok := <-j.reqs:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, p)
-			continue
-		default:
-		}
-		break
-	}
+	batch = j.drain(batch)
 	if j.opts.GroupCommitWindow <= 0 || len(batch) >= j.opts.MaxBatch {
 		return batch
 	}
@@ -483,6 +472,24 @@ func (j *Journal) gather(batch []*Pending) []*Pending {
 			}
 			batch = append(batch, p)
 		case <-timer.Chan():
+			// What was queued when the window closed still joins.
+			return j.drain(batch)
+		}
+	}
+	return batch
+}
+
+// drain adds the appends already queued to batch, up to MaxBatch, without
+// waiting.
+func (j *Journal) drain(batch []*Pending) []*Pending {
+	for len(batch) < j.opts.MaxBatch {
+		select {
+		case p, ok := <-j.reqs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, p)
+		default:
 			return batch
 		}
 	}

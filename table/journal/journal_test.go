@@ -266,6 +266,8 @@ func TestGroupCommitWindow(t *testing.T) {
 	pend := []*journal.Pending{j.AppendAsync(rec(0))}
 	require.NoError(t, clk.BlockUntilContext(ctx, 1), "the writer waits out the window")
 	for i := 1; i < 4; i++ {
+		// Queued when AppendAsync returns, so in the batch when the window
+		// closes, whether or not the writer took it yet.
 		pend = append(pend, j.AppendAsync(rec(i)))
 	}
 	for _, p := range pend {
