@@ -97,7 +97,8 @@ func BenchmarkAppendLatency(b *testing.B) {
 }
 
 // recoveryRounds and recordsPerBenchRound size the recovery fixture: 100,000
-// rounds of 20 records of about 100 bytes of data.
+// rounds of 20 records of about 100 bytes of data (10,000 rounds with
+// -short, for a quick run).
 const (
 	recoveryRounds       = 100_000
 	recordsPerBenchRound = 20
@@ -112,7 +113,7 @@ var recoveryFixture struct {
 // buildRecoveryFixture writes the fixture once per test binary, through a
 // file seam that skips fsync (a journal built that way is not durable; it is
 // only a fast way to make a large one).
-func buildRecoveryFixture() (string, error) {
+func buildRecoveryFixture(rounds int) (string, error) {
 	f := &recoveryFixture
 	f.once.Do(func() {
 		f.dir, f.err = os.MkdirTemp("", "journal-recovery-bench-")
@@ -124,7 +125,7 @@ func buildRecoveryFixture() (string, error) {
 		if f.err != nil {
 			return
 		}
-		const n = recoveryRounds * recordsPerBenchRound
+		n := rounds * recordsPerBenchRound
 		pend := make([]*journal.Pending, 0, 4096)
 		for i := range n {
 			pend = append(pend, j.AppendAsync(benchRecord(i)))
@@ -147,7 +148,11 @@ func buildRecoveryFixture() (string, error) {
 // full Replay, for a journal of 100,000 rounds (2 million records). Target:
 // under 2 s per op.
 func BenchmarkRecovery(b *testing.B) {
-	dir, err := buildRecoveryFixture()
+	rounds := recoveryRounds
+	if testing.Short() {
+		rounds /= 10
+	}
+	dir, err := buildRecoveryFixture(rounds)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -179,8 +184,8 @@ func BenchmarkRecovery(b *testing.B) {
 	}
 	b.StopTimer()
 	cpu := cpuTime() - cpu0
-	if records != recoveryRounds*recordsPerBenchRound {
-		b.Fatalf("replayed %d records, want %d", records, recoveryRounds*recordsPerBenchRound)
+	if records != rounds*recordsPerBenchRound {
+		b.Fatalf("replayed %d records, want %d", records, rounds*recordsPerBenchRound)
 	}
 	b.ReportMetric(float64(records), "records")
 	b.ReportMetric(float64(size)/(1<<20), "MiB")
