@@ -490,3 +490,40 @@ func TestTornBatch(t *testing.T) {
 		})
 	}
 }
+
+func TestVerifyDirectories(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, dir string) string
+		records uint64
+		wantErr error
+	}{
+		{"empty", func(t *testing.T, dir string) string { return dir }, 0, nil},
+		{"missing", func(t *testing.T, dir string) string { return filepath.Join(dir, "nope") }, 0, os.ErrNotExist},
+		{"stray files are ignored", func(t *testing.T, dir string) string {
+			j, _ := open(t, journal.Options{Dir: dir})
+			appendN(t, j, 0, 3)
+			require.NoError(t, j.Close())
+			for _, name := range []string{"notes.txt", "1.ltj", "x0000000000000000001.ltj", "00000000000000000000.ltj"} {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("junk"), 0o644))
+			}
+			return dir
+		}, 3, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := tc.setup(t, t.TempDir())
+			vr, err := journal.Verify(dir)
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.records, vr.Records)
+			assert.Nil(t, vr.Bad)
+			j, rep := open(t, journal.Options{Dir: dir})
+			assert.Equal(t, tc.records, rep.Records)
+			require.NoError(t, j.Close())
+		})
+	}
+}
