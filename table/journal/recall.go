@@ -16,8 +16,9 @@ const reopenWindow = 8
 type RoundSummary struct {
 	// Code is the round id or game code the controller gave its records.
 	Code string
-	// FirstSeq and LastSeq bound the round's records (other rounds' records
-	// never interleave, but records without a round may).
+	// FirstSeq and LastSeq bound the round's records. Records without a
+	// round, or of the next round when a late record (a correction) came
+	// in, may lie between them; Round leaves those out.
 	FirstSeq, LastSeq uint64
 	// Start and End are the host times of the first and last record.
 	Start, End time.Time
