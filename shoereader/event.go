@@ -116,6 +116,10 @@ type Event struct {
 	Err error
 	// Message is a sentence for the dealer's console and the log.
 	Message string
+	// Session identifies the device session ("serial/boot"): Seq numbers
+	// are unique within it, so a consumer can drop a frame it has already
+	// journaled when the device sends it again after a host restart.
+	Session string
 }
 
 // String is a one-line summary for logs and consoles.
@@ -139,11 +143,11 @@ func (e Event) String() string {
 func (e Event) Input() (in table.Input, ok bool) {
 	switch e.Kind {
 	case Card:
-		return table.CardDrawn{Card: e.Card, DeviceSeq: uint64(e.Seq), DeviceTimeMS: int64(e.DeviceTime), ShoeID: e.ShoeID}, true
+		return table.CardDrawn{Card: e.Card, DeviceSeq: uint64(e.Seq), DeviceTimeMS: int64(e.DeviceTime), ShoeID: e.ShoeID, Device: e.Session}, true
 	case CutCard:
-		return table.CutCardSeen{Source: "shoe"}, true
+		return table.CutCardSeen{Source: "shoe", Device: e.Session, DeviceSeq: uint64(e.Seq)}, true
 	case ShoeID:
-		return table.ShoeChanged{ShoeID: e.ShoeID}, true
+		return table.ShoeChanged{ShoeID: e.ShoeID, Device: e.Session, DeviceSeq: uint64(e.Seq)}, true
 	}
 	return nil, false
 }

@@ -61,6 +61,13 @@ type Options struct {
 	// CodeBook resolves an RFID/barcode code to its card. Nil means the
 	// shoeproto card-code format with a deck number up to Decks.
 	CodeBook func(code []byte) (card.Card, bool)
+	// AckOnCommit delays each frame's ACK until the consumer has called
+	// Reader.Commit for every event of the frame (after journaling them).
+	// If the host dies in between, the device still holds the frame and
+	// sends it again after the restart (its HELLO names the oldest frame
+	// it holds), so no card is lost between the line and the journal; the
+	// consumer drops what it had already journaled by Event.Session and Seq.
+	AckOnCommit bool
 	// Clock gives event times and drives the silence watchdog and the
 	// reconnection backoff (default the real clock; tests pass a fake).
 	Clock clockwork.Clock

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,17 +26,18 @@ type Reader struct {
 	running atomic.Bool
 
 	// Everything below is owned by the goroutine running Run; no lock.
-	dec     shoeproto.Decoder
-	frameFn func(shoeproto.Frame, error)
-	msg     shoeproto.Message
-	msg2    shoeproto.Message // outgoing control message, reused
-	rbuf    []byte
-	wbuf    []byte
-	port    Port
-	ctx     context.Context
-	out     chan<- Event
-	fail    error // set by a handler to end the connection
-	emitted bool  // an event was sent since the flag was cleared
+	dec      shoeproto.Decoder
+	frameFn  func(shoeproto.Frame, error)
+	msg      shoeproto.Message
+	msg2     shoeproto.Message // outgoing control message, reused
+	rbuf     []byte
+	wbuf     []byte
+	port     Port
+	ctx      context.Context
+	out      chan<- Event
+	fail     error // set by a handler to end the connection
+	emitted  bool  // an event was sent since the flag was cleared
+	emittedN int   // sequenced events sent for the frame being dispatched
 
 	hostSeq    uint32
 	session    bool   // a HELLO was accepted at least once
@@ -52,6 +55,20 @@ type Reader struct {
 	shoe    *shoeState
 	shuffle shuffleCheck
 	stats   counters
+
+	// wmu guards every write to the port (Commit writes ACKs from the
+	// consumer's goroutine), the port while it is swapped, hostSeq, wbuf,
+	// and the commit state below.
+	wmu       sync.Mutex
+	pending   []pendingAck // Options.AckOnCommit: delivered, not yet durable
+	sessionID string       // serial and boot of the device session, stamped on events
+}
+
+// pendingAck is a delivered frame whose events the consumer has not all
+// committed yet.
+type pendingAck struct {
+	seq    uint32
+	events int
 }
 
 // Stats are the reader's counters, for metrics.
@@ -117,12 +134,16 @@ func (r *Reader) Run(ctx context.Context, out chan<- Event) error {
 	for {
 		port, err := r.open(ctx)
 		if err == nil {
+			r.wmu.Lock()
 			r.port = port
+			r.wmu.Unlock()
 			err = r.serve()
 			if cerr := port.Close(); cerr != nil {
 				r.log.Debug().Err(cerr).Msg("close port")
 			}
+			r.wmu.Lock()
 			r.port = nil
+			r.wmu.Unlock()
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -253,7 +274,7 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 	switch {
 	case f.Seq < r.next:
 		r.stats.duplicates.Add(1)
-		r.sendSeq(shoeproto.TypeAck, r.next-1)
+		r.ackDurable()
 		return
 	case f.Seq > r.next:
 		r.requestFrom(shoeproto.TypeResend, r.next)
@@ -262,11 +283,91 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 	r.next++
 	r.stats.delivered.Add(1)
 	r.emitted = false
+	r.emittedN = 0
+	if r.opts.AckOnCommit {
+		// Register before the events go out: the consumer may commit
+		// them before dispatch returns.
+		r.wmu.Lock()
+		r.pending = append(r.pending, pendingAck{seq: f.Seq, events: -1})
+		r.wmu.Unlock()
+	}
 	r.dispatch(f.Seq, m, now)
 	if r.emitted {
 		r.yieldToConsumer()
 	}
+	if r.opts.AckOnCommit {
+		r.wmu.Lock()
+		for i := range r.pending {
+			if r.pending[i].seq == f.Seq {
+				// Events committed while dispatching made the count negative.
+				r.pending[i].events += r.emittedN + 1
+			}
+		}
+		r.trimLocked()
+		err := r.sendLocked(&shoeproto.Message{Type: shoeproto.TypeAck, Seq: r.durableLocked()})
+		r.wmu.Unlock()
+		if err != nil && r.fail == nil {
+			r.fail = err
+		}
+		return
+	}
 	r.sendSeq(shoeproto.TypeAck, f.Seq)
+}
+
+// ackDurable acknowledges everything delivered and, with AckOnCommit,
+// committed: the answer to a duplicate and to HELLO.
+func (r *Reader) ackDurable() {
+	r.wmu.Lock()
+	err := r.sendLocked(&shoeproto.Message{Type: shoeproto.TypeAck, Seq: r.durableLocked()})
+	r.wmu.Unlock()
+	if err != nil && r.fail == nil {
+		r.fail = err
+	}
+}
+
+// durableLocked is the highest sequence number the device may forget: every
+// frame up to it was delivered and, with AckOnCommit, committed.
+func (r *Reader) durableLocked() uint32 {
+	if r.opts.AckOnCommit && len(r.pending) > 0 {
+		return r.pending[0].seq - 1
+	}
+	return r.next - 1
+}
+
+// trimLocked drops the frames whose events are all committed, oldest first.
+func (r *Reader) trimLocked() {
+	i := 0
+	for i < len(r.pending) && r.pending[i].events == 0 {
+		i++
+	}
+	if i > 0 {
+		r.pending = append(r.pending[:0], r.pending[i:]...)
+	}
+}
+
+// Commit tells the reader that the consumer has made one event of frame seq
+// durable (journaled). With Options.AckOnCommit the device is acknowledged
+// only then, so a card is never lost between the serial line and the
+// journal: if the host dies first, the device sends the frame again. Safe
+// from any goroutine; events with Seq 0 (the reader's own) need no commit.
+func (r *Reader) Commit(seq uint32) {
+	if !r.opts.AckOnCommit || seq == 0 {
+		return
+	}
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	for i := range r.pending {
+		if r.pending[i].seq == seq {
+			r.pending[i].events--
+			break
+		}
+	}
+	before := r.durableLocked()
+	r.trimLocked()
+	if after := r.durableLocked(); after != before {
+		// A write error here is met again by Run's next read or write.
+		_ = r.sendLocked(&shoeproto.Message{Type: shoeproto.TypeAck, Seq: after})
+	}
 }
 
 // yieldToConsumer lets the consumer woken by an event run before our ACK
@@ -318,12 +419,16 @@ func (r *Reader) hello(seq uint32, m *shoeproto.Message, now time.Time) {
 		}
 		r.session = true
 		r.serial, r.bootID = info.Serial, info.BootID
+		r.wmu.Lock()
+		r.pending = nil // the old session's frames will not come again
+		r.wmu.Unlock()
 		r.next = max(seq, 1) // numbering starts at 1; ACK next-1 must not wrap
 		r.resendFor = 0
 	}
 	first := !r.helloOnCon
 	r.helloOnCon = true
-	r.sendSeq(shoeproto.TypeAck, r.next-1)
+	r.sessionID = info.Serial + "/" + strconv.FormatUint(uint64(info.BootID), 10)
+	r.ackDurable()
 	if first {
 		r.log.Info().Str("serial", info.Serial).Str("firmware", info.Firmware).Str("model", info.Model).Msg("shoe connected")
 		r.emit(Event{Kind: Connected, Time: now, DeviceTime: m.Time, Device: info,
@@ -432,9 +537,13 @@ func (r *Reader) emit(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = r.opts.Clock.Now()
 	}
+	ev.Session = r.sessionID
 	select {
 	case r.out <- ev:
 		r.emitted = true
+		if ev.Seq != 0 {
+			r.emittedN++
+		}
 	case <-r.ctx.Done():
 	}
 }
@@ -453,17 +562,30 @@ func (r *Reader) sendSeq(t shoeproto.Type, seq uint32) {
 }
 
 func (r *Reader) send(m *shoeproto.Message) {
-	if r.port == nil || r.fail != nil {
-		return
+	r.wmu.Lock()
+	err := r.sendLocked(m)
+	r.wmu.Unlock()
+	if err != nil && r.fail == nil {
+		r.fail = err
+	}
+}
+
+// sendLocked writes one host frame. A write error ends the connection: the
+// Run goroutine sets r.fail from it (send); from Commit's goroutine it is
+// dropped, and the next read or write of the Run goroutine meets it.
+func (r *Reader) sendLocked(m *shoeproto.Message) error {
+	if r.port == nil {
+		return nil
 	}
 	r.hostSeq++
 	b, err := shoeproto.AppendMessage(r.wbuf[:0], r.hostSeq, m)
 	if err != nil {
 		r.log.Error().Err(err).Msg("encode host frame")
-		return
+		return nil
 	}
 	r.wbuf = b
 	if _, err := r.port.Write(b); err != nil {
-		r.fail = fmt.Errorf("shoereader: write %v: %w", m.Type, err)
+		return fmt.Errorf("shoereader: write %v: %w", m.Type, err)
 	}
+	return nil
 }

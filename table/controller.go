@@ -95,6 +95,7 @@ type Controller struct {
 	now       time.Time
 	replaying bool
 	rounds    int
+	devSeen   map[string]uint64 // last applied frame per device session
 }
 
 type request struct {
@@ -116,7 +117,7 @@ func New(opts Options, log zerolog.Logger) (*Controller, error) {
 	c := &Controller{
 		opts: opts, log: log.With().Str("table", opts.Table).Logger(), clk: opts.Clock,
 		reqs: make(chan request), timers: make(chan TimerFired, 4),
-		rnd: round.New(opts.Rules), phase: PhaseIdle,
+		rnd: round.New(opts.Rules), phase: PhaseIdle, devSeen: map[string]uint64{},
 	}
 	c.state.Store(&State{Table: opts.Table, Game: opts.Rules.Code, Phase: PhaseIdle})
 	return c, nil
@@ -245,7 +246,8 @@ func (c *Controller) handle(in Input) error {
 		}
 		if _, err := c.opts.Journal.Append(c.now, in.Kind(), c.roundID, data); err != nil {
 			c.alarm("journal", fmt.Sprintf("journal append failed: %v", err), true)
-			return fmt.Errorf("table: journal: %w", err)
+			c.publishState()
+			return fmt.Errorf("%w: %w", ErrJournal, err)
 		}
 	}
 	err := c.apply(in)
@@ -253,8 +255,18 @@ func (c *Controller) handle(in Input) error {
 	return err
 }
 
+// ErrDuplicateFrame is returned for a device frame already applied (the
+// device sent it again after a restart of the host); the caller may
+// acknowledge it: it is durable.
+var ErrDuplicateFrame = errors.New("table: device frame already applied")
+
 // precheck rejects commands without effect before they reach the journal.
 func (c *Controller) precheck(in Input) error {
+	if d, ok := in.(deviceRef); ok {
+		if sess, seq := d.deviceFrame(); sess != "" && seq != 0 && seq <= c.devSeen[sess] {
+			return fmt.Errorf("%w: %s #%d", ErrDuplicateFrame, sess, seq)
+		}
+	}
 	switch v := in.(type) {
 	case Decision, InsuranceAnswer:
 		if c.paused {
@@ -277,12 +289,21 @@ func (c *Controller) precheck(in Input) error {
 	return nil
 }
 
+// ErrJournal is returned when an input could not be made durable: it was
+// not applied, and the table is paused with an alarm (disk full, I/O error).
+var ErrJournal = errors.New("table: journal append failed")
+
 // ErrPaused is returned for player inputs while the table is paused.
 var ErrPaused = errors.New("table: paused")
 
 // apply is the deterministic heart: the same input sequence always gives
 // the same state and events (replay relies on it).
 func (c *Controller) apply(in Input) error {
+	if d, ok := in.(deviceRef); ok {
+		if sess, seq := d.deviceFrame(); sess != "" && seq > c.devSeen[sess] {
+			c.devSeen[sess] = seq
+		}
+	}
 	switch v := in.(type) {
 	case CardDrawn:
 		return c.applyCard(v)

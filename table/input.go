@@ -30,17 +30,24 @@ type CardDrawn struct {
 	DeviceTimeMS int64 `json:"device_time_ms,omitempty"`
 	// ShoeID identifies the shuffled set the card came from.
 	ShoeID string `json:"shoe_id,omitempty"`
+	// Device is the device session (serial/boot) DeviceSeq counts in: the
+	// controller drops a frame it has already journaled.
+	Device string `json:"device,omitempty"`
 }
 
 // CutCardSeen is the cut card coming out of the shoe: the round in play is
 // finished normally and then the shoe is closed.
 type CutCardSeen struct {
-	Source string `json:"source"` // "shoe" or "sensor"
+	Source    string `json:"source"` // "shoe" or "sensor"
+	Device    string `json:"device,omitempty"`
+	DeviceSeq uint64 `json:"device_seq,omitempty"`
 }
 
 // ShoeChanged is a new shoe put in play (after a shuffle or a swap).
 type ShoeChanged struct {
-	ShoeID string `json:"shoe_id"`
+	ShoeID    string `json:"shoe_id"`
+	Device    string `json:"device,omitempty"`
+	DeviceSeq uint64 `json:"device_seq,omitempty"`
 }
 
 // Bet is one player's initial wagers for a round.
@@ -92,6 +99,17 @@ type Supervisor struct {
 	// Card is the corrected card for "correct".
 	Card card.Card `json:"card,omitzero"`
 }
+
+// deviceRef is implemented by inputs that come from a sequenced device
+// frame: the controller applies each (Device, DeviceSeq) once.
+type deviceRef interface {
+	deviceFrame() (session string, seq uint64)
+}
+
+func (c CardDrawn) deviceFrame() (string, uint64)   { return c.Device, c.DeviceSeq }
+func (c CutCardSeen) deviceFrame() (string, uint64) { return c.Device, c.DeviceSeq }
+func (c ShoeChanged) deviceFrame() (string, uint64) { return c.Device, c.DeviceSeq }
+func (c DeviceAlarm) deviceFrame() (string, uint64) { return c.Device, c.DeviceSeq }
 
 func (CardDrawn) Kind() string       { return "card" }
 func (CutCardSeen) Kind() string     { return "cut_card" }
@@ -196,10 +214,12 @@ func deref(in Input) Input {
 // a shuffler timeout. It is journaled like every input, and an alarm that
 // pauses stops the table until a supervisor resumes or voids.
 type DeviceAlarm struct {
-	Source  string `json:"source"` // "shoe", "shuffler", "gpio"
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Pauses  bool   `json:"pauses"`
+	Source    string `json:"source"` // "shoe", "shuffler", "gpio"
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Pauses    bool   `json:"pauses"`
+	Device    string `json:"device,omitempty"`
+	DeviceSeq uint64 `json:"device_seq,omitempty"`
 }
 
 // Kind implements Input.

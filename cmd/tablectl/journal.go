@@ -66,9 +66,10 @@ func recall(jf journalFlags) (*table.History, error) {
 	}
 	jopts := journal.DefaultOptions()
 	jopts.Dir = jf.dir()
+	jopts.ReadOnly = true // no lock: a running table's journal can be read
 	j, _, err := journal.Open(jopts, zerolog.Nop())
 	if err != nil {
-		return nil, fmt.Errorf("open the journal (is tabled running? use the console's recall then): %w", err)
+		return nil, fmt.Errorf("open the journal %s: %w", jf.dir(), err)
 	}
 	defer j.Close()
 	h := table.NewHistory(1 << 20)

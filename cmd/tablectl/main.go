@@ -5,7 +5,7 @@
 //	tablectl scenario < case.json     # one round through the real engine; exit 2 on a scenario error
 //	tablectl status                   # the running table's state (MQTT)
 //	tablectl pause|resume|void|correct --by NAME --reason WHY --token T [--card Qh]
-//	tablectl history [-n 20]          # recent rounds of a stopped table's journal
+//	tablectl history [-n 20]          # recent rounds from the table's journal
 //	tablectl round '#HH:MM:SS'        # one round in full: cards with times, decisions, wagers, payouts
 //	tablectl journal verify           # every checksum and the hash chain
 package main
@@ -31,7 +31,7 @@ commands:
   pause, resume     supervisor: pause the table (--reason) or resume it
   void              supervisor: void the round in play, every initial wager returned (--reason)
   correct           supervisor: give the card the shoe misread (--card Qh)
-  history           recent rounds from the journal (tabled stopped), by game code, with results
+  history           recent rounds from the journal, by game code, with results
   round CODE        one round in full from the journal
   journal verify    check every record's checksum and the hash chain
 

@@ -93,6 +93,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	// simulated shoe's pseudo-terminal.
 	ropts := shoereader.DefaultOptions()
 	ropts.Decks, ropts.AllowSerials, ropts.AllowFirmware = rs.Decks, cfg.Shoe.AllowSerials, cfg.Shoe.AllowFirmware
+	ropts.AckOnCommit = true
 	if cfg.Shoe.Silence > 0 {
 		ropts.SilenceTimeout = cfg.Shoe.Silence
 	}
@@ -123,7 +124,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if hw.studio != nil {
 		cutSensor = hw.studio.PulseCutCard // the simulated cut card also passes the GPIO sensor
 	}
-	g.Go(func() error { return bridgeShoe(ctx, shoeEvents, inputs, cutSensor, log) })
+	g.Go(func() error { return bridgeShoe(ctx, shoeEvents, ctrl, reader, cutSensor, log) })
 
 	lopts := light.DefaultOptions()
 	lopts.LastCall = -1 // the controller announces the last call itself
@@ -185,8 +186,11 @@ func journalOptions(cfg Config) journal.Options {
 }
 
 // bridgeShoe turns the reader's events into controller inputs: cards, cut
-// card and shoe changes go to the round; alarms pause the table.
-func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, out chan<- table.Input, cutSensor func(), log zerolog.Logger) error {
+// card and shoe changes go to the round; alarms pause the table. Each frame
+// is acknowledged to the shoe only once the controller has journaled it
+// (AckOnCommit), so a crash in between loses nothing: the shoe sends the
+// frame again and the controller drops what it already has.
+func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, ctrl *table.Controller, reader *shoereader.Reader, cutSensor func(), log zerolog.Logger) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -202,16 +206,27 @@ func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, out chan<- tabl
 			if i, ok := ev.Input(); ok {
 				inp = i
 			} else if ev.Kind.Alarm() {
-				inp = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: ev.String(), Pauses: true}
+				inp = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: ev.String(), Pauses: true,
+					Device: ev.Session, DeviceSeq: uint64(ev.Seq)}
 			} else {
 				log.Info().Str("shoe", ev.Kind.String()).Msg(ev.String())
+				reader.Commit(ev.Seq)
 				continue
 			}
-			select {
-			case out <- inp:
-			case <-ctx.Done():
+			err := ctrl.Submit(ctx, inp)
+			switch {
+			case err == nil, errors.Is(err, table.ErrDuplicateFrame):
+			case ctx.Err() != nil:
 				return nil
+			case errors.Is(err, table.ErrJournal):
+				// Not durable: no ACK, the shoe keeps the frame.
+				log.Error().Err(err).Msg("shoe input not journaled")
+				continue
+			default:
+				// Journaled, and rejected by the rules (the controller raised the alarm).
+				log.Warn().Err(err).Str("input", inp.Kind()).Msg("shoe input rejected")
 			}
+			reader.Commit(ev.Seq)
 		}
 	}
 }
