@@ -1,0 +1,38 @@
+package mqttlink
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkOutboxAppend measures journaling events with one fsync per
+// batch (group commit), for a lone event and for a burst.
+func BenchmarkOutboxAppend(b *testing.B) {
+	payload := make([]byte, 300) // about one event's JSON
+	for _, batch := range []int{1, 64} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			ob, err := openOutbox(b.TempDir(), 1<<30, 4<<20, zerolog.Nop())
+			require.NoError(b, err)
+			defer ob.Close()
+			es := make([]entry, batch)
+			for i := range es {
+				es[i] = entry{payload: payload}
+			}
+			ctx := context.Background()
+			b.SetBytes(int64(batch * len(payload)))
+			b.ResetTimer()
+			for range b.N {
+				require.NoError(b, ob.Append(ctx, es))
+				for range batch {
+					r, err := ob.Head(ctx)
+					require.NoError(b, err)
+					require.NoError(b, ob.Ack(r.pos))
+				}
+			}
+		})
+	}
+}
