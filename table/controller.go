@@ -96,7 +96,13 @@ type Controller struct {
 	replaying bool
 	rounds    int
 	devSeen   map[string]uint64 // last applied frame per device session
+	cmdSeen   map[string]error  // verdict of every journaled command id (bounded)
+	cmdOrder  []string          // ids in cmdSeen, oldest first
 }
+
+// maxCommandIDs bounds the remembered command ids: far more than a
+// backend retries over.
+const maxCommandIDs = 100000
 
 type request struct {
 	in    Input
@@ -117,7 +123,7 @@ func New(opts Options, log zerolog.Logger) (*Controller, error) {
 	c := &Controller{
 		opts: opts, log: log.With().Str("table", opts.Table).Logger(), clk: opts.Clock,
 		reqs: make(chan request), timers: make(chan TimerFired, 4),
-		rnd: round.New(opts.Rules), phase: PhaseIdle, devSeen: map[string]uint64{},
+		rnd: round.New(opts.Rules), phase: PhaseIdle, devSeen: map[string]uint64{}, cmdSeen: map[string]error{},
 	}
 	c.state.Store(&State{Table: opts.Table, Game: opts.Rules.Code, Phase: PhaseIdle})
 	return c, nil
@@ -222,6 +228,8 @@ func (c *Controller) replay() error {
 		if c.rnd.Phase() != round.PhaseSettled && c.rnd.Phase() != round.PhaseNew {
 			// A round cut in the middle waits for a supervisor.
 			c.pause("system", "restarted in the middle of round "+c.roundID+": resume or void")
+		} else if !c.paused {
+			c.rearmPhase()
 		}
 	}
 	c.publishState()
@@ -236,6 +244,13 @@ func (c *Controller) handle(in Input) error {
 		return errStaleTimer
 	}
 	c.now = c.clk.Now()
+	if id := commandID(in); id != "" {
+		if verdict, ok := c.cmdSeen[id]; ok {
+			// Delivered again (a retry, a redelivery after a restart):
+			// applied once, answered the same.
+			return verdict
+		}
+	}
 	if err := c.precheck(in); err != nil {
 		return err
 	}
@@ -299,6 +314,21 @@ var ErrPaused = errors.New("table: paused")
 // apply is the deterministic heart: the same input sequence always gives
 // the same state and events (replay relies on it).
 func (c *Controller) apply(in Input) error {
+	err := c.applyInput(in)
+	if id := commandID(in); id != "" {
+		if _, ok := c.cmdSeen[id]; !ok {
+			c.cmdOrder = append(c.cmdOrder, id)
+			if len(c.cmdOrder) > maxCommandIDs {
+				delete(c.cmdSeen, c.cmdOrder[0])
+				c.cmdOrder = c.cmdOrder[1:]
+			}
+		}
+		c.cmdSeen[id] = err
+	}
+	return err
+}
+
+func (c *Controller) applyInput(in Input) error {
 	if d, ok := in.(deviceRef); ok {
 		if sess, seq := d.deviceFrame(); sess != "" && seq > c.devSeen[sess] {
 			c.devSeen[sess] = seq
@@ -621,6 +651,21 @@ func (c *Controller) openBetting() {
 	c.deadline = d
 	c.setPhase(PhaseBetting, d, "")
 	c.arm("last_call", rs.BettingTime-rs.LastCallTime)
+}
+
+// rearmPhase restarts the phase's timer after a restart (no timer runs
+// during replay: the journal holds those that fired before).
+func (c *Controller) rearmPhase() {
+	rs := c.opts.Rules
+	left := func(at time.Time) time.Duration { return max(0, at.Sub(c.clk.Now())) }
+	switch c.phase {
+	case PhaseBetting:
+		c.arm("last_call", left(c.deadline.Add(-rs.LastCallTime)))
+	case PhaseLastCall:
+		c.arm("bets_deadline", left(c.deadline.Add(c.opts.BetsGrace)))
+	case PhaseSettled:
+		c.arm("next", c.opts.SettleDelay)
+	}
 }
 
 // rearm restarts the timer the round waits on after a resume.

@@ -188,3 +188,32 @@ func TestAutoPlay004(t *testing.T) {
 	require.Eventually(t, func() bool { return h.c.Snapshot().Round.Next == "card to seat 1" }, 5*time.Second, time.Millisecond,
 		"the auto-play table hits 11 (it never doubles)")
 }
+
+// TestCommandAppliedOnce: a command delivered twice (a retry, a redelivery
+// after a restart) is applied once and answered the same, also after a
+// replay of the journal.
+func TestCommandAppliedOnce(t *testing.T) {
+	j := &memJournal{}
+	h := start(t, "000", j)
+	h.waitPhase(PhaseBetting)
+	require.NoError(t, h.submit(BetsClosed{ID: "b1", Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
+	require.NoError(t, h.submit(BetsClosed{ID: "b1", Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}}), "the same id again: the first verdict")
+	for _, c := range []string{"Ts", "6d", "5c", "5h"} {
+		require.NoError(t, h.card(c))
+	}
+	require.NoError(t, h.submit(Decision{ID: "d1", Seat: 1, Action: "hit"}))
+	require.NoError(t, h.card("2s")) // 17
+	require.NoError(t, h.submit(Decision{ID: "d1", Seat: 1, Action: "hit"}), "not applied twice")
+	assert.Len(t, h.c.Snapshot().Round.Seats[0].Hands[0].Cards, 3)
+	err := h.submit(Decision{ID: "d2", Seat: 1, Action: "split"})
+	require.ErrorIs(t, err, round.ErrIllegalAction)
+	h.stop()
+
+	h2 := start(t, "000", j)
+	require.Eventually(t, func() bool { return h2.c.Snapshot().Paused }, 5*time.Second, time.Millisecond)
+	require.NoError(t, h2.submit(Supervisor{ID: "s1", Command: "resume", By: "sup"}))
+	require.NoError(t, h2.submit(Decision{ID: "d1", Seat: 1, Action: "hit"}), "remembered across the restart")
+	err = h2.submit(Decision{ID: "d2", Seat: 1, Action: "split"})
+	require.ErrorIs(t, err, round.ErrIllegalAction, "the same verdict after the restart")
+	assert.Len(t, h2.c.Snapshot().Round.Seats[0].Hands[0].Cards, 3)
+}

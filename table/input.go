@@ -68,6 +68,9 @@ type Bet struct {
 // then waits for cards.
 type BetsClosed struct {
 	Bets []Bet `json:"bets"`
+	// ID is the command's id: a command is applied once, however often
+	// it is delivered (also across restarts: the id is journaled).
+	ID string `json:"id,omitempty"`
 }
 
 // Decision is a player's action on the hand that is waiting for it.
@@ -75,6 +78,7 @@ type Decision struct {
 	Seat   int    `json:"seat"`
 	Player string `json:"player,omitempty"`
 	Action string `json:"action"` // hit, stand, double, split
+	ID     string `json:"id,omitempty"`
 }
 
 // InsuranceAnswer is a player's answer to the insurance offer.
@@ -82,6 +86,7 @@ type InsuranceAnswer struct {
 	Seat   int    `json:"seat"`
 	Player string `json:"player,omitempty"`
 	Take   bool   `json:"take"`
+	ID     string `json:"id,omitempty"`
 }
 
 // TimerFired is a deadline passing (betting closes, a decision times out).
@@ -98,6 +103,22 @@ type Supervisor struct {
 	Reason  string `json:"reason,omitempty"`
 	// Card is the corrected card for "correct".
 	Card card.Card `json:"card,omitzero"`
+	ID   string    `json:"id,omitempty"`
+}
+
+// commandID returns the id of a command input, "" for other inputs.
+func commandID(in Input) string {
+	switch v := in.(type) {
+	case BetsClosed:
+		return v.ID
+	case Decision:
+		return v.ID
+	case InsuranceAnswer:
+		return v.ID
+	case Supervisor:
+		return v.ID
+	}
+	return ""
 }
 
 // deviceRef is implemented by inputs that come from a sequenced device
