@@ -218,7 +218,7 @@ func (w *wireCommand) betsClosed() (table.Input, error) {
 			Behind: wb.Behind, FollowDouble: wb.FollowDouble, FollowSplit: wb.FollowSplit,
 		})
 	}
-	return table.BetsClosed{Bets: bets}, nil
+	return table.BetsClosed{Bets: bets, ID: w.ID}, nil
 }
 
 func (w *wireCommand) seat() (int, error) {
@@ -249,7 +249,7 @@ func (w *wireCommand) decision() (table.Input, error) {
 	if !decisionActions[w.Action] {
 		return nil, reject("", ErrMalformedCommand, fmt.Sprintf("unknown action %q (hit, stand, double, split)", w.Action))
 	}
-	return table.Decision{Seat: seat, Player: w.Player, Action: w.Action}, nil
+	return table.Decision{Seat: seat, Player: w.Player, Action: w.Action, ID: w.ID}, nil
 }
 
 func (w *wireCommand) insurance() (table.Input, error) {
@@ -263,7 +263,7 @@ func (w *wireCommand) insurance() (table.Input, error) {
 	if w.Take == nil {
 		return nil, reject("", ErrMissingField, "missing take")
 	}
-	return table.InsuranceAnswer{Seat: seat, Player: w.Player, Take: *w.Take}, nil
+	return table.InsuranceAnswer{Seat: seat, Player: w.Player, Take: *w.Take, ID: w.ID}, nil
 }
 
 func (w *wireCommand) supervisor() (table.Input, error) {
@@ -280,7 +280,7 @@ func (w *wireCommand) supervisor() (table.Input, error) {
 	if (w.Type == CmdVoid || w.Type == CmdCorrect) && w.Reason == "" {
 		return nil, reject("", ErrMissingField, "missing reason")
 	}
-	s := table.Supervisor{Command: w.Type, By: w.By, Reason: w.Reason}
+	s := table.Supervisor{Command: w.Type, By: w.By, Reason: w.Reason, ID: w.ID}
 	if w.Type == CmdCorrect {
 		if w.Card == "" {
 			return nil, reject("", ErrMissingField, "missing card")

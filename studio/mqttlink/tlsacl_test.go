@@ -145,8 +145,8 @@ func TestMosquittoTLSAndACL(t *testing.T) {
 	}
 	assert.Equal(t, []string{"ok-1", "ok-2"}, ids, "only the allowed commands were answered")
 	assert.Equal(t, []table.Input{
-		table.Decision{Seat: 1, Action: "hit"},
-		table.Supervisor{Command: "pause", By: "anna", Reason: "test"},
+		table.Decision{Seat: 1, Action: "hit", ID: "ok-1"},
+		table.Supervisor{Command: "pause", By: "anna", Reason: "test", ID: "ok-2"},
 	}, ctrl.Inputs())
 
 	// The table's own publications pass the ACL; the forged event did not.
