@@ -52,6 +52,9 @@ type Link struct {
 	accepted   atomic.Uint64
 	rejected   atomic.Uint64
 	repeats    atomic.Uint64
+
+	connectFailures atomic.Uint64
+	failuresInRow   atomic.Uint64
 }
 
 // New checks the options and returns a Link that is not connected yet.
@@ -151,7 +154,21 @@ func (l *Link) clientOptions(q *commandQueue, connected chan struct{}) *paho.Cli
 		SetWill(l.topics.Status, StatusOffline, l.opts.QoS, true).
 		SetOnConnectHandler(func(paho.Client) {
 			l.connected.Store(true)
+			l.failuresInRow.Store(0)
 			signal(connected)
+		}).
+		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
+			f, ok := n.(paho.ConnectionNotificationFailed)
+			if !ok {
+				return
+			}
+			// Every failed attempt is counted; the first of a run and then
+			// every tenth are logged, so a broker away for hours (or a
+			// wrong password) is visible without flooding the log.
+			if k := l.connectFailures.Add(1); l.failuresInRow.Add(1)%10 == 1 {
+				l.log.Warn().Err(f.Reason).Uint64("failures", k).Str("broker", l.opts.BrokerURL).
+					Msg("cannot connect to broker; retrying")
+			}
 		}).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
 			l.connected.Store(false)
@@ -212,7 +229,13 @@ func (l *Link) intake(ctx context.Context, events <-chan table.Event, ob *outbox
 	add := func(ev table.Event) {
 		if ev.Seq != 0 {
 			if ev.Seq <= lastSeq {
-				l.duplicates.Add(1)
+				// A replay after a restart; the first one is logged so a
+				// wiped journal with a kept outbox (seq starting again
+				// at 1) does not go unnoticed.
+				if l.duplicates.Add(1) == 1 {
+					l.log.Info().Uint64("seq", ev.Seq).Uint64("outbox_last_seq", lastSeq).
+						Msg("skipping events the outbox already has")
+				}
 				return
 			}
 			if lastSeq != 0 && ev.Seq != lastSeq+1 {

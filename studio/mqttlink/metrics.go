@@ -75,6 +75,9 @@ type Stats struct {
 	Accepted uint64
 	Rejected uint64
 	Repeats  uint64
+	// ConnectFailures counts failed connection attempts (broker away,
+	// refused credentials, TLS errors).
+	ConnectFailures uint64
 }
 
 // OutboxDepth is the number of events waiting for the broker's
@@ -100,5 +103,7 @@ func (l *Link) Stats() Stats {
 		Accepted:    l.accepted.Load(),
 		Rejected:    l.rejected.Load(),
 		Repeats:     l.repeats.Load(),
+
+		ConnectFailures: l.connectFailures.Load(),
 	}
 }

@@ -126,3 +126,24 @@ func TestMosquittoLinkRestartedMidStream(t *testing.T) {
 	feed(r2, taken/2, totalEvents)
 	checkExactlyOnce(t, sub, totalEvents)
 }
+
+// TestMosquittoEventsBeforeFirstConnect starts the link while the broker
+// is down: paho alone would lose what is published before its first
+// connection; the outbox keeps it.
+func TestMosquittoEventsBeforeFirstConnect(t *testing.T) {
+	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, mq.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{ClientID: "backend"})
+	mq.Stop()
+
+	r := startLink(t, testOptions(t, mq.URL()), &mqttlinktest.Submitter{})
+	feed(r, 1, 100)
+	require.Eventually(t, func() bool {
+		st := r.link.Stats()
+		return st.OutboxDepth == 100 && st.ConnectFailures > 0 && !st.Connected
+	}, waitFor, poll)
+	t.Logf("%d failed connection attempts with 100 events waiting", r.link.Stats().ConnectFailures)
+	mq.Restart()
+	feed(r, 101, 200)
+	checkExactlyOnce(t, sub, 200)
+}
