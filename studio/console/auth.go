@@ -107,9 +107,20 @@ func (a *auth) locked(addr string) bool {
 	return f.n >= a.attempts
 }
 
+// maxTracked bounds the addresses the limiter remembers; past it, the
+// ones whose window has passed are forgotten first.
+const maxTracked = 4096
+
 func (a *auth) fail(addr string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if len(a.failed) >= maxTracked {
+		for k, f := range a.failed {
+			if a.clk.Since(f.since) >= a.window {
+				delete(a.failed, k)
+			}
+		}
+	}
 	f := a.failed[addr]
 	if f == nil || a.clk.Since(f.since) >= a.window {
 		f = &failures{since: a.clk.Now()}

@@ -25,6 +25,9 @@ type Table interface {
 	Submit(ctx context.Context, in table.Input) error
 }
 
+// The table controller is the Table the daemon passes.
+var _ Table = (*table.Controller)(nil)
+
 // Recall is game recall: the last rounds and every detail of one. The
 // integrator adapts table/journal to it; History is the in-memory one fed
 // from the event stream, used when New is given none.
@@ -175,6 +178,9 @@ func New(opts Options, t Table, recall Recall, health HealthFunc, log zerolog.Lo
 			return nil, fmt.Errorf("console: supervisor %q: %w", name, err)
 		}
 	}
+	if len(opts.Supervisors) == 0 {
+		log.Warn().Str("component", "console").Msg("no supervisors configured: nobody can log in to the supervisor view")
+	}
 	if health == nil {
 		health = func() Health { return Health{} }
 	}
@@ -223,7 +229,8 @@ func (s *Server) Addr() string {
 	return s.opts.Addr
 }
 
-// Ready is closed once Run listens, so a caller can read Addr.
+// Ready is closed once Run listens and has subscribed to the table, so a
+// caller can read Addr and knows no later event is missed.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
 // Run listens on Options.Addr, fans the table's events out to browsers and
@@ -238,8 +245,12 @@ func (s *Server) Run(ctx context.Context) error {
 	s.running = true
 	s.mu.Unlock()
 
+	// Subscribed before Ready: whatever the table does once a caller has
+	// seen Ready reaches the history, the alarm log and the metrics.
+	events, unsubscribe := s.table.Subscribe("console", s.opts.TableQueue)
 	ln, err := net.Listen("tcp", s.opts.Addr)
 	if err != nil {
+		unsubscribe()
 		return fmt.Errorf("console: listen: %w", err)
 	}
 	s.mu.Lock()
@@ -248,13 +259,13 @@ func (s *Server) Run(ctx context.Context) error {
 	close(s.ready)
 	s.log.Info().Str("addr", ln.Addr().String()).Msg("console listening")
 
-	events, unsubscribe := s.table.Subscribe("console", s.opts.TableQueue)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	srv := &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	var wg sync.WaitGroup

@@ -260,6 +260,13 @@ func (tb *tab) cards(sel string) string {
 		sel+" .card"))
 }
 
+// waitCards waits until the cards under a selector are want.
+func (tb *tab) waitCards(sel, want string) {
+	tb.t.Helper()
+	list := fmt.Sprintf(`Array.from(document.querySelectorAll(%q)).map(function(e){return e.getAttribute("data-card")}).join(" ")`, sel+" .card")
+	tb.waitFor(fmt.Sprintf("cards of %s = %q", sel, want), fmt.Sprintf(`%s === %q`, list, want), list)
+}
+
 // screenshot saves the whole page: always into the test's temp dir, and
 // into docs/ when LIVETABLE_SCREENSHOTS is set (to refresh the committed ones).
 func (tb *tab) screenshot(name string) {
@@ -309,8 +316,8 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	lt.deal("card to seat 3", "9h")
 	lt.deal("card to seat 6", "8c")
 	lt.deal("card to dealer", "6c")
-	dealer.waitText("instruction", "card to seat 1")
-	assert.Equal(t, "6c", dealer.cards("#dealer-cards"))
+	dealer.waitCards("#dealer-cards", "6c")
+	assert.Equal(t, "card to seat 1", dealer.text("instruction"))
 	lt.deal("card to seat 1", "5s")
 	lt.deal("card to seat 3", "9d")
 	lt.deal("card to seat 6", "3d")
@@ -405,8 +412,11 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	dealer.waitText("instruction", "collect and pay")
 
 	sel := fmt.Sprintf(`#recall tr[data-code=%q]`, round)
-	sup.waitFor("round in recall", fmt.Sprintf(`document.querySelector(%q) !== null`, sel), `document.querySelector("#recall").textContent`)
-	assert.Equal(t, 3, strings.Count(sup.eval(`Array.from(document.querySelectorAll("#recall tbody tr")).map(function(r){return r.getAttribute("data-code")}).join("|")`), "#"))
+	sup.waitFor("round settled in recall", fmt.Sprintf(`(document.querySelector(%q)||{cells:[0,0,0,{}]}).cells[3].textContent === "settled"`, sel),
+		`document.querySelector("#recall").textContent`)
+	assert.Equal(t, "#20:15:23 Td 9h 8c 6c 5s 9d 3d Ts 4h 9s 8d|#20:15:10 8h Qc 9d 7d Th 8s|#20:15:00 Ts 7c 9s Kd",
+		sup.eval(`Array.from(document.querySelectorAll("#recall tbody tr")).map(function(r){return r.getAttribute("data-code")+" "+r.cells[2].textContent}).join("|")`),
+		"every round in recall with its cards, the most recent first")
 	sup.do(chromedp.Click(chromedp.CSS(sel)))
 	sup.waitFor("round detail", `document.getElementById("detail").textContent.indexOf("Wagers and payouts") >= 0`, `document.getElementById("detail").textContent`)
 	detail := sup.text("detail")

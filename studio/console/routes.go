@@ -148,6 +148,7 @@ func (s *Server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096) // a name, a password, a token
 	addr := clientAddr(r)
 	user := strings.TrimSpace(r.PostFormValue("user"))
 	c, err := r.Cookie(loginCookie)

@@ -66,10 +66,12 @@ var LT = (function () {
   }
 
   // lightOf derives the traffic light from the table's phase, as the
-  // tower does: green while bets are open, yellow at last call, red
-  // otherwise, blinking red while paused.
+  // tower (studio/light) does: green while bets are open, yellow at last
+  // call, red otherwise, blinking red while paused or after an alarm that
+  // paused the table.
   function lightOf(st) {
-    if (st.paused || st.phase === "paused") return "red_blink";
+    var alarmed = (st.alarms || []).some(function (a) { return a.pauses; });
+    if (st.paused || st.phase === "paused" || alarmed) return "red_blink";
     if (st.phase === "betting") return "green";
     if (st.phase === "last_call") return "yellow";
     return "red";
