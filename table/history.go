@@ -28,6 +28,7 @@ type History struct {
 	mu     sync.Mutex // guards the following
 	max    int
 	rounds []*RoundRecord // oldest first
+	last   uint64         // highest event Seq added: a replayed event may come twice
 }
 
 // NewHistory keeps up to max rounds.
@@ -48,6 +49,12 @@ func (h *History) Add(ev Event) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if ev.Seq != 0 {
+		if ev.Seq <= h.last {
+			return
+		}
+		h.last = ev.Seq
+	}
 	var r *RoundRecord
 	if n := len(h.rounds); n > 0 && h.rounds[n-1].Code == ev.Round {
 		r = h.rounds[n-1]

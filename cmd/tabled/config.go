@@ -21,10 +21,21 @@ type Config struct {
 	LogFormat string `yaml:"log_format"`
 	LogLevel  string `yaml:"log_level"`
 
+	Timing TimingConfig `yaml:"timing"`
 	Broker BrokerConfig `yaml:"broker"`
 	Shoe   ShoeConfig   `yaml:"shoe"`
 	GPIO   GPIOConfig   `yaml:"gpio"`
 	Demo   DemoConfig   `yaml:"demo"`
+}
+
+// TimingConfig overrides the game's timers (zero keeps the game's own).
+type TimingConfig struct {
+	Betting   time.Duration `yaml:"betting"`
+	LastCall  time.Duration `yaml:"last_call"`
+	Insurance time.Duration `yaml:"insurance"`
+	Decision  time.Duration `yaml:"decision"`
+	// Settle is the pause after a settlement before bets reopen.
+	Settle time.Duration `yaml:"settle"`
 }
 
 // BrokerConfig selects the MQTT broker.
@@ -58,8 +69,11 @@ type ShoeConfig struct {
 // GPIOConfig names the table's GPIO lines by function.
 type GPIOConfig struct {
 	// Sim uses simulated pins (no GPIO on this machine).
-	Sim  bool               `yaml:"sim"`
-	Pins []pinmap.PinConfig `yaml:"pins"`
+	Sim bool `yaml:"sim"`
+	// Shuffler runs the dual-shoe swap when its lines are there (default
+	// true); false leaves shoe changes to the dealer.
+	Shuffler *bool              `yaml:"shuffler"`
+	Pins     []pinmap.PinConfig `yaml:"pins"`
 }
 
 // DemoConfig runs the simulators in the daemon's process: a shoe on a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
@@ -34,6 +35,20 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		rs.BettingTime = cfg.Demo.Betting
 		rs.LastCallTime = cfg.Demo.Betting / 2
 	}
+	tm := cfg.Timing
+	for _, o := range []struct {
+		dst *time.Duration
+		v   time.Duration
+	}{
+		{&rs.BettingTime, tm.Betting}, {&rs.LastCallTime, tm.LastCall}, {&rs.InsuranceTime, tm.Insurance}, {&rs.DecisionTime, tm.Decision},
+	} {
+		if o.v > 0 {
+			*o.dst = o.v
+		}
+	}
+	if rs.LastCallTime > rs.BettingTime {
+		rs.LastCallTime = rs.BettingTime
+	}
 	clk := clockwork.NewRealClock()
 
 	jr, rep, err := journal.Open(journalOptions(cfg), log.With().Str("part", "journal").Logger())
@@ -44,6 +59,12 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 
 	copts := table.DefaultOptions(rs)
 	copts.Studio, copts.Table, copts.Clock, copts.Journal = cfg.Studio, cfg.Table, clk, table.NewJournal(jr)
+	if tm.Settle > 0 {
+		copts.SettleDelay = tm.Settle
+	}
+	if copts.RepublishAfter, err = mqttlink.OutboxLastSeq(absData(cfg, "outbox"), log); err != nil {
+		return fmt.Errorf("tabled: outbox: %w", err)
+	}
 	ctrl, err := table.New(copts, log.With().Str("part", "table").Logger())
 	if err != nil {
 		return err
@@ -148,7 +169,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 	g.Go(func() error { return ctrl.Run(ctx, inputs) })
 
-	shufflerWired := hw.hasShuffler()
+	shufflerWired := hw.hasShuffler() && (cfg.GPIO.Shuffler == nil || *cfg.GPIO.Shuffler)
 	if shufflerWired {
 		var onSwap func(string)
 		if dev != nil {
