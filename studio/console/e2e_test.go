@@ -302,6 +302,12 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	assert.Regexp(t, `^(1[0-5]|[0-9])$`, dealer.text("countdown"), "seconds left of the 15 s betting time")
 	assert.Equal(t, "Live Blackjack 000", dealer.text("game"))
 
+	// Last call: the light turns yellow for the last five seconds.
+	lt.clk.Advance(10 * time.Second)
+	dealer.waitAttr("#light", "data-state", "yellow")
+	assert.Equal(t, "LAST CALL", dealer.text("phase"))
+	assert.Regexp(t, `^[0-5]$`, dealer.text("countdown"))
+
 	// A scripted round: the instruction line follows every card.
 	lt.submit(table.BetsClosed{Bets: []table.Bet{
 		{Seat: 1, Player: "p1", Main: 1000},
@@ -414,7 +420,7 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	sel := fmt.Sprintf(`#recall tr[data-code=%q]`, round)
 	sup.waitFor("round settled in recall", fmt.Sprintf(`(document.querySelector(%q)||{cells:[0,0,0,{}]}).cells[3].textContent === "settled"`, sel),
 		`document.querySelector("#recall").textContent`)
-	assert.Equal(t, "#20:15:23 Td 9h 8c 6c 5s 9d 3d Ts 4h 9s 8d|#20:15:10 8h Qc 9d 7d Th 8s|#20:15:00 Ts 7c 9s Kd",
+	assert.Equal(t, "#20:15:33 Td 9h 8c 6c 5s 9d 3d Ts 4h 9s 8d|#20:15:10 8h Qc 9d 7d Th 8s|#20:15:00 Ts 7c 9s Kd",
 		sup.eval(`Array.from(document.querySelectorAll("#recall tbody tr")).map(function(r){return r.getAttribute("data-code")+" "+r.cells[2].textContent}).join("|")`),
 		"every round in recall with its cards, the most recent first")
 	sup.do(chromedp.Click(chromedp.CSS(sel)))
@@ -426,4 +432,25 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	}
 	sup.do(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	sup.screenshot("console-supervisor.png")
+
+	// Void a round in play from the page: the button asks twice.
+	lt.clk.Advance(5 * time.Second)
+	lt.waitPhase(table.PhaseBetting)
+	lt.submit(table.BetsClosed{Bets: []table.Bet{{Seat: 4, Player: "p4", Main: 1500}}})
+	lt.deal("card to seat 4", "Jc")
+	voided := lt.ctl.Snapshot().Round.ID
+	sup.waitText("next", "card to dealer")
+	sup.do(chromedp.SendKeys(chromedp.CSS("#void-reason"), "card dropped on the floor"), chromedp.Click(chromedp.CSS("#void")))
+	sup.waitAttr("#void", "data-armed", "true")
+	assert.Equal(t, "card to dealer", lt.ctl.Snapshot().Round.Next, "one click voids nothing")
+	sup.do(chromedp.Click(chromedp.CSS("#void")))
+	sup.waitText("result", "void: done")
+	lt.waitPhase(table.PhaseSettled)
+	dealer.waitText("round", voided)
+	sel = fmt.Sprintf(`#recall tr[data-code=%q]`, voided)
+	sup.waitFor("void in recall", fmt.Sprintf(`(document.querySelector(%q)||{cells:[0,0,0,{}]}).cells[3].textContent === "VOID"`, sel),
+		`document.querySelector("#recall").textContent`)
+	sup.do(chromedp.Click(chromedp.CSS(sel)))
+	sup.waitFor("void detail", `document.getElementById("detail").textContent.indexOf("card dropped on the floor") >= 0`,
+		`document.getElementById("detail").textContent`)
 }

@@ -51,10 +51,26 @@
 
   $("pause").addEventListener("click", function () { send({ command: "pause", reason: $("pause-reason").value }); });
   $("resume").addEventListener("click", function () { send({ command: "resume" }); });
+  // Void asks twice: the first click arms the button for five seconds
+  // (a page dialog would block the whole page, live updates included).
+  var voidArmed = null;
   $("void").addEventListener("click", function () {
-    if (!window.confirm("Void the round in play? Every initial wager is returned.")) return;
+    var b = $("void");
+    if (voidArmed === null) {
+      b.textContent = "Confirm void";
+      b.setAttribute("data-armed", "true");
+      voidArmed = setTimeout(disarmVoid, 5000);
+      return;
+    }
+    disarmVoid();
     send({ command: "void", reason: $("void-reason").value });
   });
+  function disarmVoid() {
+    clearTimeout(voidArmed);
+    voidArmed = null;
+    $("void").textContent = "Void";
+    $("void").removeAttribute("data-armed");
+  }
   $("correct").addEventListener("click", function () { send({ command: "correct", card: $("correct-card").value }); });
 
   function miniRow(label, cards, hidden, total) {
