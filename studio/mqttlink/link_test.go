@@ -24,10 +24,12 @@ const waitFor = 30 * time.Second
 
 const poll = 10 * time.Millisecond
 
-// snapshot is a stand-in for the controller's state snapshot body.
+// snapshot is a stand-in for the controller's state snapshot body. Like
+// the controller's, it takes no number of its own (the envelope's seq is
+// 0) and carries the number of the last event it reflects.
 type snapshot struct {
+	Seq   uint64 `json:"seq"`
 	Phase string `json:"phase"`
-	Cards int    `json:"cards"`
 }
 
 func (snapshot) Kind() string { return mqttlink.StateKind }
@@ -42,19 +44,33 @@ func (dealt) Kind() string { return "card_dealt" }
 
 var epoch = time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
 
-// makeEvent returns event number seq of a scripted stream: every tenth a
-// state snapshot, the rest cards, with a phase change now and then.
+// makeEvent returns event number seq of a scripted stream: cards, with a
+// phase change now and then.
 func makeEvent(seq uint64) table.Event {
 	ev := table.Event{Seq: seq, Time: epoch.Add(time.Duration(seq) * time.Second), Table: "t1", Round: fmt.Sprintf("r%d", seq/20)}
 	switch {
-	case seq%10 == 0:
-		ev.Body = snapshot{Phase: "dealing", Cards: int(seq)}
 	case seq%7 == 0:
 		ev.Body = table.PhaseChanged{Phase: table.PhaseBetting, Deadline: ev.Time.Add(15 * time.Second)}
 	default:
 		ev.Body = dealt{Card: card.FromIndex(int(seq % 52)), Seat: int(seq%7) + 1}
 	}
 	return ev
+}
+
+// makeState returns the snapshot taken after event seq.
+func makeState(seq uint64) table.Event {
+	return table.Event{Time: epoch.Add(time.Duration(seq) * time.Second), Table: "t1", Body: snapshot{Seq: seq, Phase: "dealing"}}
+}
+
+// feed sends events from..to (inclusive) to the link, with a state
+// snapshot after every tenth, as the controller does after changes.
+func feed(r *running, from, to uint64) {
+	for seq := from; seq <= to; seq++ {
+		r.events <- makeEvent(seq)
+		if seq%10 == 0 {
+			r.events <- makeState(seq)
+		}
+	}
 }
 
 func testLogger(t *testing.T) zerolog.Logger {
@@ -125,9 +141,7 @@ func TestLinkPublishesInOrderWithEmbeddedBroker(t *testing.T) {
 	r := startLink(t, opts, &mqttlinktest.Submitter{})
 
 	const n = 500
-	for seq := uint64(1); seq <= n; seq++ {
-		r.events <- makeEvent(seq)
-	}
+	feed(r, 1, n)
 	require.Eventually(t, func() bool { return sub.MaxSeq() == n }, waitFor, poll)
 	distinct, dups, gaps, bad := sub.Counts()
 	assert.Equal(t, n, distinct)
@@ -145,21 +159,26 @@ func TestLinkPublishesInOrderWithEmbeddedBroker(t *testing.T) {
 			}
 		}
 		assert.JSONEq(t, string(want), string(got.Payload), "seq %d", ev.Seq)
-		if ev.Kind == mqttlink.StateKind {
-			assert.Equal(t, topics.State, got.Topic)
-		} else {
-			assert.Equal(t, topics.Events, got.Topic)
-		}
+		assert.Equal(t, topics.Events, got.Topic)
 	}
+	states := sub.States()
+	require.Len(t, states, n/10)
+	for i, st := range states {
+		var body snapshot
+		require.NoError(t, json.Unmarshal(st.Data, &body))
+		assert.Equal(t, uint64(10*(i+1)), body.Seq, "snapshots in order")
+		assert.Zero(t, st.Seq, "a snapshot takes no number")
+	}
+
 	online := sub.MessagesOn(topics.Status)
 	require.NotEmpty(t, online)
 	assert.Equal(t, mqttlink.StatusOnline, string(online[0].Payload))
 
 	require.Eventually(t, func() bool { return r.link.OutboxDepth() == 0 }, waitFor, poll)
 	st := r.link.Stats()
-	assert.Equal(t, uint64(n), st.Published)
+	assert.Equal(t, uint64(n+n/10), st.Published, "events and snapshots")
 	lat := r.link.PublishLatency()
-	assert.Equal(t, uint64(n), lat.Count)
+	assert.Equal(t, uint64(n+n/10), lat.Count)
 	assert.LessOrEqual(t, lat.P50, lat.P99)
 	t.Logf("published %d events, publish latency p50 %v p99 %v max %v", n, lat.P50, lat.P99, lat.Max)
 
@@ -170,7 +189,9 @@ func TestLinkPublishesInOrderWithEmbeddedBroker(t *testing.T) {
 	assert.True(t, st0.Retained)
 	var e mqttlinktest.Event
 	require.NoError(t, json.Unmarshal(st0.Payload, &e))
-	assert.Equal(t, uint64(n), e.Seq, "the retained state is the last snapshot")
+	var body snapshot
+	require.NoError(t, json.Unmarshal(e.Data, &body))
+	assert.Equal(t, uint64(n), body.Seq, "the retained state is the last snapshot")
 
 	// A clean stop says offline.
 	r.stop(t)
@@ -187,18 +208,14 @@ func TestLinkRestartResendsUnacknowledged(t *testing.T) {
 	sub := mqttlinktest.Subscribe(t, b.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{CleanSession: true})
 
 	r := startLink(t, opts, &mqttlinktest.Submitter{})
-	for seq := uint64(1); seq <= 100; seq++ {
-		r.events <- makeEvent(seq)
-	}
+	feed(r, 1, 100)
 	require.Eventually(t, func() bool { return sub.MaxSeq() == 100 }, waitFor, poll)
 	r.stop(t)
 
 	// Events arriving while the link is down wait in the controller; the
 	// restarted link gets a replay that overlaps what it already sent.
 	r2 := startLink(t, opts, &mqttlinktest.Submitter{})
-	for seq := uint64(90); seq <= 200; seq++ {
-		r2.events <- makeEvent(seq)
-	}
+	feed(r2, 90, 200)
 	require.Eventually(t, func() bool { return sub.MaxSeq() == 200 }, waitFor, poll)
 	distinct, _, gaps, bad := sub.Counts()
 	assert.Equal(t, 200, distinct)

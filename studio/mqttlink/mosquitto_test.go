@@ -20,13 +20,6 @@ const (
 	totalEvents    = rounds * eventsPerRound
 )
 
-// feed sends events from..to (inclusive) to the link.
-func feed(r *running, from, to uint64) {
-	for seq := from; seq <= to; seq++ {
-		r.events <- makeEvent(seq)
-	}
-}
-
 // checkExactlyOnce asserts that the subscriber saw events 1..n, each once
 // after dropping duplicates by seq, in order, and logs the counts.
 func checkExactlyOnce(t *testing.T, sub *mqttlinktest.Subscriber, n int) {
@@ -140,9 +133,9 @@ func TestMosquittoEventsBeforeFirstConnect(t *testing.T) {
 	feed(r, 1, 100)
 	require.Eventually(t, func() bool {
 		st := r.link.Stats()
-		return st.OutboxDepth == 100 && st.ConnectFailures > 0 && !st.Connected
+		return st.OutboxDepth == 110 && st.ConnectFailures > 0 && !st.Connected // 100 events, 10 snapshots
 	}, waitFor, poll)
-	t.Logf("%d failed connection attempts with 100 events waiting", r.link.Stats().ConnectFailures)
+	t.Logf("%d failed connection attempts with 100 events and 10 snapshots waiting", r.link.Stats().ConnectFailures)
 	mq.Restart()
 	feed(r, 101, 200)
 	checkExactlyOnce(t, sub, 200)

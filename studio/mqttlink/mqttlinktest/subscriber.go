@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,16 +44,19 @@ type SubscriberOptions struct {
 	TLS          *tls.Config
 }
 
-// Subscriber collects every message under a filter and, for events,
-// drops duplicates by seq the way the backend must.
+// Subscriber collects every message under a filter and, for numbered
+// events, drops duplicates by seq the way the backend must. State
+// snapshots (seq 0) are kept apart.
 type Subscriber struct {
 	client paho.Client
 
 	mu sync.Mutex // guards the following
 	// all is every message in arrival order, duplicates included.
 	all []Message
-	// events are the distinct events (by seq) in arrival order.
+	// events are the distinct numbered events (by seq) in arrival order.
 	events []Event
+	// states are the snapshots (seq 0) in arrival order.
+	states []Event
 	maxSeq uint64
 	dups   int
 	gaps   int
@@ -112,11 +116,17 @@ func (s *Subscriber) handle(_ paho.Client, m paho.Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.all = append(s.all, msg)
+	if !isEventTopic(msg.Topic) {
+		return
+	}
 	var ev Event
-	if json.Unmarshal(msg.Payload, &ev) != nil || ev.Seq == 0 || ev.Kind == "" {
-		if len(msg.Payload) > 0 && msg.Payload[0] == '{' && isEventTopic(msg.Topic) {
-			s.bad++
-		}
+	if json.Unmarshal(msg.Payload, &ev) != nil || ev.Kind == "" {
+		s.bad++
+		return
+	}
+	if ev.Seq == 0 {
+		// A state snapshot takes no number of its own.
+		s.states = append(s.states, ev)
 		return
 	}
 	switch {
@@ -131,8 +141,7 @@ func (s *Subscriber) handle(_ paho.Client, m paho.Message) {
 }
 
 func isEventTopic(topic string) bool {
-	n := len(topic)
-	return (n >= 6 && topic[n-6:] == "events") || (n >= 5 && topic[n-5:] == "state")
+	return strings.HasSuffix(topic, "/events") || strings.HasSuffix(topic, "/state")
 }
 
 // Client is the subscriber's own paho client, for publishing commands.
@@ -174,6 +183,14 @@ func (s *Subscriber) Events() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.events)
+}
+
+// States returns the state snapshots (envelope seq 0) in arrival order,
+// repeats included.
+func (s *Subscriber) States() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.states)
 }
 
 // Counts reports distinct events, dropped duplicates, gaps (a seq arriving
