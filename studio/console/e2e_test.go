@@ -81,6 +81,7 @@ func startLiveTable(t *testing.T) *liveTable {
 	<-srv.Ready()
 	lt := &liveTable{t: t, ctl: ctl, clk: clk, srv: srv, base: "http://" + srv.Addr()}
 	lt.waitPhase(table.PhaseBetting)
+	lt.submit(table.ShoeChanged{ShoeID: "A-0417"})
 	return lt
 }
 
@@ -260,6 +261,21 @@ func (tb *tab) cards(sel string) string {
 		sel+" .card"))
 }
 
+// fits checks the page needs no scrolling and every seat's cards are
+// inside the table area: the dealer cannot scroll.
+func (tb *tab) fits() {
+	tb.t.Helper()
+	assert.Equal(tb.t, "fits", tb.eval(`(function(){
+		var d = document.documentElement;
+		if (d.scrollWidth > innerWidth || d.scrollHeight > innerHeight) return "page " + d.scrollWidth + "x" + d.scrollHeight;
+		var area = document.querySelector(".table").getBoundingClientRect();
+		var out = Array.from(document.querySelectorAll(".table .card")).filter(function(c){
+			var r = c.getBoundingClientRect(); return r.bottom > area.bottom + 1 || r.right > area.right + 1;
+		});
+		return out.length ? out.length + " cards outside the table" : "fits";
+	})()`), "the dealer's screen shows everything without scrolling")
+}
+
 // waitCards waits until the cards under a selector are want.
 func (tb *tab) waitCards(sel, want string) {
 	tb.t.Helper()
@@ -340,8 +356,7 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	assert.Equal(t, "true", dealer.eval(`String(document.querySelector('[data-seat="1"]').classList.contains("active"))`))
 	assert.Equal(t, fmt.Sprint(8*52-18), dealer.text("shoe-left"), "cards left in the 8-deck shoe")
 	assert.Equal(t, "18", dealer.text("shoe-dealt"))
-	assert.Equal(t, "fits", dealer.eval(`document.documentElement.scrollWidth <= innerWidth && document.documentElement.scrollHeight <= innerHeight ? "fits" : scrollX + " " + document.documentElement.scrollWidth + "x" + document.documentElement.scrollHeight`),
-		"the dealer's screen never scrolls")
+	dealer.fits()
 	assert.Equal(t, "visible", dealer.eval(`(function(){var r=document.getElementById("round").getBoundingClientRect(); return r.right <= innerWidth ? "visible" : "clipped at " + r.right})()`),
 		"the round code is not cut off")
 	dealer.screenshot("console-dealer.png")
@@ -386,6 +401,9 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	dealer.waitAttr("#light", "data-state", "red_blink")
 	assert.Equal(t, "PAUSED", dealer.text("phase"))
 	assert.Equal(t, "true", dealer.eval(`String(document.body.classList.contains("paused"))`))
+	dealer.fits()
+	assert.Equal(t, "1", dealer.eval(`String(Math.round(document.getElementById("instruction").getBoundingClientRect().height / parseFloat(getComputedStyle(document.getElementById("instruction")).lineHeight)))`),
+		"a long instruction shrinks to one line")
 	assert.True(t, lt.ctl.Snapshot().Paused)
 
 	// A bad card is refused by the console, a pause twice... the errors

@@ -12,6 +12,21 @@
     c.textContent = String(s);
   });
 
+  // fit keeps the instruction on one line: the largest size at which it
+  // fits the width, down to a floor below which it wraps instead (a long
+  // pause reason stays readable and never pushes the table off screen).
+  function fit(el) {
+    var size = 6.2;
+    el.style.whiteSpace = "nowrap";
+    el.style.fontSize = size + "em";
+    while (el.scrollWidth > el.clientWidth && size > 2.6) {
+      size -= 0.2;
+      el.style.fontSize = size.toFixed(1) + "em";
+    }
+    if (el.scrollWidth > el.clientWidth) el.style.whiteSpace = "normal";
+  }
+  window.addEventListener("resize", function () { fit($("instruction")); });
+
   function activeSeat(next) {
     var m = /seat (\d+)/.exec(next || "");
     return m ? parseInt(m[1], 10) : 0;
@@ -63,7 +78,10 @@
 
     var next = rv.next || "";
     var ins = $("instruction");
-    ins.textContent = next || "wait";
+    if (ins.textContent !== (next || "wait")) {
+      ins.textContent = next || "wait";
+      fit(ins);
+    }
     ins.className = "instruction " + LT.instructionClass(next);
 
     var dh = rv.dealer || {};
