@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,4 +106,46 @@ func TestCommandsOverBroker(t *testing.T) {
 	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == n+1 }, waitFor, poll)
 	assert.Equal(t, steps[10].want, replies(t, backend, topics.Replies)[n])
 	assert.Len(t, ctrl.Inputs(), submitted, "a repeated id after a restart is not submitted again")
+}
+
+// slowController holds every Submit until its gate opens, like a
+// controller busy with a long replay.
+type slowController struct {
+	gate chan struct{}
+	mqttlinktest.Submitter
+}
+
+func (s *slowController) Submit(ctx context.Context, in table.Input) error {
+	select {
+	case <-s.gate:
+		return s.Submitter.Submit(ctx, in)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func TestCommandTimeoutIsNotTheVerdict(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	opts.SubmitTimeout = 20 * time.Millisecond
+	topics := mqttlink.TopicsFor("s1", "t1")
+	backend := mqttlinktest.Subscribe(t, b.URL(), topics.Replies, mqttlinktest.SubscriberOptions{ClientID: "backend", CleanSession: true})
+	ctrl := &slowController{gate: make(chan struct{})}
+	r := startLink(t, opts, ctrl)
+	require.Eventually(t, func() bool { return r.link.Stats().Connected }, waitFor, poll)
+
+	ctx := context.Background()
+	cmd := []byte(`{"schema":1,"id":"slow-1","type":"decision","seat":1,"action":"stand"}`)
+	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", cmd))
+	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == 1 }, waitFor, poll)
+	first := replies(t, backend, topics.Replies)[0]
+	assert.False(t, first.Accepted)
+	assert.Contains(t, first.Reason, "retry with the same id")
+	assert.Empty(t, ctrl.Inputs())
+
+	close(ctrl.gate)
+	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", cmd))
+	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == 2 }, waitFor, poll)
+	assert.Equal(t, mqttlink.Reply{Schema: 1, ID: "slow-1", Accepted: true}, replies(t, backend, topics.Replies)[1])
+	assert.Len(t, ctrl.Inputs(), 1)
 }

@@ -380,6 +380,7 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, led *ledger, sub Su
 		derr = cmd.Authorise(l.opts.SupervisorTokens)
 	}
 	rep = Reply{Schema: CommandSchema, ID: id, Accepted: derr == nil}
+	remember := id != ""
 	switch {
 	case derr != nil:
 		if errors.As(derr, &ce) {
@@ -395,7 +396,15 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, led *ledger, sub Su
 			// Shutting down: no reply, no ack; the broker redelivers.
 			return Reply{}, false, ctx.Err()
 		}
-		if serr != nil {
+		switch {
+		case errors.Is(serr, context.DeadlineExceeded):
+			// The controller did not answer in time: it may still apply
+			// the command. This answer is not the verdict, so it is not
+			// remembered; a retry with the same id asks the controller
+			// again, and it answers a repeated id with its first verdict.
+			rep.Accepted, rep.Reason = false, "table did not answer in time; retry with the same id to learn the outcome"
+			remember = false
+		case serr != nil:
 			rep.Accepted, rep.Reason = false, serr.Error()
 		}
 	}
@@ -404,7 +413,7 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, led *ledger, sub Su
 		ev = l.log.Warn().Str("reason", rep.Reason)
 	}
 	ev.Str("id", id).Str("type", cmd.Type).Bool("accepted", rep.Accepted).Msg("command")
-	if id != "" {
+	if remember {
 		if err := led.Record(rep); err != nil {
 			return Reply{}, false, err
 		}
