@@ -17,8 +17,10 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/livetable/livetable/studio/console"
+	"github.com/livetable/livetable/studio/console/consoletest"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/round"
 	"github.com/livetable/livetable/table/rules"
 )
 
@@ -316,7 +318,8 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	dealer.waitAttr("#light", "data-state", "green")
 	assert.Equal(t, "BETS OPEN", dealer.text("phase"))
 	assert.Regexp(t, `^(1[0-5]|[0-9])$`, dealer.text("countdown"), "seconds left of the 15 s betting time")
-	assert.Equal(t, "Live Blackjack 000", dealer.text("game"))
+	assert.Equal(t, "Live Blackjack", dealer.text("game-name"))
+	assert.Equal(t, "000", dealer.text("game-code"))
 
 	// Last call: the light turns yellow for the last five seconds.
 	lt.clk.Advance(10 * time.Second)
@@ -471,4 +474,84 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	sup.do(chromedp.Click(chromedp.CSS(sel)))
 	sup.waitFor("void detail", `document.getElementById("detail").textContent.indexOf("card dropped on the floor") >= 0`,
 		`document.getElementById("detail").textContent`)
+}
+
+// crowdedState is the fullest screen a dealer gets: seven seats, a split,
+// five-card hands, a common-draw seat, the cut card out, two alarms.
+func crowdedState() table.State {
+	cs := func(s string) []card.Card {
+		out, err := card.ParseList(strings.Fields(s))
+		if err != nil {
+			panic(err)
+		}
+		return out
+	}
+	hand := func(s string, total int, soft bool) round.HandView {
+		return round.HandView{Cards: cs(s), Total: total, Soft: soft, Stake: 1000}
+	}
+	seats := []round.SeatView{
+		{Seat: 1, Players: 1, Bet: 1000, Hands: []round.HandView{hand("2d 3c 4h 2s 5d", 16, false)}},
+		{Seat: 2, Players: 1, Bet: 50000, Hands: []round.HandView{hand("8h 3c Td", 21, false), hand("8s 9c", 17, false)}},
+		{Seat: 3, Players: 1, Bet: 2500, Hands: []round.HandView{hand("As Kd", 21, false)}},
+		{Seat: 4, Players: 1, Bet: 100, Hands: []round.HandView{hand("Qc 6d 9s", 25, false)}},
+		{Seat: 5, Players: 23, Bet: 1000, Cards: cs("Ah 6c")},
+		{Seat: 6, Players: 1, Bet: 7500, Hands: []round.HandView{hand("5c 6h", 11, false)}},
+		{Seat: 7, Players: 1, Bet: 1000, Hands: []round.HandView{hand("Ac 2c 3c", 16, true)}},
+	}
+	return table.State{
+		Table: "table7", Game: "002", Phase: table.PhaseDealing,
+		Round: round.View{ID: "#21:40:05", Phase: "play", Next: "card to seat 2",
+			Dealer: round.HandView{Cards: cs("Th"), Total: 10, Hidden: 1}, Seats: seats},
+		Shoe:   table.ShoeState{ID: "B-0031", Decks: 6, Dealt: 244, CutCard: true},
+		Alarms: []table.Alarm{{Code: "shoe.face_up", Message: "card came out face up: show it and deal it"}, {Code: "cut_card", Message: "cut card out: this round finishes, then change shoe"}},
+	}
+}
+
+// TestBrowserCrowdedTableAndOffline: the fullest screen still fits
+// without scrolling, and a dealer whose console stops sees at once that
+// the screen is no longer live.
+func TestBrowserCrowdedTableAndOffline(t *testing.T) {
+	bctx := browser(t)
+	st := crowdedState()
+	fake := consoletest.New(st)
+	opts := console.DefaultOptions()
+	opts.Addr = "127.0.0.1:0"
+	opts.GameName = "Free Bet Blackjack"
+	srv, err := console.New(opts, fake, nil, nil, zerolog.Nop())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	<-srv.Ready()
+
+	for _, size := range [][2]int64{{1600, 900}, {1280, 1024}, {1920, 1080}} {
+		dealer := newTab(t, bctx, size[0], size[1])
+		dealer.do(chromedp.Navigate("http://" + srv.Addr() + "/"))
+		dealer.waitText("instruction", "card to seat 2")
+		assert.Equal(t, "Th back", dealer.cards("#dealer-cards"))
+		assert.Equal(t, "8h 3c Td 8s 9c", dealer.cards(`[data-seat="2"]`), "both hands of the split")
+		assert.Equal(t, "23 players", dealer.text("seats")[strings.Index(dealer.text("seats"), "23 players"):][:10])
+		assert.Equal(t, "SEEN", dealer.text("shoe-cut-v"))
+		assert.Equal(t, fmt.Sprint(6*52-244), dealer.text("shoe-left"))
+		assert.Contains(t, dealer.text("alarms"), "card came out face up")
+		assert.Contains(t, dealer.eval(`document.querySelector('[data-seat="4"] .total').textContent`), "BUST")
+		assert.Contains(t, dealer.eval(`document.querySelector('[data-seat="3"] .total').textContent`), "BJ")
+		assert.Equal(t, "red", dealer.eval(`document.getElementById("light").getAttribute("data-state")`))
+		dealer.fits()
+	}
+
+	dealer := newTab(t, bctx, 1600, 900)
+	dealer.do(chromedp.Navigate("http://" + srv.Addr() + "/"))
+	dealer.waitText("instruction", "card to seat 2")
+	assert.Equal(t, "true", dealer.eval(`String(document.getElementById("offline").classList.contains("hidden"))`))
+	cancel()
+	require.NoError(t, <-done)
+	done <- nil // for the cleanup
+	dealer.waitFor("offline shown", `!document.getElementById("offline").classList.contains("hidden")`,
+		`document.getElementById("offline").className`)
+	assert.Contains(t, dealer.text("offline"), "NO CONNECTION TO THE TABLE")
 }

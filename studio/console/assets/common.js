@@ -25,7 +25,12 @@ var LT = (function () {
     var d = el("div", "card" + (suit === "h" || suit === "d" ? " red" : ""));
     d.setAttribute("data-card", c);
     d.title = c;
-    d.appendChild(el("span", "rank", rank));
+    // The corner holds rank and suit, so a card half covered by the next
+    // one in a fanned hand still reads.
+    var corner = el("span", "corner");
+    corner.appendChild(el("span", "rank", rank));
+    corner.appendChild(el("span", "pip", SUITS[suit] || "?"));
+    d.appendChild(corner);
     d.appendChild(el("span", "suit", SUITS[suit] || "?"));
     return d;
   }

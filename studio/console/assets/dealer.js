@@ -25,7 +25,26 @@
     }
     if (el.scrollWidth > el.clientWidth) el.style.whiteSpace = "normal";
   }
-  window.addEventListener("resize", function () { fit($("instruction")); });
+  // fitSeats finds the largest seats that show every card: at each size
+  // the cards are first laid side by side, then fanned (each covering the
+  // previous one but its corner), before the size goes down. Seven seats
+  // with split hands still fit; three seats get big cards.
+  function fitSeats() {
+    var box = $("seats");
+    var over = function () {
+      return Array.prototype.some.call(box.children, function (s) {
+        return s.scrollHeight > s.clientHeight + 1 || s.scrollWidth > s.clientWidth + 1;
+      });
+    };
+    for (var size = 2.0; size > 0.5; size -= 0.05) {
+      box.style.fontSize = size.toFixed(2) + "em";
+      box.classList.remove("fan");
+      if (!over()) return;
+      box.classList.add("fan");
+      if (!over()) return;
+    }
+  }
+  window.addEventListener("resize", function () { fit($("instruction")); fitSeats(); });
 
   function activeSeat(next) {
     var m = /seat (\d+)/.exec(next || "");
@@ -41,6 +60,8 @@
     d.appendChild(head);
     if (sv.players > 1) d.appendChild(LT.el("div", "players", sv.players + " players"));
     var hands = sv.hands && sv.hands.length ? sv.hands : null;
+    var hbox = LT.el("div", "hands" + (hands && hands.length > 1 ? " split" : ""));
+    d.appendChild(hbox);
     if (hands) {
       hands.forEach(function (h, i) {
         var hd = LT.el("div", "hand" + (h.done ? " done" : ""));
@@ -49,14 +70,14 @@
         var t = LT.totalEl(h.total, h.soft, (h.cards || []).length, hands.length === 1);
         if (h.doubled) t.appendChild(LT.el("span", "tag soft", "×2"));
         hd.appendChild(t);
-        d.appendChild(hd);
+        hbox.appendChild(hd);
       });
     } else {
       var hd = LT.el("div", "hand");
       hd.appendChild(LT.cardsEl(sv.cards));
       var tt = LT.total(sv.cards);
       hd.appendChild(LT.totalEl(tt.total, tt.soft, (sv.cards || []).length, true));
-      d.appendChild(hd);
+      hbox.appendChild(hd);
     }
     return d;
   }
@@ -72,7 +93,8 @@
     $("countdown").className = "countdown " + lstate;
     countdown.set(st, evTime);
 
-    $("game").textContent = (document.body.getAttribute("data-game-name") || "Game") + " " + (st.game || "");
+    $("game-name").textContent = document.body.getAttribute("data-game-name") || "Game";
+    $("game-code").textContent = st.game || "";
     $("table").textContent = st.table || "";
     $("round").textContent = rv.id || "—";
 
@@ -101,6 +123,7 @@
     if (!(rv.seats || []).length) {
       seats.appendChild(LT.el("div", "empty", st.phase === "betting" || st.phase === "last_call" ? "bets open" : "no round in play"));
     }
+    fitSeats();
 
     var shoe = st.shoe || {};
     var total = (shoe.decks || 0) * 52;
@@ -115,7 +138,7 @@
     var al = $("alarms");
     al.textContent = "";
     var alarms = st.alarms || [];
-    al.className = "alarms" + (alarms.length || st.paused ? " on" : "");
+    al.className = "alarms" + (alarms.length || st.paused ? " on" : "") + (alarms.length > 1 ? " many" : "");
     alarms.forEach(function (a) {
       var row = LT.el("div", "alarm");
       row.appendChild(LT.el("b", null, a.code));
