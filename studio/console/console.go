@@ -25,8 +25,20 @@ type Table interface {
 	Submit(ctx context.Context, in table.Input) error
 }
 
-// The table controller is the Table the daemon passes.
-var _ Table = (*table.Controller)(nil)
+// The table controller is the Table the daemon passes, with the optional
+// Dropper ability.
+var (
+	_ Table   = (*table.Controller)(nil)
+	_ Dropper = (*table.Controller)(nil)
+)
+
+// Dropper is an optional ability of a Table (the controller has it): how
+// many events each subscriber's full queue lost. The console exports it as
+// livetable_subscriber_dropped_total, so a subscriber that cannot keep up
+// (the console itself included) shows on the dashboards.
+type Dropper interface {
+	Dropped() map[string]uint64
+}
 
 // Recall is game recall: the last rounds and every detail of one. The
 // integrator adapts table/journal to it; History is the in-memory one fed
@@ -187,6 +199,11 @@ func New(opts Options, t Table, recall Recall, health HealthFunc, log zerolog.Lo
 	m := opts.Metrics
 	if m == nil {
 		m = NewMetrics()
+	}
+	if d, ok := t.(Dropper); ok {
+		if err := m.reg.Register(droppedCollector{d}); err != nil {
+			return nil, fmt.Errorf("console: metrics: %w", err)
+		}
 	}
 	pg, err := loadPages()
 	if err != nil {

@@ -469,6 +469,12 @@ func TestMetrics(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 	m.SetOutboxDepthFunc(func() int { return 40 })
+	_, stop := f.fake.Subscribe("publisher", 1)
+	defer stop()
+	f.fake.Push(table.Event{Body: table.Alarm{Code: "a"}})
+	f.fake.Push(table.Event{Body: table.Alarm{Code: "b"}})
+	assert.Contains(t, scrape(t, f.web.URL), `livetable_subscriber_dropped_total{subscriber="publisher"} 1`,
+		"the table's drop counters, read at scrape time")
 	assert.Contains(t, scrape(t, f.web.URL), "livetable_outbox_depth 40")
 	m.SetOutboxDepthFunc(nil)
 	assert.Contains(t, scrape(t, f.web.URL), "livetable_outbox_depth 12")

@@ -31,6 +31,31 @@
 // whole snapshot (the pages render from it alone) and the other kinds feed
 // the supervisor's logs. A browser receives the current snapshot first.
 //
+// # Metrics
+//
+// Metrics live in a private registry. The console counts cards read,
+// misreads, alarms and rounds from the events it already receives; the
+// integrator feeds publish latency, outbox depth and journal fsync time
+// (Metrics.ObservePublishLatency, SetOutboxDepth or SetOutboxDepthFunc,
+// ObserveFsync). A Table that is also a Dropper has its subscribers' lost
+// events exported too.
+//
+// # Recall
+//
+// Recall is a seam: the daemon adapts its journal to it. Without one the
+// console serves History, the last rounds rebuilt from the events it saw
+// since it started (every card with its time, the decisions, the
+// settlement with every wager and payout).
+//
+// # Testing
+//
+// Package consoletest has a fake Table that a test drives by hand. The
+// package's own tests include end-to-end runs in headless Chromium against
+// a real table.Controller on a fake clock; they fail, not skip, when
+// /usr/bin/chromium is missing (`make test` installs it), and with
+// LIVETABLE_SCREENSHOTS=1 they refresh docs/console-dealer.png and
+// docs/console-supervisor.png.
+//
 // # Security
 //
 // The console listens on loopback by default. Supervisors log in with a

@@ -163,3 +163,20 @@ func isMisread(code string) bool {
 	}
 	return false
 }
+
+var droppedDesc = prometheus.NewDesc("livetable_subscriber_dropped_total",
+	"Events lost by a table subscriber whose queue was full.", []string{"subscriber"}, nil)
+
+// droppedCollector reads the table's per-subscriber drop counters at
+// scrape time: the subscribers come and go, so no fixed metric holds them.
+type droppedCollector struct{ d Dropper }
+
+// Describe implements prometheus.Collector.
+func (c droppedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- droppedDesc }
+
+// Collect implements prometheus.Collector.
+func (c droppedCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, n := range c.d.Dropped() {
+		ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(n), name)
+	}
+}

@@ -15,10 +15,17 @@ import (
 type Table struct {
 	mu        sync.Mutex // guards the following
 	state     table.State
-	subs      []chan table.Event
+	subs      []*sub
 	inputs    []table.Input
 	submitErr func(table.Input) error
 	seq       uint64
+}
+
+// sub is one subscription and the events its full queue lost.
+type sub struct {
+	name    string
+	ch      chan table.Event
+	dropped uint64
 }
 
 // New returns a fake table showing st.
@@ -33,25 +40,36 @@ func (t *Table) Snapshot() table.State {
 
 // Subscribe implements console.Table: a queue of buf events that drops
 // what does not fit, as the real controller does.
-func (t *Table) Subscribe(_ string, buf int) (<-chan table.Event, func()) {
-	ch := make(chan table.Event, buf)
+func (t *Table) Subscribe(name string, buf int) (<-chan table.Event, func()) {
+	s := &sub{name: name, ch: make(chan table.Event, buf)}
 	t.mu.Lock()
-	t.subs = append(t.subs, ch)
+	t.subs = append(t.subs, s)
 	t.mu.Unlock()
 	var once sync.Once
-	return ch, func() {
+	return s.ch, func() {
 		once.Do(func() {
 			t.mu.Lock()
 			defer t.mu.Unlock()
-			for i, c := range t.subs {
-				if c == ch {
+			for i, x := range t.subs {
+				if x == s {
 					t.subs = append(t.subs[:i], t.subs[i+1:]...)
 					break
 				}
 			}
-			close(ch)
+			close(s.ch)
 		})
 	}
+}
+
+// Dropped implements console.Dropper: events lost per live subscriber.
+func (t *Table) Dropped() map[string]uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]uint64, len(t.subs))
+	for _, s := range t.subs {
+		out[s.name] = s.dropped
+	}
+	return out
 }
 
 // Subscribers is the number of live subscriptions (a test polls it to
@@ -108,10 +126,11 @@ func (t *Table) Push(ev table.Event) {
 		t.seq++
 		ev.Seq = t.seq
 	}
-	for _, ch := range t.subs {
+	for _, s := range t.subs {
 		select {
-		case ch <- ev:
+		case s.ch <- ev:
 		default:
+			s.dropped++
 		}
 	}
 }

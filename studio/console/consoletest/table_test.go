@@ -22,6 +22,7 @@ func TestTable(t *testing.T) {
 	ft.SetState(table.State{Table: "t1", Phase: table.PhaseDealing}, at)
 	ft.Push(table.Event{Body: table.Alarm{Code: "x"}})
 	ft.Push(table.Event{Body: table.Alarm{Code: "dropped: the queue holds 2"}})
+	assert.Equal(t, map[string]uint64{"a": 1}, ft.Dropped())
 	ev := <-ch
 	st, ok := ev.Body.(*table.State)
 	require.True(t, ok)
