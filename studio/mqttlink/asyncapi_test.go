@@ -295,7 +295,7 @@ func TestAsyncAPIMessages(t *testing.T) {
 	topics := mqttlink.TopicsFor("s1", "t1")
 	sub := mqttlinktest.Subscribe(t, b.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{CleanSession: true})
 	r := startLink(t, testOptions(t, b.URL()), ruleSubmitter())
-	require.Eventually(t, func() bool { return r.link.Stats().Connected }, waitFor, poll)
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
 
 	const n = 60
 	feed(r, 1, n)

@@ -46,7 +46,7 @@ func TestCommandsOverBroker(t *testing.T) {
 	backend := mqttlinktest.Subscribe(t, b.URL(), topics.Replies, mqttlinktest.SubscriberOptions{ClientID: "backend", CleanSession: true})
 	ctrl := ruleSubmitter()
 	r := startLink(t, opts, ctrl)
-	require.Eventually(t, func() bool { return r.link.Stats().Connected }, waitFor, poll)
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
 
 	cmdTopic := topics.Root + "commands/"
 	steps := []struct {
@@ -100,7 +100,7 @@ func TestCommandsOverBroker(t *testing.T) {
 	// applied again.
 	r.stop(t)
 	r2 := startLink(t, opts, ctrl)
-	require.Eventually(t, func() bool { return r2.link.Stats().Connected }, waitFor, poll)
+	require.Eventually(t, func() bool { return r2.link.Stats().Ready }, waitFor, poll)
 	n := len(backend.MessagesOn(topics.Replies))
 	require.NoError(t, backend.Publish(ctx, cmdTopic+"supervisor", []byte(steps[10].payload)))
 	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == n+1 }, waitFor, poll)
@@ -132,7 +132,7 @@ func TestCommandTimeoutIsNotTheVerdict(t *testing.T) {
 	backend := mqttlinktest.Subscribe(t, b.URL(), topics.Replies, mqttlinktest.SubscriberOptions{ClientID: "backend", CleanSession: true})
 	ctrl := &slowController{gate: make(chan struct{})}
 	r := startLink(t, opts, ctrl)
-	require.Eventually(t, func() bool { return r.link.Stats().Connected }, waitFor, poll)
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
 
 	ctx := context.Background()
 	cmd := []byte(`{"schema":1,"id":"slow-1","type":"decision","seat":1,"action":"stand"}`)

@@ -10,7 +10,8 @@
 //
 //   - status: retained "online" after each connection, "offline" as the
 //     MQTT Last Will and on a clean stop;
-//   - state: retained snapshot, the events whose Body.Kind() is "state";
+//   - state: retained snapshot, the events whose Body.Kind() is "state"
+//     (they take no number: envelope seq 0, the body names the last event);
 //   - events: every other event, in Seq order, as table.Event's JSON;
 //   - commands/...: commands, JSON with schema, id and type (DecodeCommand);
 //   - replies: {"schema":1,"id":...,"accepted":...,"reason":...} per command.
@@ -28,7 +29,9 @@
 // or a restart it starts again from the first unacknowledged event, so a
 // subscriber may see an event twice but never misses one and never sees
 // them out of order; it drops duplicates by seq. Events whose Seq the
-// outbox already has (a controller replaying its journal) are skipped.
+// outbox already has (a controller replaying its journal) are skipped;
+// OutboxLastSeq tells the controller, before it replays, where the outbox
+// stands.
 //
 // # Commands
 //
@@ -37,7 +40,10 @@
 // and handed to a Submitter (the table controller). Each id gets one
 // reply, recorded in a persisted ledger before it is published; a repeated
 // id is answered from the ledger and not applied again. The broker message
-// is acknowledged only after the reply, so a crash redelivers it.
+// is acknowledged only after the reply, so a crash redelivers it. A
+// controller that does not answer within Options.SubmitTimeout gets a
+// "retry" reply that is not remembered, so a retry asks it again (the
+// controller itself answers a repeated id with its first verdict).
 //
 // # Brokers
 //

@@ -43,6 +43,7 @@ type Link struct {
 
 	running   atomic.Bool
 	connected atomic.Bool
+	ready     atomic.Bool // subscribed to commands and online
 	ob        atomic.Pointer[outbox]
 	lat       latencyRing
 
@@ -172,6 +173,7 @@ func (l *Link) clientOptions(q *commandQueue, connected chan struct{}) *paho.Cli
 		}).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
 			l.connected.Store(false)
+			l.ready.Store(false)
 			l.log.Warn().Err(err).Msg("broker connection lost; reconnecting")
 		}).
 		// A persistent session delivers queued commands as soon as it
@@ -197,6 +199,7 @@ func (l *Link) goodbye(client paho.Client) {
 	}
 	client.Disconnect(250)
 	l.connected.Store(false)
+	l.ready.Store(false)
 	l.log.Info().Msg("link stopped")
 }
 
@@ -210,13 +213,38 @@ func (l *Link) session(ctx context.Context, client paho.Client, connected <-chan
 		case <-connected:
 		}
 		l.log.Info().Msg("connected to broker")
-		if err := waitToken(ctx, client.Publish(l.topics.Status, l.opts.QoS, true, StatusOnline)); err != nil {
-			l.log.Warn().Err(err).Msg("publish online status")
-		}
-		if err := waitToken(ctx, client.Subscribe(l.topics.Commands, l.opts.QoS, nil)); err != nil {
+		// Subscribe first, so that "online" also means "taking commands".
+		if err := l.subscribe(ctx, client); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			l.log.Error().Err(err).Str("topic", l.topics.Commands).Msg("subscribe to commands")
+			continue
+		}
+		if err := waitToken(ctx, client.Publish(l.topics.Status, l.opts.QoS, true, StatusOnline)); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			l.log.Warn().Err(err).Msg("publish online status")
+			continue
+		}
+		l.ready.Store(true)
+	}
+}
+
+// subscribe takes the command subscription and checks the broker granted
+// it: a refusal (an ACL) comes back as return code 0x80, not as an error.
+func (l *Link) subscribe(ctx context.Context, client paho.Client) error {
+	tok := client.Subscribe(l.topics.Commands, l.opts.QoS, nil)
+	if err := waitToken(ctx, tok); err != nil {
+		return err
+	}
+	if st, ok := tok.(*paho.SubscribeToken); ok {
+		if code, ok := st.Result()[l.topics.Commands]; ok && code == 0x80 {
+			return fmt.Errorf("%w: broker refused the subscription to %s", ErrUnauthorised, l.topics.Commands)
 		}
 	}
+	return nil
 }
 
 // intake journals events in the outbox, many per fsync when they come in

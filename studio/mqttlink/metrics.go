@@ -60,6 +60,9 @@ func (r *latencyRing) stats() LatencyStats {
 type Stats struct {
 	// Connected reports an open connection to the broker.
 	Connected bool
+	// Ready reports that, on this connection, the link is subscribed to
+	// its commands and has published its online status.
+	Ready bool
 	// OutboxDepth is the number of events journaled but not yet
 	// acknowledged by the broker.
 	OutboxDepth int
@@ -96,6 +99,7 @@ func (l *Link) PublishLatency() LatencyStats { return l.lat.stats() }
 func (l *Link) Stats() Stats {
 	return Stats{
 		Connected:   l.connected.Load(),
+		Ready:       l.ready.Load(),
 		OutboxDepth: l.OutboxDepth(),
 		Published:   l.published.Load(),
 		Duplicates:  l.duplicates.Load(),

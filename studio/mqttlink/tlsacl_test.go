@@ -96,7 +96,7 @@ func TestMosquittoTLSAndACL(t *testing.T) {
 		ClientID: "table-studio1-t2", CleanSession: true, Username: "table-studio1-t2", Password: "t2-pass", TLS: clientTLS})
 	supervisor := mqttlinktest.Subscribe(t, url, "livetable/#", mqttlinktest.SubscriberOptions{
 		ClientID: "supervisor", CleanSession: true, Username: "supervisor", Password: "sup-pass", TLS: clientTLS})
-	require.Eventually(t, func() bool { return r.link.Stats().Connected }, waitFor, poll)
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
 
 	ctx := context.Background()
 	decision := func(id string) []byte {
