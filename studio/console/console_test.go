@@ -476,6 +476,16 @@ func TestMetrics(t *testing.T) {
 	assert.Contains(t, scrape(t, f.web.URL), `livetable_subscriber_dropped_total{subscriber="publisher"} 1`,
 		"the table's drop counters, read at scrape time")
 	assert.Contains(t, scrape(t, f.web.URL), "livetable_outbox_depth 40")
+	assert.NotContains(t, scrape(t, f.web.URL), "livetable_publish_latency_recent_seconds")
+	m.SetPublishLatencyFunc(func() LatencySummary {
+		return LatencySummary{Count: 7, P50: 2 * time.Millisecond, P99: 9 * time.Millisecond, Max: 12 * time.Millisecond}
+	})
+	text = scrape(t, f.web.URL)
+	assert.Contains(t, text, `livetable_publish_latency_recent_seconds{quantile="0.5"} 0.002`)
+	assert.Contains(t, text, `livetable_publish_latency_recent_seconds{quantile="0.99"} 0.009`)
+	assert.Contains(t, text, `livetable_publish_latency_recent_seconds{quantile="1"} 0.012`)
+	assert.Contains(t, text, "livetable_publish_latency_measured_total 7")
+	m.SetPublishLatencyFunc(nil)
 	m.SetOutboxDepthFunc(nil)
 	assert.Contains(t, scrape(t, f.web.URL), "livetable_outbox_depth 12")
 }

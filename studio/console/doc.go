@@ -36,8 +36,9 @@
 // Metrics live in a private registry. The console counts cards read,
 // misreads, alarms and rounds from the events it already receives; the
 // integrator feeds publish latency, outbox depth and journal fsync time
-// (Metrics.ObservePublishLatency, SetOutboxDepth or SetOutboxDepthFunc,
-// ObserveFsync). A Table that is also a Dropper has its subscribers' lost
+// (Metrics.ObservePublishLatency or SetPublishLatencyFunc, SetOutboxDepth
+// or SetOutboxDepthFunc, ObserveFsync: the journal's OpenFile option can
+// wrap each file so its Sync is timed). A Table that is also a Dropper has its subscribers' lost
 // events exported too.
 //
 // # Recall

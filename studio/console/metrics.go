@@ -34,6 +34,16 @@ type Metrics struct {
 	outboxFn       atomic.Pointer[func() float64]
 	clients        prometheus.Gauge
 	clientsDropped prometheus.Counter
+	latencyFn      atomic.Pointer[func() LatencySummary]
+}
+
+// LatencySummary is a publisher's own summary of its recent publish
+// latencies (studio/mqttlink keeps one), for an integrator that cannot
+// observe each publish.
+type LatencySummary struct {
+	// Count is the number of publishes measured so far.
+	Count         uint64
+	P50, P99, Max time.Duration
 }
 
 // The alarm codes counted as misreads: the shoe saw a card it could not
@@ -70,8 +80,54 @@ func NewMetrics() *Metrics {
 	m.rounds.WithLabelValues("void")
 	m.reg.MustRegister(m.cards, m.misreads, m.alarms, m.rounds, m.publish, m.fsync, outboxFn,
 		m.clients, m.clientsDropped,
+		latencyCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// SetPublishLatencyFunc makes every scrape read the publisher's recent
+// latency summary from f, exported as livetable_publish_latency_recent_seconds
+// {quantile="0.5"|"0.99"|"1"} and livetable_publish_latency_measured_total.
+// Use it or ObservePublishLatency (a histogram), whichever the publisher
+// allows. A nil f stops the export.
+func (m *Metrics) SetPublishLatencyFunc(f func() LatencySummary) {
+	if f == nil {
+		m.latencyFn.Store(nil)
+		return
+	}
+	m.latencyFn.Store(&f)
+}
+
+var (
+	latencyRecentDesc = prometheus.NewDesc("livetable_publish_latency_recent_seconds",
+		"Recent publish latency by quantile, as the publisher summarises it.", []string{"quantile"}, nil)
+	latencyCountDesc = prometheus.NewDesc("livetable_publish_latency_measured_total",
+		"Publishes the publisher has measured.", nil, nil)
+)
+
+// latencyCollector exports the summary of SetPublishLatencyFunc at scrape time.
+type latencyCollector struct{ m *Metrics }
+
+// Describe implements prometheus.Collector.
+func (c latencyCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- latencyRecentDesc
+	ch <- latencyCountDesc
+}
+
+// Collect implements prometheus.Collector.
+func (c latencyCollector) Collect(ch chan<- prometheus.Metric) {
+	f := c.m.latencyFn.Load()
+	if f == nil {
+		return
+	}
+	s := (*f)()
+	for _, q := range []struct {
+		name string
+		d    time.Duration
+	}{{"0.5", s.P50}, {"0.99", s.P99}, {"1", s.Max}} {
+		ch <- prometheus.MustNewConstMetric(latencyRecentDesc, prometheus.GaugeValue, q.d.Seconds(), q.name)
+	}
+	ch <- prometheus.MustNewConstMetric(latencyCountDesc, prometheus.CounterValue, float64(s.Count))
 }
 
 // outboxDepth reads the function set by SetOutboxDepthFunc, or else the
