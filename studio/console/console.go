@@ -177,9 +177,11 @@ type Server struct {
 	ready    chan struct{} // closed once listener is set
 }
 
-// New returns a console for t. recall may be nil (the built-in History
-// serves recall from the events the console sees); health may be nil (no
-// checks: always healthy). New opens nothing: Run listens.
+// New returns a console for t. recall may be nil (a built-in History
+// serves recall from the events the console sees) or a *History (fed by
+// the console, and seeded from the journal when it is also the
+// controller's Options.Replayed); health may be nil (no checks: always
+// healthy). New opens nothing: Run listens.
 func New(opts Options, t Table, recall Recall, health HealthFunc, log zerolog.Logger) (*Server, error) {
 	if t == nil {
 		return nil, ErrNoTable
@@ -212,16 +214,23 @@ func New(opts Options, t Table, recall Recall, health HealthFunc, log zerolog.Lo
 	s := &Server{
 		opts: opts, table: t, health: health, clk: opts.Clock, metrics: m,
 		log:     log.With().Str("component", "console").Logger(),
-		history: NewHistory(opts.RecallRounds),
+
 		hub:     newHub(opts.ClientQueue),
 		alarms:  newAlarmLog(opts.AlarmLog),
 		auth:    newAuth(opts),
 		pages:   pg,
 		ready:   make(chan struct{}),
 	}
+	// A History given as the recall is the one fed: the integrator may
+	// also seed it from the journal (table.Options.Replayed).
+	h, isHistory := recall.(*History)
+	if h == nil {
+		h = NewHistory(opts.RecallRounds)
+	}
+	s.history = h
 	s.recall = recall
-	if s.recall == nil {
-		s.recall = s.history
+	if recall == nil || isHistory {
+		s.recall = h
 	}
 	s.mux = s.routes()
 	return s, nil

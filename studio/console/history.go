@@ -74,14 +74,17 @@ type RoundDetail struct {
 
 // History is game recall kept in memory from the event stream: the last
 // rounds the console saw. It is the console's Recall when the integrator
-// gives none, and a building block for one (feed it replayed events). It is
-// safe for concurrent use.
+// gives none. Given to New as the Recall, it is the one the console feeds;
+// set it as the controller's Options.Replayed too and it is seeded from the
+// journal at start, so recall survives a restart (an event that arrives
+// both ways is kept once, by its Seq). It is safe for concurrent use.
 type History struct {
 	keep int
 
 	mu     sync.Mutex // guards the following
 	rounds []*RoundDetail
 	game   string
+	last   uint64 // highest event Seq added: a replayed event may come twice
 }
 
 // NewHistory keeps the last keep rounds (at least 1).
@@ -93,6 +96,12 @@ func NewHistory(keep int) *History {
 func (h *History) Add(ev table.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if ev.Seq != 0 {
+		if ev.Seq <= h.last {
+			return
+		}
+		h.last = ev.Seq
+	}
 	switch b := ev.Body.(type) {
 	case *table.State:
 		h.game = b.Game

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,4 +155,99 @@ func TestAlarmLog(t *testing.T) {
 	assert.Equal(t, "c", got[0].Code, "newest first")
 	assert.Equal(t, "b", got[1].Code)
 	assert.Equal(t, "#r", got[0].Round)
+}
+
+// memJournal is an in-memory table.Journal: what the controller wrote
+// before a restart is replayed by the next one.
+type memJournal struct {
+	mu   sync.Mutex
+	at   []time.Time
+	data [][]byte
+}
+
+func (m *memJournal) Append(at time.Time, _, _ string, data []byte) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at = append(m.at, at)
+	m.data = append(m.data, append([]byte(nil), data...))
+	return uint64(len(m.data)), nil
+}
+
+func (m *memJournal) Replay(fn func(time.Time, []byte) error) error {
+	m.mu.Lock()
+	at, data := append([]time.Time(nil), m.at...), append([][]byte(nil), m.data...)
+	m.mu.Unlock()
+	for i := range data {
+		if err := fn(at[i], data[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestHistorySurvivesRestart: a History that is both the console's recall
+// and the controller's Options.Replayed is seeded from the journal at
+// start, then fed live, each round once.
+func TestHistorySurvivesRestart(t *testing.T) {
+	rs, err := rules.Game("000")
+	require.NoError(t, err)
+	j := &memJournal{}
+	clk := clockwork.NewFakeClockAt(epoch)
+	play := func(hist *History) {
+		t.Helper()
+		opts := table.DefaultOptions(rs)
+		opts.Clock, opts.Journal = clk, j
+		if hist != nil {
+			opts.Replayed = hist.Add
+		}
+		ctl, err := table.New(opts, zerolog.Nop())
+		require.NoError(t, err)
+		copts := DefaultOptions()
+		copts.Addr, copts.Clock = "127.0.0.1:0", clk
+		var recall Recall
+		if hist != nil {
+			recall = hist
+		}
+		srv, err := New(copts, ctl, recall, nil, zerolog.Nop())
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		srvDone, ctlDone := make(chan error, 1), make(chan error, 1)
+		go func() { srvDone <- srv.Run(ctx) }()
+		<-srv.Ready()
+		go func() { ctlDone <- ctl.Run(ctx, nil) }()
+		require.Eventually(t, func() bool { return ctl.Snapshot().Phase == table.PhaseBetting }, 5*time.Second, time.Millisecond)
+		require.NoError(t, ctl.Submit(ctx, table.BetsClosed{Bets: []table.Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
+		for _, c := range []string{"Ts", "6d", "7c", "5h"} {
+			clk.Advance(time.Second)
+			require.NoError(t, ctl.Submit(ctx, table.CardDrawn{Card: card.MustParse(c)}))
+		}
+		require.NoError(t, ctl.Submit(ctx, table.Decision{Seat: 1, Action: "stand"}))
+		require.NoError(t, ctl.Submit(ctx, table.CardDrawn{Card: card.MustParse("9s")}))
+		require.Equal(t, table.PhaseSettled, ctl.Snapshot().Phase)
+		// The console saw the settlement before it stops.
+		require.Eventually(t, func() bool {
+			list, _ := srv.recall.Recent(1)
+			return len(list) == 1 && list[0].Settled && list[0].Code == ctl.Snapshot().Round.ID
+		}, 5*time.Second, time.Millisecond)
+		// Betting reopens before the stop, so the next table starts there.
+		clk.Advance(5 * time.Second)
+		require.Eventually(t, func() bool { return ctl.Snapshot().Phase == table.PhaseBetting }, 5*time.Second, time.Millisecond)
+		cancel()
+		require.NoError(t, <-srvDone)
+		require.NoError(t, <-ctlDone)
+		clk.Advance(time.Minute)
+	}
+	play(nil) // before the restart: a console with its own history
+
+	hist := NewHistory(10)
+	play(hist)
+	list, err := hist.Recent(10)
+	require.NoError(t, err)
+	require.Len(t, list, 2, "the round from the journal and the one played live, each once")
+	assert.Equal(t, "#00:30:46", list[0].Code)
+	assert.Equal(t, "#00:29:37", list[1].Code)
+	for _, s := range list {
+		assert.Equal(t, cardList(t, "Ts 6d 7c 5h 9s"), s.Cards, s.Code)
+		assert.True(t, s.Settled)
+	}
 }
