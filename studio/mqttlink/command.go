@@ -328,8 +328,12 @@ func reject(id string, class error, reason string) *CommandError {
 
 // Reply is the answer to one command, published on the replies topic.
 type Reply struct {
-	Schema   int    `json:"schema"`
-	ID       string `json:"id"`
-	Accepted bool   `json:"accepted"`
-	Reason   string `json:"reason,omitempty"`
+	// Schema is CommandSchema.
+	Schema int `json:"schema"`
+	// ID is the command's id, empty when none could be read.
+	ID string `json:"id"`
+	// Accepted is true when the controller took the command.
+	Accepted bool `json:"accepted"`
+	// Reason says why it was rejected.
+	Reason string `json:"reason,omitempty"`
 }

@@ -35,9 +35,10 @@ type LatencyStats struct {
 	Count uint64
 	// Window is how many recent samples the percentiles are taken over.
 	Window int
-	P50    time.Duration
-	P99    time.Duration
-	Max    time.Duration
+	// P50, P99 and Max are taken over the window.
+	P50 time.Duration
+	P99 time.Duration
+	Max time.Duration
 }
 
 func (r *latencyRing) stats() LatencyStats {

@@ -19,10 +19,11 @@ type TLSOptions struct {
 	// CAFile is a PEM bundle of the CAs that signed the broker's
 	// certificate; empty means the system roots.
 	CAFile string
-	// CertFile and KeyFile are the PEM client certificate and key, for
-	// brokers that authenticate tables by certificate.
+	// CertFile is the PEM client certificate, for brokers that
+	// authenticate tables by certificate.
 	CertFile string
-	KeyFile  string
+	// KeyFile is CertFile's PEM private key.
+	KeyFile string
 	// ServerName overrides the name checked in the broker's certificate
 	// (defaults to the host of BrokerURL).
 	ServerName string
@@ -31,10 +32,12 @@ type TLSOptions struct {
 // Options configures a Link. Start from DefaultOptions and set at least
 // Studio, Table, BrokerURL and OutboxDir.
 type Options struct {
-	// Studio and Table name the topic root livetable/{Studio}/{Table}/.
-	// Neither may contain '/', '+', '#' or be empty.
+	// Studio names the studio in the topic root
+	// livetable/{Studio}/{Table}/. It may not be empty nor contain '/',
+	// '+' or '#'.
 	Studio string
-	Table  string
+	// Table names the table in the topic root, with Studio's rules.
+	Table string
 
 	// BrokerURL is the broker to connect to, e.g. tcp://127.0.0.1:1883 or
 	// ssl://broker.example:8883. An empty URL means the caller runs the
@@ -43,8 +46,9 @@ type Options struct {
 	// ClientID is the fixed MQTT client id, so the broker keeps the
 	// persistent session across reconnects. Default "tabled-{studio}-{table}".
 	ClientID string
-	// Username and Password authenticate to the broker when set.
+	// Username authenticates to the broker when set.
 	Username string
+	// Password goes with Username.
 	Password string
 	// TLS configures the secure connection to an external broker.
 	TLS TLSOptions

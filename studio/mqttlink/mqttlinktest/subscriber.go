@@ -17,8 +17,11 @@ import (
 
 // Message is one MQTT message as a subscriber received it.
 type Message struct {
-	Topic    string
-	Payload  []byte
+	// Topic is where it was published.
+	Topic string
+	// Payload is a copy of the message body.
+	Payload []byte
+	// Retained is set for a retained message delivered on subscription.
 	Retained bool
 }
 
@@ -35,13 +38,16 @@ type Event struct {
 
 // SubscriberOptions configures a test subscriber: the backend's side.
 type SubscriberOptions struct {
-	// ClientID defaults to "test-subscriber"; with CleanSession false the
-	// broker keeps its queue across the subscriber's reconnects.
-	ClientID     string
+	// ClientID defaults to "test-subscriber".
+	ClientID string
+	// CleanSession false makes the broker keep the subscriber's queue
+	// across its reconnects (and, with persistence, broker restarts).
 	CleanSession bool
-	Username     string
-	Password     string
-	TLS          *tls.Config
+	// Username and Password authenticate when set.
+	Username string
+	Password string
+	// TLS is the client TLS configuration for an ssl:// URL.
+	TLS *tls.Config
 }
 
 // Subscriber collects every message under a filter and, for numbered
