@@ -213,13 +213,13 @@ func New(opts Options, t Table, recall Recall, health HealthFunc, log zerolog.Lo
 	}
 	s := &Server{
 		opts: opts, table: t, health: health, clk: opts.Clock, metrics: m,
-		log:     log.With().Str("component", "console").Logger(),
+		log: log.With().Str("component", "console").Logger(),
 
-		hub:     newHub(opts.ClientQueue),
-		alarms:  newAlarmLog(opts.AlarmLog),
-		auth:    newAuth(opts),
-		pages:   pg,
-		ready:   make(chan struct{}),
+		hub:    newHub(opts.ClientQueue),
+		alarms: newAlarmLog(opts.AlarmLog),
+		auth:   newAuth(opts),
+		pages:  pg,
+		ready:  make(chan struct{}),
 	}
 	// A History given as the recall is the one fed: the integrator may
 	// also seed it from the journal (table.Options.Replayed).
