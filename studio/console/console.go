@@ -170,11 +170,11 @@ type Server struct {
 	auth    *auth
 	pages   *pages
 	mux     *http.ServeMux
+	ready   chan struct{} // closed by Run once it listens and is subscribed
 
 	mu       sync.Mutex // guards the following
 	listener net.Listener
 	running  bool
-	ready    chan struct{} // closed once listener is set
 }
 
 // New returns a console for t. recall may be nil (a built-in History
@@ -212,13 +212,11 @@ func New(opts Options, t Table, recall Recall, health HealthFunc, log zerolog.Lo
 		return nil, err
 	}
 	s := &Server{
-		opts: opts, table: t, health: health, clk: opts.Clock, metrics: m,
-		log: log.With().Str("component", "console").Logger(),
-
+		opts: opts, table: t, health: health, clk: opts.Clock, metrics: m, pages: pg,
+		log:    log.With().Str("component", "console").Logger(),
 		hub:    newHub(opts.ClientQueue),
 		alarms: newAlarmLog(opts.AlarmLog),
 		auth:   newAuth(opts),
-		pages:  pg,
 		ready:  make(chan struct{}),
 	}
 	// A History given as the recall is the one fed: the integrator may
@@ -256,7 +254,8 @@ func (s *Server) Addr() string {
 }
 
 // Ready is closed once Run listens and has subscribed to the table, so a
-// caller can read Addr and knows no later event is missed.
+// caller can read Addr and knows no later event is missed. It stays open
+// when Run fails to listen: wait on Run's error as well.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
 // Run listens on Options.Addr, fans the table's events out to browsers and
