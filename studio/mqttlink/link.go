@@ -54,8 +54,9 @@ type Link struct {
 	rejected   atomic.Uint64
 	repeats    atomic.Uint64
 
-	connectFailures atomic.Uint64
-	failuresInRow   atomic.Uint64
+	connectFailures  atomic.Uint64
+	failuresInRow    atomic.Uint64
+	subscribeRefused atomic.Uint64
 }
 
 // New checks the options and returns a Link that is not connected yet.
@@ -241,6 +242,7 @@ func (l *Link) subscribe(ctx context.Context, client paho.Client) error {
 	}
 	if st, ok := tok.(*paho.SubscribeToken); ok {
 		if code, ok := st.Result()[l.topics.Commands]; ok && code == 0x80 {
+			l.subscribeRefused.Add(1)
 			return fmt.Errorf("%w: broker refused the subscription to %s", ErrUnauthorised, l.topics.Commands)
 		}
 	}

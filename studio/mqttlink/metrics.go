@@ -82,6 +82,9 @@ type Stats struct {
 	// ConnectFailures counts failed connection attempts (broker away,
 	// refused credentials, TLS errors).
 	ConnectFailures uint64
+	// SubscribeRefused counts command subscriptions the broker refused
+	// (an ACL that does not give this table its own commands).
+	SubscribeRefused uint64
 }
 
 // OutboxDepth is the number of events waiting for the broker's
@@ -109,6 +112,7 @@ func (l *Link) Stats() Stats {
 		Rejected:    l.rejected.Load(),
 		Repeats:     l.repeats.Load(),
 
-		ConnectFailures: l.connectFailures.Load(),
+		ConnectFailures:  l.connectFailures.Load(),
+		SubscribeRefused: l.subscribeRefused.Load(),
 	}
 }

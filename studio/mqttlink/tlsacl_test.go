@@ -156,4 +156,23 @@ func TestMosquittoTLSAndACL(t *testing.T) {
 	assert.Equal(t, 20, distinct)
 	assert.Zero(t, gaps)
 	t.Logf("refused %d connections, dropped %d publications, accepted 2 commands and 20 events", len(refused), len(denied))
+
+	// A table that presents another table's credentials cannot act as it.
+	// mosquitto grants its subscription (it checks read access on
+	// delivery) but denies its online status, so it never becomes ready,
+	// and t1's commands still reach only t1.
+	imp := testOptions(t, url)
+	imp.Studio, imp.Table = "studio1", "t1"
+	imp.ClientID = "impostor"
+	imp.Username, imp.Password = "table-studio1-t2", "t2-pass"
+	imp.TLS = mqttlink.TLSOptions{CAFile: ca.CertFile, CertFile: tableCert, KeyFile: tableKey}
+	impCtrl := &mqttlinktest.Submitter{}
+	ri := startLink(t, imp, impCtrl)
+	require.Eventually(t, func() bool { return strings.Count(mq.Output(), "Denied PUBLISH from impostor") >= 2 }, waitFor, poll)
+	n := len(backend.MessagesOn(topics.Replies))
+	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", decision("ok-3")))
+	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) > n }, waitFor, poll)
+	assert.Len(t, ctrl.Inputs(), 3, "t1 took its command")
+	assert.Empty(t, impCtrl.Inputs(), "the impostor got nothing")
+	assert.False(t, ri.link.Stats().Ready)
 }
