@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -263,4 +264,29 @@ func TestEmbeddedBrokerRefusesNonLoopback(t *testing.T) {
 	cancel()
 	_, err = mqttlink.StartEmbeddedBroker(ctx, "127.0.0.1:0", zerolog.Nop())
 	require.True(t, errors.Is(err, context.Canceled))
+}
+
+// TestRunLeavesNoGoroutines checks that Run's goroutines, and paho's, end
+// when Run returns.
+func TestRunLeavesNoGoroutines(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	base := runtime.NumGoroutine()
+	for i := range 3 {
+		r := startLink(t, opts, &mqttlinktest.Submitter{})
+		require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+		feed(r, uint64(20*i+1), uint64(20*i+20))
+		require.Eventually(t, func() bool { return r.link.OutboxDepth() == 0 }, waitFor, poll)
+		r.stop(t)
+	}
+	// Polled by hand: require.Eventually runs its condition on goroutines
+	// of its own, which would be counted.
+	deadline := time.Now().Add(waitFor)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(poll)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutines: %d before, %d after:\n%s", base, n, buf[:runtime.Stack(buf, true)])
+	}
 }
