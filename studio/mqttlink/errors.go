@@ -12,6 +12,10 @@ var (
 	// topic segment with a wildcard).
 	ErrBadOptions = errors.New("mqttlink: bad options")
 
+	// ErrAlreadyRunning is returned by Run while another Run of the same
+	// Link has not returned.
+	ErrAlreadyRunning = errors.New("mqttlink: link already running")
+
 	// ErrOutboxCorrupt is returned when the outbox files cannot be read
 	// back at all (as opposed to a torn tail, which is truncated and logged).
 	ErrOutboxCorrupt = errors.New("mqttlink: outbox corrupt")

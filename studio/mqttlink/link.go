@@ -92,7 +92,7 @@ func (l *Link) Topics() Topics { return l.topics }
 // at the same time on one Link.
 func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter) error {
 	if !l.running.CompareAndSwap(false, true) {
-		return fmt.Errorf("%w: Run already running", ErrBadOptions)
+		return ErrAlreadyRunning
 	}
 	defer l.running.Store(false)
 

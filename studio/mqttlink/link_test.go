@@ -211,6 +211,7 @@ func TestLinkRestartResendsUnacknowledged(t *testing.T) {
 	r := startLink(t, opts, &mqttlinktest.Submitter{})
 	feed(r, 1, 100)
 	require.Eventually(t, func() bool { return sub.MaxSeq() == 100 }, waitFor, poll)
+	require.ErrorIs(t, r.link.Run(context.Background(), nil, nil), mqttlink.ErrAlreadyRunning)
 	r.stop(t)
 
 	// Events arriving while the link is down wait in the controller; the
