@@ -79,30 +79,31 @@ type Controller struct {
 	state atomic.Pointer[State] // last published snapshot, for readers outside Run
 
 	// Owned by Run.
-	seq       uint64
-	rnd       *round.Round
-	roundID   string
-	phase     Phase
-	paused    bool
-	pauseWhy  string
-	held      []CardDrawn // cards pulled while paused, applied on resume
-	cutCard   bool
-	shoeID    string
-	burn      int
-	dealt     int // cards out of this shoe
-	timerGen  uint64
-	timer     clockwork.Timer
-	deadline  time.Time
-	lastCode  string
-	codeN     int
-	alarms    []Alarm
-	evBuf     []round.Event
-	now       time.Time
-	replaying bool
-	rounds    int
-	devSeen   map[string]uint64 // last applied frame per device session
-	cmdSeen   map[string]error  // verdict of every journaled command id (bounded)
-	cmdOrder  []string          // ids in cmdSeen, oldest first
+	seq        uint64
+	rnd        *round.Round
+	roundID    string
+	phase      Phase
+	paused     bool
+	pauseWhy   string
+	held       []CardDrawn // cards pulled while paused, applied on resume
+	cutCard    bool
+	shoeID     string
+	burn       int
+	dealt      int // cards out of this shoe
+	timerGen   uint64
+	timer      clockwork.Timer
+	deadline   time.Time
+	lastCode   string
+	codeN      int
+	alarms     []Alarm
+	evBuf      []round.Event
+	now        time.Time
+	replaying  bool
+	rounds     int
+	devSeen    map[string]uint64 // last applied frame per device session
+	cmdSeen    map[string]error  // verdict of every journaled command id (bounded)
+	cmdOrder   []string          // ids in cmdSeen, oldest first
+	recallOnly bool              // ReplayEvents: read the journal, never write it
 }
 
 // maxCommandIDs bounds the remembered command ids: far more than a
@@ -202,6 +203,7 @@ func ReplayEvents(opts Options, fn func(Event)) error {
 	if err != nil {
 		return err
 	}
+	c.recallOnly = true
 	return c.replay()
 }
 
@@ -230,9 +232,14 @@ func (c *Controller) replay() error {
 	}
 	if n > 0 {
 		c.log.Info().Int("inputs", n).Uint64("seq", c.seq).Str("phase", string(c.phase)).Msg("journal replayed")
-		if c.rnd.Phase() != round.PhaseSettled && c.rnd.Phase() != round.PhaseNew {
-			// A round cut in the middle waits for a supervisor.
-			c.pause("system", "restarted in the middle of round "+c.roundID+": resume or void")
+		if c.rnd.Phase() != round.PhaseSettled && c.rnd.Phase() != round.PhaseNew && !c.paused && c.opts.Journal != nil && !c.recallOnly {
+			// A round cut in the middle waits for a supervisor. The pause
+			// is an input like any other, journaled, so the next replay
+			// reaches the same state and the same event numbers.
+			if err := c.handle(Supervisor{Command: "pause", By: "system",
+				Reason: "restarted in the middle of round " + c.roundID + ": resume or void"}); err != nil {
+				return err
+			}
 		} else if !c.paused {
 			c.rearmPhase()
 		}

@@ -48,12 +48,12 @@ func New(shoe Shoe, opts Options, log zerolog.Logger) *Dealer {
 	return &Dealer{shoe: shoe, opts: opts, log: log}
 }
 
-// Run follows the state snapshots in events until ctx is done or events closes.
+// Run follows the state snapshots in events until ctx is done or events
+// closes. It acts on the newest snapshot: a burst of snapshots is one look
+// at the table, as a dealer glancing at the console.
 func (d *Dealer) Run(ctx context.Context, events <-chan table.Event) error {
-	var last *table.State
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
 	for {
+		var last *table.State
 		select {
 		case <-ctx.Done():
 			return nil
@@ -64,8 +64,20 @@ func (d *Dealer) Run(ctx context.Context, events <-chan table.Event) error {
 			if st, ok := ev.Body.(*table.State); ok {
 				last = st
 			}
-			continue
-		case <-tick.C:
+		}
+	drain:
+		for {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					return nil
+				}
+				if st, ok := ev.Body.(*table.State); ok {
+					last = st
+				}
+			default:
+				break drain
+			}
 		}
 		if last == nil {
 			continue
@@ -76,7 +88,6 @@ func (d *Dealer) Run(ctx context.Context, events <-chan table.Event) error {
 			}
 			d.log.Warn().Err(err).Msg("dealer could not act")
 		}
-		last = nil
 	}
 }
 

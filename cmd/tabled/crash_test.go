@@ -1,0 +1,443 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	simdealer "github.com/livetable/livetable/simulators/dealer"
+	simshoe "github.com/livetable/livetable/simulators/shoe"
+	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/strategy"
+)
+
+// TestCrashRecovery is issue 7's proof: a scripted run of rounds, the
+// daemon killed with SIGKILL at random points and restarted each time,
+// must give the backend the same game (every card, decision and
+// settlement, in order, each exactly once) as an uninterrupted run of the
+// same script. Pause, resume and phase events differ by nature (a restart
+// mid-round pauses the table until a supervisor resumes it) and are left
+// out of the comparison.
+func TestCrashRecovery(t *testing.T) {
+	rounds, kills := 500, 50
+	if testing.Short() {
+		rounds, kills = 60, 6
+	}
+	bin := buildTabled(t)
+	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
+
+	start := time.Now()
+	calm := playScript(t, bin, mosq.URL(), "calm", rounds, 0)
+	t.Logf("uninterrupted run: %d rounds in %v", rounds, time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	crashy := playScript(t, bin, mosq.URL(), "crashy", rounds, kills)
+	t.Logf("run with %d kills: %d rounds in %v", kills, rounds, time.Since(start).Round(time.Millisecond))
+	t.Logf("uninterrupted: %d game events, %d rounds; with %d kills: %d game events, %d duplicates dropped, %d restarts mid-round",
+		len(calm.game), calm.settled, crashy.kills, len(crashy.game), crashy.dups, crashy.midRound)
+	require.Equal(t, kills, crashy.kills)
+	assert.Zero(t, crashy.gaps, "no event number is missing")
+	require.Equal(t, len(calm.game), len(crashy.game), "the same number of game events")
+	for i := range calm.game {
+		if calm.game[i] != crashy.game[i] {
+			t.Fatalf("game event %d differs:\n uninterrupted: %s\n with crashes:  %s", i, calm.game[i], crashy.game[i])
+		}
+	}
+}
+
+// scriptRun is what the backend saw of one scripted run.
+type scriptRun struct {
+	game     []string // normalised game events, in order
+	settled  int
+	kills    int
+	dups     int
+	gaps     int
+	midRound int
+}
+
+func buildTabled(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tabled")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+// playScript runs one table to `rounds` settlements, killing it `kills`
+// times at random points.
+func playScript(t *testing.T, bin, broker, name string, rounds, kills int) scriptRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+
+	so := simshoe.DefaultOptions()
+	so.Seed, so.Penetration = 7, 0.5
+	dev, err := simshoe.New(so, zerolog.Nop())
+	require.NoError(t, err)
+	devCtx, devStop := context.WithCancel(context.Background())
+	devDone := make(chan struct{})
+	go func() { defer close(devDone); _ = dev.Run(devCtx) }()
+	defer func() { devStop(); _ = dev.Close(); <-devDone }()
+
+	tableID := "crash-" + name
+	cfgPath := filepath.Join(dir, "tabled.yaml")
+	cfg := fmt.Sprintf(`studio: it
+table: %s
+game: "000"
+data_dir: %s
+log_format: json
+log_level: warn
+timing: {betting: 1h, last_call: 1s, insurance: 1h, decision: 1h, settle: 20ms}
+broker: {url: %q, supervisor_tokens: [sup-secret]}
+shoe: {path: %q, silence_timeout: 1h}
+gpio: {sim: true, shuffler: false}
+`, tableID, filepath.Join(dir, "data"), broker, dev.Path())
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+
+	d := &daemon{t: t, bin: bin, cfg: cfgPath, logPath: filepath.Join(dir, "tabled.log")}
+	d.start()
+	defer d.stop()
+
+	root := "livetable/it/" + tableID + "/"
+	be := newBackend(t, broker, root, name)
+	defer be.close()
+	go func() { _ = simdealer.New(dev, simdealer.Options{}, zerolog.New(zerolog.NewTestWriter(t))).Run(ctx, be.states) }()
+
+	rng := rand.New(rand.NewPCG(99, 1))
+	killed := 0
+	for {
+		if be.settledCount() >= rounds {
+			break
+		}
+		if killed < kills {
+			select {
+			case <-time.After(time.Duration(100+rng.IntN(400)) * time.Millisecond):
+			case <-ctx.Done():
+				t.Fatalf("%s: timed out after %d settlements and %d kills; last state %s; pending %v; daemon log:\n%s", name, be.settledCount(), killed, be.lastState, be.pending, d.logTail())
+			}
+			d.kill()
+			killed++
+			d.start()
+			continue
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("%s: timed out after %d settlements; last state %s; pending %v; daemon log:\n%s", name, be.settledCount(), be.lastState, be.pending, d.logTail())
+		}
+	}
+	return be.result(rounds, killed)
+}
+
+// daemon is the tabled process under test.
+type daemon struct {
+	t       *testing.T
+	bin     string
+	cfg     string
+	logPath string
+	cmd     *exec.Cmd
+	logf    *os.File
+}
+
+func (d *daemon) start() {
+	d.t.Helper()
+	f, err := os.OpenFile(d.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	require.NoError(d.t, err)
+	d.logf = f
+	d.cmd = exec.Command(d.bin, "--config", d.cfg)
+	d.cmd.Stdout, d.cmd.Stderr = f, f
+	require.NoError(d.t, d.cmd.Start())
+}
+
+func (d *daemon) kill() {
+	_ = d.cmd.Process.Signal(syscall.SIGKILL)
+	_, _ = d.cmd.Process.Wait()
+	_ = d.logf.Close()
+}
+
+func (d *daemon) stop() {
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _, _ = d.cmd.Process.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-done
+	}
+	_ = d.logf.Close()
+}
+
+func (d *daemon) logTail() string {
+	b, _ := os.ReadFile(d.logPath)
+	if len(b) > 12000 {
+		b = b[len(b)-12000:]
+	}
+	return string(b)
+}
+
+// backend plays the streaming backend and the supervisor over MQTT: it
+// closes bets, decides by basic strategy, resumes a table paused by a
+// restart, and retries every command until it is answered. Command ids
+// derive from the event that prompted them, so a retry is recognised.
+type backend struct {
+	t      *testing.T
+	root   string
+	client paho.Client
+	states chan table.Event
+	strat  *strategy.Table
+
+	mu       sync.Mutex // guards the following
+	events   map[uint64]json.RawMessage
+	kinds    map[uint64]string
+	rounds   map[uint64]string
+	maxSeq   uint64
+	dups     int
+	settled  int
+	pending  map[string][]byte // command id -> payload, until answered
+	answered map[string]bool
+	midRound  int
+	retries   int
+	lastState string
+	stop      chan struct{}
+}
+
+type envelope struct {
+	Seq   uint64          `json:"seq"`
+	Round string          `json:"round"`
+	Kind  string          `json:"kind"`
+	Data  json.RawMessage `json:"data"`
+}
+
+func newBackend(t *testing.T, broker, root, name string) *backend {
+	strat, err := strategy.ForGame("000")
+	require.NoError(t, err)
+	b := &backend{t: t, root: root, states: make(chan table.Event, 1024), strat: strat,
+		events: map[uint64]json.RawMessage{}, kinds: map[uint64]string{}, rounds: map[uint64]string{},
+		pending: map[string][]byte{}, answered: map[string]bool{}, stop: make(chan struct{})}
+	o := paho.NewClientOptions().AddBroker(broker).SetClientID("backend-" + name).SetCleanSession(false).
+		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(100 * time.Millisecond).SetOrderMatters(true)
+	o.SetOnConnectHandler(func(c paho.Client) {
+		c.Subscribe(root+"events", 1, func(_ paho.Client, m paho.Message) { b.onEvent(m.Payload()) })
+		c.Subscribe(root+"replies", 1, func(_ paho.Client, m paho.Message) { b.onReply(m.Payload()) })
+		c.Subscribe(root+"state", 1, func(_ paho.Client, m paho.Message) { b.onState(m.Payload()) })
+	})
+	b.client = paho.NewClient(o)
+	require.True(t, b.client.Connect().WaitTimeout(10*time.Second))
+	go b.retry()
+	return b
+}
+
+func (b *backend) close() {
+	close(b.stop)
+	b.client.Disconnect(100)
+}
+
+func (b *backend) onEvent(payload []byte) {
+	var e envelope
+	if json.Unmarshal(payload, &e) != nil || e.Seq == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, seen := b.events[e.Seq]; seen {
+		b.dups++
+		return
+	}
+	b.events[e.Seq], b.kinds[e.Seq], b.rounds[e.Seq] = e.Data, e.Kind, e.Round
+	b.maxSeq = max(b.maxSeq, e.Seq)
+	switch e.Kind {
+	case "settled":
+		b.settled++
+	case "phase":
+		var p struct {
+			Phase string `json:"phase"`
+		}
+		if json.Unmarshal(e.Data, &p) == nil && p.Phase == "betting" {
+			b.sendLocked(fmt.Sprintf("bets-%d", e.Seq), map[string]any{"type": "bets_closed", "bets": []map[string]any{
+				{"seat": 1, "player": "ann", "main": 1000, "side": map[string]int64{"perfect_pairs": 100}},
+				{"seat": 2, "player": "bob", "main": 2000, "side": map[string]int64{"21+3": 100}},
+			}})
+		}
+	case "insurance_offered":
+		for _, seat := range []int{1, 2} {
+			b.sendLocked(fmt.Sprintf("ins-%d-%d", e.Seq, seat), map[string]any{"type": "insurance", "seat": seat, "take": false})
+		}
+	case "decision_requested":
+		var d struct {
+			Seat      int      `json:"seat"`
+			Total     int      `json:"total"`
+			Soft      bool     `json:"soft"`
+			Cards     int      `json:"cards"`
+			PairValue int      `json:"pair_value"`
+			Up        int      `json:"up"`
+			Options   []string `json:"options"`
+		}
+		if json.Unmarshal(e.Data, &d) != nil {
+			return
+		}
+		s := strategy.Situation{Total: d.Total, Soft: d.Soft, Cards: d.Cards, PairValue: d.PairValue, Up: d.Up}
+		for _, o := range d.Options {
+			s.CanDouble = s.CanDouble || o == "double"
+			s.CanSplit = s.CanSplit || o == "split"
+		}
+		b.sendLocked(fmt.Sprintf("dec-%d", e.Seq), map[string]any{"type": "decision", "seat": d.Seat, "action": b.strat.Decide(s).String()})
+	}
+}
+
+// onState feeds the dealer and resumes a table a restart paused.
+func (b *backend) onState(payload []byte) {
+	var env struct {
+		Data table.State `json:"data"`
+	}
+	if json.Unmarshal(payload, &env) != nil {
+		return
+	}
+	st := env.Data
+	b.mu.Lock()
+	b.lastState = fmt.Sprintf("phase=%s paused=%v next=%q dealt=%d seq=%d", st.Phase, st.Paused, st.Round.Next, st.Shoe.Dealt, st.Seq)
+	b.mu.Unlock()
+	if st.Paused && strings.HasPrefix(st.PauseReason, "restarted in the middle") {
+		b.mu.Lock()
+		// One resume in flight at a time; each restart gets a new id (the
+		// table remembers every id it answered).
+		inFlight := false
+		for id := range b.pending {
+			inFlight = inFlight || strings.HasPrefix(id, "resume-")
+		}
+		if !inFlight {
+			b.midRound++
+			b.sendLocked(fmt.Sprintf("resume-%d", b.midRound), map[string]any{"type": "resume", "by": "crash-test", "token": "sup-secret"})
+		}
+		b.mu.Unlock()
+	}
+	select {
+	case b.states <- table.Event{Body: &st}:
+	default:
+	}
+}
+
+func (b *backend) onReply(payload []byte) {
+	var r struct {
+		ID       string `json:"id"`
+		Accepted bool   `json:"accepted"`
+		Reason   string `json:"reason"`
+	}
+	if json.Unmarshal(payload, &r) != nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	payload, ok := b.pending[r.ID]
+	delete(b.pending, r.ID)
+	b.answered[r.ID] = true
+	if ok && !r.Accepted && strings.Contains(r.Reason, "paused") {
+		// Asked while the table waited for the resume. That answer is
+		// final for this id, so ask again under a new one.
+		var cmd map[string]any
+		_ = json.Unmarshal(payload, &cmd)
+		b.retries++
+		b.sendLocked(fmt.Sprintf("%s-again%d", r.ID, b.retries), cmd)
+	}
+}
+
+func (b *backend) sendLocked(id string, cmd map[string]any) {
+	if b.answered[id] {
+		return
+	}
+	cmd["id"], cmd["schema"] = id, 1
+	payload, _ := json.Marshal(cmd)
+	b.pending[id] = payload
+	topic := b.root + "commands/" + cmd["type"].(string)
+	if cmd["type"] == "resume" {
+		topic = b.root + "commands/supervisor"
+	}
+	b.client.Publish(topic, 1, false, payload)
+}
+
+// retry sends unanswered commands again (the daemon may have died with
+// them); the table applies each id once.
+func (b *backend) retry() {
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-tick.C:
+		}
+		b.mu.Lock()
+		ids := make([]string, 0, len(b.pending))
+		for id := range b.pending {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			var cmd map[string]any
+			_ = json.Unmarshal(b.pending[id], &cmd)
+			topic := b.root + "commands/" + cmd["type"].(string)
+			if cmd["type"] == "resume" {
+				topic = b.root + "commands/supervisor"
+			}
+			b.client.Publish(topic, 1, false, b.pending[id])
+		}
+		b.mu.Unlock()
+	}
+}
+
+func (b *backend) settledCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.settled
+}
+
+var roundCode = regexp.MustCompile(`"#\d\d:\d\d:\d\d(-\d+)?"`)
+
+// result normalises the stream up to the rounds-th settlement: game events
+// only, round codes (start times) numbered in order, no deadlines.
+func (b *backend) result(rounds, kills int) scriptRun {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := scriptRun{kills: kills, dups: b.dups, midRound: b.midRound}
+	codes := map[string]int{}
+	for seq := uint64(1); seq <= b.maxSeq && r.settled < rounds; seq++ {
+		data, ok := b.events[seq]
+		if !ok {
+			r.gaps++
+			continue
+		}
+		kind := b.kinds[seq]
+		switch kind {
+		case "phase", "paused", "resumed", "alarm":
+			continue
+		}
+		code := b.rounds[seq]
+		if _, ok := codes[code]; !ok && code != "" {
+			codes[code] = len(codes) + 1
+		}
+		norm := roundCode.ReplaceAllString(string(data), `"#"`)
+		r.game = append(r.game, fmt.Sprintf("r%d %s %s", codes[code], kind, bytes.TrimSpace([]byte(norm))))
+		if kind == "settled" {
+			r.settled++
+		}
+	}
+	return r
+}
