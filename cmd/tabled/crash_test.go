@@ -119,7 +119,9 @@ gpio: {sim: true, shuffler: false}
 	root := "livetable/it/" + tableID + "/"
 	be := newBackend(t, broker, root, name)
 	defer be.close()
-	go func() { _ = simdealer.New(dev, simdealer.Options{}, zerolog.New(zerolog.NewTestWriter(t))).Run(ctx, be.states) }()
+	go func() {
+		_ = simdealer.New(dev, simdealer.Options{}, zerolog.New(zerolog.NewTestWriter(t))).Run(ctx, be.states)
+	}()
 
 	rng := rand.New(rand.NewPCG(99, 1))
 	killed := 0
@@ -205,15 +207,15 @@ type backend struct {
 	states chan table.Event
 	strat  *strategy.Table
 
-	mu       sync.Mutex // guards the following
-	events   map[uint64]json.RawMessage
-	kinds    map[uint64]string
-	rounds   map[uint64]string
-	maxSeq   uint64
-	dups     int
-	settled  int
-	pending  map[string][]byte // command id -> payload, until answered
-	answered map[string]bool
+	mu        sync.Mutex // guards the following
+	events    map[uint64]json.RawMessage
+	kinds     map[uint64]string
+	rounds    map[uint64]string
+	maxSeq    uint64
+	dups      int
+	settled   int
+	pending   map[string][]byte // command id -> payload, until answered
+	answered  map[string]bool
 	midRound  int
 	retries   int
 	lastState string
