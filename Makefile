@@ -12,7 +12,7 @@ STATICCHECK_VERSION ?= 2025.1.1
 # apt-get needs root; use sudo when we are not root and it exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-clients scenarios clean
+.PHONY: help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-chromium deps-clients scenarios clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -20,7 +20,7 @@ help: ## this list
 run: deps-go deps-clients ## a whole demo table: simulated shoe on a pty, GPIO, embedded broker, dealer, players
 	$(GO) run ./cmd/tabled --demo --log-format console --data-dir $${DATA_DIR:-var/demo} $(RUNFLAGS)
 
-test: deps-go deps-mosquitto ## gofmt, go vet and every test with -race (integration tests use a real mosquitto and pty)
+test: deps-go deps-mosquitto deps-chromium ## gofmt, go vet and every test with -race (real mosquitto, pty and headless Chromium)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
@@ -30,7 +30,10 @@ bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench . -benchmem ./table/round/ ./table/sidebets/ ./table/strategy/ ./firmware-protocols/shoeproto/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=200x ./table/journal/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=3x ./shoereader/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=200x ./studio/mqttlink/
+	$(GO) test -run '^$$' -bench . -benchmem ./table/rtp/ ./studio/console/
 	$(GO) run ./cmd/bjsim sidebets --game all
+	$(GO) run ./cmd/bjsim rtp --game 000
 
 fuzz: deps-go ## run every fuzz target briefly (FUZZTIME, default 20s each)
 	@for pkg in $$($(GO) list ./...); do \
@@ -61,7 +64,7 @@ scenarios: ## run the hand-written scenarios through tablectl
 	@for f in testdata/scenarios/*.json; do echo "== $$f"; \
 	  python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["input"]))' $$f | $(GO) run ./cmd/tablectl scenario; done
 
-deps: deps-go deps-mosquitto ## install everything the tests need
+deps: deps-go deps-mosquitto deps-chromium ## install everything the tests need
 
 deps-go:
 	@$(GO) mod download
@@ -71,6 +74,13 @@ deps-mosquitto:
 	@if ! command -v mosquitto >/dev/null 2>&1 && [ ! -x /usr/sbin/mosquitto ]; then \
 	  echo "installing mosquitto (apt-get)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto mosquitto-clients >/dev/null; \
+	fi
+
+# Debian's chromium runs the console's browser tests (headless).
+deps-chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  echo "installing chromium (apt-get) for the console's browser tests"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
 # mosquitto_sub lets you watch the demo; best effort, the demo runs without it.

@@ -21,11 +21,12 @@ type Config struct {
 	LogFormat string `yaml:"log_format"`
 	LogLevel  string `yaml:"log_level"`
 
-	Timing TimingConfig `yaml:"timing"`
-	Broker BrokerConfig `yaml:"broker"`
-	Shoe   ShoeConfig   `yaml:"shoe"`
-	GPIO   GPIOConfig   `yaml:"gpio"`
-	Demo   DemoConfig   `yaml:"demo"`
+	Timing  TimingConfig  `yaml:"timing"`
+	Broker  BrokerConfig  `yaml:"broker"`
+	Shoe    ShoeConfig    `yaml:"shoe"`
+	GPIO    GPIOConfig    `yaml:"gpio"`
+	Console ConsoleConfig `yaml:"console"`
+	Demo    DemoConfig    `yaml:"demo"`
 }
 
 // TimingConfig overrides the game's timers (zero keeps the game's own).
@@ -97,9 +98,10 @@ func DefaultConfig() Config {
 	return Config{
 		Studio: "studio1", Table: "table1", Game: "000", DataDir: "var/table1",
 		LogFormat: "json", LogLevel: "info",
-		Broker: BrokerConfig{EmbeddedAddr: "127.0.0.1:1883"},
-		Shoe:   ShoeConfig{Baud: 115200, Silence: 3 * time.Second},
-		Demo:   DemoConfig{Seats: 3, Seed: 1, Pace: 350 * time.Millisecond, Think: 300 * time.Millisecond, Betting: 4 * time.Second, Penetration: 0.12},
+		Broker:  BrokerConfig{EmbeddedAddr: "127.0.0.1:1883"},
+		Console: ConsoleConfig{Addr: "127.0.0.1:8080"},
+		Shoe:    ShoeConfig{Baud: 115200, Silence: 3 * time.Second},
+		Demo:    DemoConfig{Seats: 3, Seed: 1, Pace: 350 * time.Millisecond, Think: 300 * time.Millisecond, Betting: 4 * time.Second, Penetration: 0.12},
 	}
 }
 

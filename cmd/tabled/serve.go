@@ -16,6 +16,7 @@ import (
 	simdealer "github.com/livetable/livetable/simulators/dealer"
 	simplayers "github.com/livetable/livetable/simulators/players"
 	simshoe "github.com/livetable/livetable/simulators/shoe"
+	"github.com/livetable/livetable/studio/console"
 	"github.com/livetable/livetable/studio/light"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table"
@@ -51,7 +52,10 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 	clk := clockwork.NewRealClock()
 
-	jr, rep, err := journal.Open(journalOptions(cfg), log.With().Str("part", "journal").Logger())
+	metrics := console.NewMetrics()
+	jopts := journalOptions(cfg)
+	jopts.OpenFile = timedOpen(metrics.ObserveFsync)
+	jr, rep, err := journal.Open(jopts, log.With().Str("part", "journal").Logger())
 	if err != nil {
 		return fmt.Errorf("tabled: journal: %w", err)
 	}
@@ -62,6 +66,8 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if tm.Settle > 0 {
 		copts.SettleDelay = tm.Settle
 	}
+	recall := console.NewHistory(50) // game recall, seeded by the replay, then fed live by the console
+	copts.Replayed = recall.Add
 	if copts.RepublishAfter, err = mqttlink.OutboxLastSeq(absData(cfg, "outbox"), log); err != nil {
 		return fmt.Errorf("tabled: outbox: %w", err)
 	}
@@ -145,7 +151,8 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if hw.studio != nil {
 		cutSensor = hw.studio.PulseCutCard // the simulated cut card also passes the GPIO sensor
 	}
-	g.Go(func() error { return bridgeShoe(ctx, shoeEvents, ctrl, reader, cutSensor, log) })
+	shoeLink := &linkState{}
+	g.Go(func() error { return bridgeShoe(ctx, shoeEvents, ctrl, reader, cutSensor, shoeLink, log) })
 
 	lopts := light.DefaultOptions()
 	lopts.LastCall = -1 // the controller announces the last call itself
@@ -162,6 +169,39 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	})
 
 	g.Go(func() error { return ignoreCancel(link.Run(ctx, mqttEvents, ctrl)) })
+
+	if cfg.Console.Addr != "off" {
+		supervisors := cfg.Console.Supervisors
+		if cfg.Demo.Enabled && len(supervisors) == 0 {
+			hash, err := console.HashPassword("demo")
+			if err != nil {
+				return err
+			}
+			supervisors = map[string]string{"supervisor": hash}
+		}
+		metrics.SetOutboxDepthFunc(link.OutboxDepth)
+		metrics.SetPublishLatencyFunc(func() console.LatencySummary {
+			l := link.PublishLatency()
+			return console.LatencySummary{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}
+		})
+		cons, err := console.New(console.Options{Addr: cfg.Console.Addr, Supervisors: supervisors, GameName: rs.Name,
+			Clock: clk, Metrics: metrics}, ctrl, recall, healthOf(shoeLink, hw, link, jr), consoleLog(log))
+		if err != nil {
+			return fmt.Errorf("tabled: console: %w", err)
+		}
+		g.Go(func() error { return ignoreCancel(cons.Run(ctx)) })
+		go func() {
+			select {
+			case <-cons.Ready():
+				msg := "console: dealer view http://" + cons.Addr() + "/ , supervisor http://" + cons.Addr() + "/supervisor"
+				if cfg.Demo.Enabled && len(cfg.Console.Supervisors) == 0 {
+					msg += " (demo login: supervisor / demo)"
+				}
+				log.Info().Str("addr", cons.Addr()).Msg(msg)
+			case <-ctx.Done():
+			}
+		}()
+	}
 	g.Go(func() error { printEvents(logEvents, log); return nil })
 	if rep.Truncated() {
 		inputs <- table.DeviceAlarm{Source: "journal", Code: "torn_tail",
@@ -211,7 +251,7 @@ func journalOptions(cfg Config) journal.Options {
 // is acknowledged to the shoe only once the controller has journaled it
 // (AckOnCommit), so a crash in between loses nothing: the shoe sends the
 // frame again and the controller drops what it already has.
-func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, ctrl *table.Controller, reader *shoereader.Reader, cutSensor func(), log zerolog.Logger) error {
+func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, ctrl *table.Controller, reader *shoereader.Reader, cutSensor func(), link *linkState, log zerolog.Logger) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -220,6 +260,7 @@ func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, ctrl *table.Con
 			if !ok {
 				return nil
 			}
+			link.observe(ev)
 			var inp table.Input
 			if ev.Kind == shoereader.CutCard && cutSensor != nil {
 				cutSensor()

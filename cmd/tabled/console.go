@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/shoereader"
+	"github.com/livetable/livetable/studio/console"
+	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/table/journal"
+)
+
+// ConsoleConfig configures the dealer and supervisor console.
+type ConsoleConfig struct {
+	// Addr is where it listens; loopback by default. Empty string keeps
+	// the default; "off" disables the console.
+	Addr string `yaml:"addr"`
+	// Supervisors maps a name to a bcrypt hash (`tablectl hash-password`).
+	Supervisors map[string]string `yaml:"supervisors"`
+}
+
+// linkState follows the shoe link for the health check.
+type linkState struct {
+	connected atomic.Bool
+	detail    atomic.Value // string
+	since     atomic.Int64 // unix nanoseconds of the last change
+}
+
+func (l *linkState) observe(ev shoereader.Event) {
+	switch ev.Kind {
+	case shoereader.Connected:
+		l.set(true, fmt.Sprintf("%s %s firmware %s", ev.Device.Model, ev.Device.Serial, ev.Device.Firmware))
+	case shoereader.Alive:
+		l.set(true, "")
+	case shoereader.Disconnected, shoereader.Silent, shoereader.DeviceRefused:
+		l.set(false, ev.String())
+	}
+}
+
+func (l *linkState) set(ok bool, detail string) {
+	if l.connected.Swap(ok) != ok || l.since.Load() == 0 {
+		l.since.Store(time.Now().UnixNano())
+	}
+	if detail != "" { // Alive carries no device: keep the last detail
+		l.detail.Store(detail)
+	}
+}
+
+func (l *linkState) check() console.Check {
+	d, _ := l.detail.Load().(string)
+	if d == "" {
+		d = "no shoe yet"
+	}
+	c := console.Check{Name: console.CheckShoe, OK: l.connected.Load(), Detail: d}
+	if ns := l.since.Load(); ns != 0 {
+		c.Since = time.Unix(0, ns)
+	}
+	return c
+}
+
+// healthOf builds the table's health from its parts.
+func healthOf(shoe *linkState, hw *hardware, link *mqttlink.Link, jr *journal.Journal) console.HealthFunc {
+	return func() console.Health {
+		st := link.Stats()
+		broker := console.Check{Name: console.CheckBroker, OK: st.Connected, Detail: fmt.Sprintf("outbox %d, published %d", st.OutboxDepth, st.Published)}
+		if !st.Connected {
+			broker.Detail = "not connected; " + broker.Detail
+		}
+		jc := console.Check{Name: console.CheckJournal, OK: jr.Err() == nil, Detail: "appending"}
+		if err := jr.Err(); err != nil {
+			jc.Detail = err.Error()
+		}
+		gpio := console.Check{Name: console.CheckGPIO, OK: len(hw.lines) > 0, Detail: fmt.Sprintf("%d lines", len(hw.lines))}
+		if hw.studio != nil {
+			gpio.Detail += " (simulated)"
+		}
+		return console.Health{Checks: []console.Check{
+			shoe.check(), gpio, broker, jc,
+			{Name: console.CheckClock, OK: true, Detail: time.Now().UTC().Format(time.RFC3339)},
+		}}
+	}
+}
+
+// timedFile times each fsync of the journal for the metrics.
+type timedFile struct {
+	journal.File
+	observe func(time.Duration)
+}
+
+func (f timedFile) Sync() error {
+	start := time.Now()
+	err := f.File.Sync()
+	f.observe(time.Since(start))
+	return err
+}
+
+// timedOpen wraps the journal's file opening so fsync times reach metrics.
+func timedOpen(observe func(time.Duration)) journal.OpenFileFunc {
+	return func(name string, flag int, perm os.FileMode) (journal.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		if err != nil {
+			return nil, err
+		}
+		return timedFile{File: f, observe: observe}, nil
+	}
+}
+
+func consoleLog(log zerolog.Logger) zerolog.Logger { return log.With().Str("part", "console").Logger() }
