@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/livetable/livetable/studio/console"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/journal"
-	"github.com/livetable/livetable/table/round"
 	"github.com/livetable/livetable/table/rules"
 )
 
@@ -58,8 +59,9 @@ func runJournal(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// recall replays a stopped table's journal into a history.
-func recall(jf journalFlags) (*table.History, error) {
+// recall replays a table's journal (read-only: the table may be running)
+// into game recall, the same History the console keeps.
+func recall(jf journalFlags) (*console.History, error) {
 	rs, err := rules.Game(jf.game)
 	if err != nil {
 		return nil, err
@@ -72,7 +74,7 @@ func recall(jf journalFlags) (*table.History, error) {
 		return nil, fmt.Errorf("open the journal %s: %w", jf.dir(), err)
 	}
 	defer j.Close()
-	h := table.NewHistory(1 << 20)
+	h := console.NewHistory(1 << 20)
 	opts := table.DefaultOptions(rs)
 	opts.Journal = table.NewJournal(j)
 	if err := table.ReplayEvents(opts, h.Add); err != nil {
@@ -96,18 +98,21 @@ func runHistory(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tablectl:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%-12s %-20s %-8s %8s  %s\n", "round", "start (GMT)", "result", "net", "dealer")
-	for _, r := range h.Recent(*n) {
-		result, net, dealer := "open", "", ""
-		if s := r.Settlement; s != nil {
-			result = "settled"
-			if s.Void {
+	rounds, err := h.Recent(*n)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%-12s %-20s %-8s %8s  %s\n", "round", "start (GMT)", "result", "net", "cards")
+	for _, r := range rounds {
+		result, net := "open", ""
+		if r.Settled {
+			result, net = "settled", fmt.Sprintf("%+d", r.Net)
+			if r.Void {
 				result = "void"
 			}
-			net = fmt.Sprintf("%+d", s.Net)
-			dealer = fmt.Sprintf("%s = %d", cardsText(s.Dealer.Cards), s.Dealer.Total)
 		}
-		fmt.Fprintf(stdout, "%-12s %-20s %-8s %8s  %s\n", r.Code, r.Start.UTC().Format("2006-01-02 15:04:05"), result, net, dealer)
+		fmt.Fprintf(stdout, "%-12s %-20s %-8s %8s  %s\n", r.Code, r.Start.UTC().Format("2006-01-02 15:04:05"), result, net, cardsText(r.Cards))
 	}
 	return 0
 }
@@ -143,28 +148,37 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func printRound(w io.Writer, r table.RoundRecord) {
-	fmt.Fprintf(w, "round %s, started %s GMT\n", r.Code, r.Start.UTC().Format("2006-01-02 15:04:05.000"))
-	for _, ev := range r.Events {
-		var text string
-		switch b := ev.Body.(type) {
-		case round.Event:
-			if b.Type == round.EvSettled {
-				continue
-			}
-			text = b.String()
-		case table.PhaseChanged:
-			text = "phase " + string(b.Phase)
-		case table.Alarm:
-			text = "ALARM " + b.Code + ": " + b.Message
-		case table.Paused:
-			text = "paused by " + b.By + ": " + b.Reason
-		case table.Resumed:
-			text = "resumed by " + b.By
-		default:
-			text = ev.Kind()
+func printRound(w io.Writer, r console.RoundDetail) {
+	fmt.Fprintf(w, "round %s (%s), started %s GMT\n", r.Code, r.Game, r.Start.UTC().Format("2006-01-02 15:04:05.000"))
+	type line struct {
+		t    time.Time
+		text string
+	}
+	var lines []line
+	for _, c := range r.CardLog {
+		who := "dealer"
+		if c.Seat != 0 {
+			who = fmt.Sprintf("seat %d hand %d", c.Seat, max(c.Hand, 1))
 		}
-		fmt.Fprintf(w, "  %s  #%-6d %s\n", ev.Time.UTC().Format(time.TimeOnly+".000"), ev.Seq, text)
+		text := fmt.Sprintf("card %s to %s = %d", c.Card, who, c.Total)
+		if c.Hole {
+			text = "hole card " + c.Card.String() + " to dealer"
+		}
+		lines = append(lines, line{c.Time, text})
+	}
+	for _, d := range r.Decisions {
+		text := fmt.Sprintf("seat %d hand %d: %s", d.Seat, max(d.Hand, 1), d.Action)
+		if d.Auto {
+			text += " (timeout)"
+		}
+		lines = append(lines, line{d.Time, text})
+	}
+	for _, n := range r.Notes {
+		lines = append(lines, line{n.Time, n.Text})
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].t.Before(lines[j].t) })
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %s  %s\n", l.t.UTC().Format(time.TimeOnly+".000"), l.text)
 	}
 	s := r.Settlement
 	if s == nil {
