@@ -152,6 +152,10 @@ func (c *Controller) Submit(ctx context.Context, in Input) error {
 	}
 }
 
+// Ping returns once the controller's loop has answered: the liveness a
+// service watchdog vouches for.
+func (c *Controller) Ping(ctx context.Context) error { return c.Submit(ctx, nil) }
+
 // Snapshot returns the last published state; safe from any goroutine.
 func (c *Controller) Snapshot() State { return *c.state.Load() }
 
@@ -183,6 +187,10 @@ func (c *Controller) Run(ctx context.Context, inputs <-chan Input) error {
 				c.log.Warn().Err(err).Str("input", in.Kind()).Msg("device input rejected")
 			}
 		case req := <-c.reqs:
+			if req.in == nil { // Ping
+				req.reply <- nil
+				continue
+			}
 			req.reply <- c.handle(req.in)
 		case tf := <-c.timers:
 			if err := c.handle(tf); err != nil && !errors.Is(err, errStaleTimer) {

@@ -236,7 +236,17 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		}
 		g.Go(func() error { return p.Run(ctx) })
 	}
-	log.Info().Str("game", rs.Code).Str("name", rs.Name).Str("table", cfg.Table).Msg("tabled running")
+	notify := newNotifier(log)
+	g.Go(func() error {
+		if err := ctrl.Ping(ctx); err != nil {
+			return nil // stopping already
+		}
+		notify.send("READY=1")
+		log.Info().Str("game", rs.Code).Str("name", rs.Name).Str("table", cfg.Table).Msg("tabled running")
+		notify.watchdog(ctx, ctrl.Ping)
+		notify.send("STOPPING=1")
+		return nil
+	})
 	return g.Wait()
 }
 
