@@ -97,6 +97,8 @@ type player struct {
 	staked    int64 // everything staked this round, for the cap
 }
 
+// box is a position on the layout: it receives cards. In a common-draw
+// game any number of players share its cards, each with his own decisions.
 type box struct {
 	seat      int
 	stream    []card.Card // every card dealt to the box, in order
