@@ -109,6 +109,7 @@ timing: {betting: 1h, last_call: 1s, insurance: 1h, decision: 1h, settle: 20ms}
 broker: {url: %q, supervisor_tokens: [sup-secret]}
 shoe: {path: %q, silence_timeout: 1h}
 gpio: {sim: true, shuffler: false}
+console: {addr: "127.0.0.1:0"}
 `, tableID, filepath.Join(dir, "data"), broker, dev.Path())
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
 
@@ -351,13 +352,14 @@ func (b *backend) onReply(payload []byte) {
 	payload, ok := b.pending[r.ID]
 	delete(b.pending, r.ID)
 	b.answered[r.ID] = true
-	if ok && !r.Accepted && strings.Contains(r.Reason, "paused") {
+	if ok && !r.Accepted && strings.HasPrefix(r.Reason, "table: paused") {
 		// Asked while the table waited for the resume. That answer is
 		// final for this id, so ask again under a new one.
 		var cmd map[string]any
 		_ = json.Unmarshal(payload, &cmd)
+		base, _, _ := strings.Cut(r.ID, "~")
 		b.retries++
-		b.sendLocked(fmt.Sprintf("%s-again%d", r.ID, b.retries), cmd)
+		b.sendLocked(fmt.Sprintf("%s~%d", base, b.retries), cmd)
 	}
 }
 

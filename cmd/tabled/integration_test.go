@@ -44,6 +44,7 @@ func TestStackedShoeToSubscriber(t *testing.T) {
 	cfg.Broker.URL = mosq.URL()
 	cfg.Shoe.Path = dev.Path()
 	cfg.GPIO.Sim = true
+	cfg.Console.Addr = "127.0.0.1:0"
 	root := "livetable/it/t1/"
 	sub := mqttlinktest.Subscribe(t, mosq.URL(), root+"events", mqttlinktest.SubscriberOptions{CleanSession: true})
 
