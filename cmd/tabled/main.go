@@ -116,8 +116,3 @@ func newLogger(cfg Config, w io.Writer) (zerolog.Logger, error) {
 func absData(cfg Config, sub string) string {
 	return filepath.Join(cfg.DataDir, sub)
 }
-
-// shortly is a bounded context for shutdown steps.
-func shortly() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 3*time.Second)
-}
