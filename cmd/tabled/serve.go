@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -78,7 +80,15 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 
 	brokerURL := cfg.Broker.URL
 	if brokerURL == "" {
-		b, err := mqttlink.StartEmbeddedBroker(ctx, cfg.Broker.EmbeddedAddr, log.With().Str("part", "broker").Logger())
+		blog := log.With().Str("part", "broker").Logger()
+		b, err := mqttlink.StartEmbeddedBroker(ctx, cfg.Broker.EmbeddedAddr, blog)
+		if err != nil && cfg.Demo.Enabled && errors.Is(err, syscall.EADDRINUSE) {
+			// A demo must start even where a mosquitto service already
+			// holds 1883 (Debian starts one on install): take a free port
+			// and say which.
+			log.Warn().Str("addr", cfg.Broker.EmbeddedAddr).Msg("port taken: the demo's broker takes a free port")
+			b, err = mqttlink.StartEmbeddedBroker(ctx, "127.0.0.1:0", blog)
+		}
 		if err != nil {
 			return fmt.Errorf("tabled: embedded broker: %w", err)
 		}
@@ -184,7 +194,12 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 			l := link.PublishLatency()
 			return console.LatencySummary{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}
 		})
-		cons, err := console.New(console.Options{Addr: cfg.Console.Addr, Supervisors: supervisors, GameName: rs.Name,
+		addr := cfg.Console.Addr
+		if cfg.Demo.Enabled && portTaken(addr) {
+			log.Warn().Str("addr", addr).Msg("port taken: the demo's console takes a free port")
+			addr = "127.0.0.1:0"
+		}
+		cons, err := console.New(console.Options{Addr: addr, Supervisors: supervisors, GameName: rs.Name,
 			Clock: clk, Metrics: metrics}, ctrl, recall, healthOf(shoeLink, hw, link, jr), consoleLog(log))
 		if err != nil {
 			return fmt.Errorf("tabled: console: %w", err)
@@ -301,6 +316,16 @@ func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, ctrl *table.Con
 			reader.Commit(ev.Seq)
 		}
 	}
+}
+
+// portTaken reports whether addr cannot be listened on now.
+func portTaken(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return true
+	}
+	_ = l.Close()
+	return false
 }
 
 func ignoreCancel(err error) error {
