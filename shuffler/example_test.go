@@ -35,8 +35,10 @@ func ExampleNewCutCardSensor() {
 	<-done
 	for len(out) > 0 {
 		in := <-out
-		fmt.Printf("%s %+v\n", in.Kind(), in)
+		if c, ok := in.(table.CutCardSeen); ok {
+			fmt.Printf("%s from the %s\n", in.Kind(), c.Source)
+		}
 	}
 	// Output:
-	// cut_card {Source:sensor}
+	// cut_card from the sensor
 }
