@@ -74,6 +74,7 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 	t.Helper()
 	f := &fixture{fake: consoletest.New(dealingState()), clk: clockwork.NewFakeClockAt(epoch)}
 	opts := DefaultOptions()
+	opts.Addr = "127.0.0.1:0" // never a fixed port: a demo may be running
 	opts.Clock = f.clk
 	opts.GameName = "Live Blackjack"
 	opts.Supervisors = map[string]string{testUser: testHash(t, testPassword)}
@@ -504,11 +505,16 @@ func (f *fixture) run(t *testing.T) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.s.Run(ctx) }()
+	select {
+	case <-f.s.Ready():
+	case err := <-done:
+		cancel()
+		t.Fatalf("console did not start: %v", err)
+	}
 	t.Cleanup(func() {
 		cancel()
 		assert.NoError(t, <-done)
 	})
-	<-f.s.Ready()
 	require.Eventually(t, func() bool { return f.fake.Subscribers() == 1 }, 5*time.Second, 5*time.Millisecond)
 	return "http://" + f.s.Addr()
 }
