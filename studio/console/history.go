@@ -148,8 +148,8 @@ func (h *History) addRoundLocked(ev table.Event, e round.Event) {
 	}
 	switch e.Type {
 	case round.EvCardDealt:
-		r.CardLog = append(r.CardLog, CardRecord{Time: ev.Time, Card: e.Card, Seat: e.Seat, Hand: e.Hand,
-			Hole: e.Hole, Total: e.Total, Soft: e.Soft})
+		r.CardLog = append(r.CardLog, CardRecord{Time: ev.Time, Card: e.Card, Seat: e.Seat, Hand: int(e.Hand),
+			Hole: e.Hole, Total: int(e.Total), Soft: e.Soft})
 		if e.Card.Valid() {
 			r.Cards = append(r.Cards, e.Card)
 		}
@@ -164,7 +164,7 @@ func (h *History) addRoundLocked(ev table.Event, e round.Event) {
 			}
 		}
 	case round.EvDecisionMade:
-		r.Decisions = append(r.Decisions, DecisionRecord{Time: ev.Time, Seat: e.Seat, Hand: e.Hand,
+		r.Decisions = append(r.Decisions, DecisionRecord{Time: ev.Time, Seat: e.Seat, Hand: int(e.Hand),
 			Action: e.Action.String(), Auto: e.Auto})
 	case round.EvInsuranceAnswered:
 		a := "no insurance"

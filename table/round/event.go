@@ -128,27 +128,30 @@ func (k EventKind) String() string {
 // but Settlement, so appending events to a reused slice allocates nothing.
 type Event struct {
 	Type    EventKind `json:"-"`
-	Seat    int       `json:"seat,omitempty"`   // 0 = dealer or table-wide
-	Player  string    `json:"player,omitempty"` // for per-player events
-	Hand    int       `json:"hand,omitempty"`   // 1-based hand of the seat
-	Card    card.Card `json:"card,omitzero"`
 	Hole    bool      `json:"hole,omitempty"` // the card is the dealer's face-down card
-	Total   int       `json:"total,omitempty"`
 	Soft    bool      `json:"soft,omitempty"`
 	Action  Action    `json:"action,omitempty"`
 	Options Options   `json:"options,omitzero"`
 	Auto    bool      `json:"auto,omitempty"` // applied by timeout
 	Outcome Outcome   `json:"outcome,omitempty"`
 	Flag    bool      `json:"flag,omitempty"` // peek: dealer has BJ; insurance: taken
+	Card    card.Card `json:"card,omitzero"`
+	// Small integers are small types: events are copied on the hot path
+	// (a simulator applies millions a second), so the struct is kept to
+	// 56 bytes.
+	Hand  int8 `json:"hand,omitempty"` // 1-based hand of the seat
+	Total int8 `json:"total,omitempty"`
 	// Cards is the number of cards in the hand (decision requests), and
 	// PairValue the value of a two-card pair (0 when not a pair), so a
 	// player client can look up its strategy without the state topic.
-	Cards     int `json:"cards,omitempty"`
-	PairValue int `json:"pair_value,omitempty"`
+	Cards     int8 `json:"cards,omitempty"`
+	PairValue int8 `json:"pair_value,omitempty"`
 	// Up is the dealer's up-card value (decision requests).
-	Up int `json:"up,omitempty"`
+	Up   int8 `json:"up,omitempty"`
+	Seat int  `json:"seat,omitempty"` // 0 = dealer or table-wide
 	// Players counts the players concerned (common draw: one request for many).
-	Players    int         `json:"players,omitempty"`
+	Players    int32       `json:"players,omitempty"`
+	Player     string      `json:"player,omitempty"` // for per-player events
 	Settlement *Settlement `json:"settlement,omitempty"`
 }
 

@@ -210,7 +210,7 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		r.deal = append(r.deal, -1)
 	}
 	r.phase = PhaseDealing
-	dst = append(dst, Event{Type: EvRoundStarted, Players: len(bets)})
+	dst = append(dst, Event{Type: EvRoundStarted, Players: int32(len(bets))})
 	return dst, nil
 }
 
@@ -425,7 +425,7 @@ func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
 				p.cursor++
 			}
 			tot, soft := Total(bx.stream)
-			dst = append(dst, Event{Type: EvCardDealt, Seat: bx.seat, Hand: 1, Card: c, Total: tot, Soft: soft, Players: len(bx.players)})
+			dst = append(dst, Event{Type: EvCardDealt, Seat: bx.seat, Hand: int8(1), Card: c, Total: int8(tot), Soft: soft, Players: int32(len(bx.players))})
 		}
 		if r.dealPos == len(r.deal) {
 			dst = r.afterDeal(dst)
@@ -474,7 +474,7 @@ func (r *Round) dealerCard(c card.Card, dst []Event) []Event {
 		return append(dst, Event{Type: EvCardDealt, Hole: true})
 	}
 	tot, soft := r.dealerShown()
-	return append(dst, Event{Type: EvCardDealt, Card: c, Total: tot, Soft: soft})
+	return append(dst, Event{Type: EvCardDealt, Card: c, Total: int8(tot), Soft: soft})
 }
 
 func (r *Round) dealerShown() (int, bool) {
@@ -513,7 +513,7 @@ func (r *Round) afterDeal(dst []Event) []Event {
 				n++
 			}
 		}
-		return append(dst, Event{Type: EvInsuranceOffered, Players: n})
+		return append(dst, Event{Type: EvInsuranceOffered, Players: int32(n)})
 	}
 	return r.afterInsurance(dst)
 }
@@ -608,8 +608,8 @@ func (r *Round) advance(bx *box, p *player, dst []Event) []Event {
 		if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
 			pair = h.c[0].Value()
 		}
-		return append(dst, Event{Type: EvDecisionRequested, Seat: bx.seat, Player: p.id, Hand: p.cur + 1,
-			Total: tot, Soft: soft, Options: r.options(p, h), Cards: int(h.n), PairValue: pair, Up: r.upValue()})
+		return append(dst, Event{Type: EvDecisionRequested, Seat: bx.seat, Player: p.id, Hand: int8(p.cur + 1),
+			Total: int8(tot), Soft: soft, Options: r.options(p, h), Cards: int8(h.n), PairValue: int8(pair), Up: int8(r.upValue())})
 	}
 	p.done = true
 	return dst
@@ -635,14 +635,14 @@ func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
 		tot, soft := h.total()
 		verbose := len(bx.players) <= 16
 		if verbose {
-			dst = append(dst, Event{Type: EvCardDealt, Seat: bx.seat, Player: p.id, Hand: hi + 1, Card: c, Total: tot, Soft: soft})
+			dst = append(dst, Event{Type: EvCardDealt, Seat: bx.seat, Player: p.id, Hand: int8(hi + 1), Card: c, Total: int8(tot), Soft: soft})
 		}
 		switch {
 		case tot > 21, tot == 21, h.doubled, h.splitAces && h.n == 2,
 			r.rs.Charlie > 0 && int(h.n) >= r.rs.Charlie:
 			h.done = true
 			if verbose {
-				dst = append(dst, Event{Type: EvHandDone, Seat: bx.seat, Player: p.id, Hand: hi + 1, Total: tot, Soft: soft})
+				dst = append(dst, Event{Type: EvHandDone, Seat: bx.seat, Player: p.id, Hand: int8(hi + 1), Total: int8(tot), Soft: soft})
 			}
 		}
 		if p.nslots == 0 {
@@ -765,7 +765,7 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Ev
 		p.firstDone = true
 	}
 	hi := p.cur
-	dst = append(dst, Event{Type: EvDecisionMade, Seat: bx.seat, Player: p.id, Hand: hi + 1, Action: a, Auto: auto})
+	dst = append(dst, Event{Type: EvDecisionMade, Seat: bx.seat, Player: p.id, Hand: int8(hi + 1), Action: a, Auto: auto})
 	switch a {
 	case ActStand:
 		h.done = true
@@ -893,7 +893,7 @@ func (r *Round) progress(dst []Event) []Event {
 				return dst
 			}
 			t, soft := r.dealer.total()
-			dst = append(dst, Event{Type: EvDealerDone, Total: t, Soft: soft})
+			dst = append(dst, Event{Type: EvDealerDone, Total: int8(t), Soft: soft})
 			return r.finish(dst)
 		default:
 			return dst
@@ -914,7 +914,7 @@ func (r *Round) startDealer(dst []Event) []Event {
 	r.phase = PhaseDealer
 	if r.holeDealt {
 		t, soft := r.dealer.total()
-		dst = append(dst, Event{Type: EvHoleRevealed, Card: r.dealer.c[1], Total: t, Soft: soft, Hole: true})
+		dst = append(dst, Event{Type: EvHoleRevealed, Card: r.dealer.c[1], Total: int8(t), Soft: soft, Hole: true})
 	}
 	return dst
 }

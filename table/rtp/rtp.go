@@ -207,9 +207,9 @@ func (p *Player) decide(evs []round.Event) round.Action {
 		if e.Type != round.EvDecisionRequested {
 			continue
 		}
-		s := strategy.Situation{Total: e.Total, Soft: e.Soft, PairValue: e.PairValue, Cards: e.Cards, Up: e.Up,
+		s := strategy.Situation{Total: int(e.Total), Soft: e.Soft, PairValue: int(e.PairValue), Cards: int(e.Cards), Up: int(e.Up),
 			CanDouble: e.Options.Has(round.ActDouble), CanSplit: e.Options.Has(round.ActSplit)}
-		if s.CanDouble && p.rs.IsFreeDouble(e.Total, e.Soft) && e.Cards == 2 {
+		if s.CanDouble && p.rs.IsFreeDouble(s.Total, e.Soft) && e.Cards == 2 {
 			s.FreeDouble = true
 		}
 		if s.CanSplit && p.rs.FreeSplit && e.PairValue != 10 {
