@@ -28,7 +28,8 @@ test: deps-go deps-mosquitto deps-chromium ## gofmt, go vet and every test with 
 
 bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench . -benchmem ./table/round/ ./table/sidebets/ ./table/strategy/ ./firmware-protocols/shoeproto/
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=200x ./table/journal/
+	$(GO) test -run '^$$' -bench Append -benchmem -benchtime=200x ./table/journal/
+	$(GO) test -run '^$$' -bench Recovery -benchmem -benchtime=1x ./table/journal/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=3x ./shoereader/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=200x ./studio/mqttlink/
 	$(GO) test -run '^$$' -bench . -benchmem ./table/rtp/ ./studio/console/

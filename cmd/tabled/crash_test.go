@@ -45,10 +45,10 @@ func TestCrashRecovery(t *testing.T) {
 	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
 
 	start := time.Now()
-	calm := playScript(t, bin, mosq.URL(), "calm", rounds, 0)
+	calm := playScript(t, bin, mosq.URL(), "calm", rounds, 0, nil)
 	t.Logf("uninterrupted run: %d rounds in %v", rounds, time.Since(start).Round(time.Millisecond))
 	start = time.Now()
-	crashy := playScript(t, bin, mosq.URL(), "crashy", rounds, kills)
+	crashy := playScript(t, bin, mosq.URL(), "crashy", rounds, kills, nil)
 	t.Logf("run with %d kills: %d rounds in %v", kills, rounds, time.Since(start).Round(time.Millisecond))
 	t.Logf("uninterrupted: %d game events, %d rounds; with %d kills: %d game events, %d duplicates dropped, %d restarts mid-round",
 		len(calm.game), calm.settled, crashy.kills, len(crashy.game), crashy.dups, crashy.midRound)
@@ -80,9 +80,49 @@ func buildTabled(t *testing.T) string {
 	return bin
 }
 
+// TestBrokerOutage is issue 6's delivery proof: 100 rounds during which
+// the broker is killed mid-round and restarted 10 s later, and the daemon
+// is killed and restarted; the backend still sees every event of the
+// uninterrupted run exactly once, in order (after dropping duplicates by
+// sequence number).
+func TestBrokerOutage(t *testing.T) {
+	rounds := 100
+	if testing.Short() {
+		rounds = 40
+	}
+	bin := buildTabled(t)
+	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
+	calm := playScript(t, bin, mosq.URL(), "calm", rounds, 0, nil)
+	var outageAt, daemonAt time.Duration
+	start := time.Now()
+	stormy := playScript(t, bin, mosq.URL(), "stormy", rounds, 0, func(settled int, d *daemon) bool {
+		switch {
+		case settled >= rounds/3 && outageAt == 0:
+			outageAt = time.Since(start)
+			mosq.Kill()
+			time.Sleep(10 * time.Second)
+			mosq.Restart()
+			return true
+		case settled >= 2*rounds/3 && daemonAt == 0:
+			daemonAt = time.Since(start)
+			d.kill()
+			d.start()
+			return true
+		}
+		return false
+	})
+	t.Logf("broker killed at %v for 10 s, daemon killed at %v; uninterrupted %d game events, with outages %d, %d duplicates dropped, %d gaps",
+		outageAt.Round(time.Millisecond), daemonAt.Round(time.Millisecond), len(calm.game), len(stormy.game), stormy.dups, stormy.gaps)
+	require.NotZero(t, outageAt)
+	require.NotZero(t, daemonAt)
+	assert.Zero(t, stormy.gaps)
+	require.Equal(t, calm.game, stormy.game)
+}
+
 // playScript runs one table to `rounds` settlements, killing it `kills`
-// times at random points.
-func playScript(t *testing.T, bin, broker, name string, rounds, kills int) scriptRun {
+// times at random points; disrupt, when set, is called as rounds settle
+// and may break things (it returns true when it did).
+func playScript(t *testing.T, bin, broker, name string, rounds, kills int, disrupt func(settled int, d *daemon) bool) scriptRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -129,6 +169,9 @@ console: {addr: "127.0.0.1:0"}
 	for {
 		if be.settledCount() >= rounds {
 			break
+		}
+		if disrupt != nil && disrupt(be.settledCount(), d) {
+			continue
 		}
 		if killed < kills {
 			select {
