@@ -238,6 +238,21 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		runShuffler(ctx, g, hw, rs, cfg, ctrl, inputs, onSwap, clk, log)
 	}
 	if cfg.Demo.Enabled {
+		// A demo stopped mid-round restarts paused, waiting for a
+		// supervisor: the demo's own supervisor resumes it (a studio's
+		// would look at the round first).
+		g.Go(func() error {
+			if err := ctrl.Ping(ctx); err != nil {
+				return nil
+			}
+			if st := ctrl.Snapshot(); st.Paused {
+				log.Warn().Str("reason", st.PauseReason).Msg("demo: the demo supervisor resumes the table")
+				if err := ctrl.Submit(ctx, table.Supervisor{Command: "resume", By: "demo supervisor"}); err != nil {
+					log.Warn().Err(err).Msg("demo: resume")
+				}
+			}
+			return nil
+		})
 		dealerEvents, _ := ctrl.Subscribe("dealer", 1024)
 		d := simdealer.New(dev, simdealer.Options{Pace: cfg.Demo.Pace, ShufflerSwaps: shufflerWired}, log.With().Str("part", "dealer").Logger())
 		g.Go(func() error { return d.Run(ctx, dealerEvents) })
