@@ -233,7 +233,12 @@ func New(opts Options, log zerolog.Logger) (*Device, error) {
 		heartbeat: opts.Heartbeat,
 		window:    opts.Window,
 	}
-	d.bootID = d.rng.Uint32()
+	// BOOT is random per power-up (SPEC.md), not derived from the seed:
+	// a restarted simulator is a new device session, or the host would
+	// take its new frames for ones it already has. The seeded draw is
+	// kept so a seed still gives the same shoes.
+	_ = d.rng.Uint32()
+	d.bootID = rand.Uint32()
 	cards, err := d.buildShoeLocked(opts.Script)
 	if err != nil {
 		return nil, err
@@ -399,7 +404,7 @@ func (d *Device) handleHostLocked(m *shoeproto.Message, now time.Time) {
 	case shoeproto.TypeReset:
 		d.dropAllLocked(ErrReset)
 		d.nextSeq = 1
-		d.bootID = d.rng.Uint32()
+		d.bootID = rand.Uint32()
 		d.helloAcked = false
 		d.sendHelloLocked(now)
 	}
