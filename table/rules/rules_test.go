@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/table/sidebets"
 )
 
 func TestGamesValidate(t *testing.T) {
@@ -78,4 +80,29 @@ func TestRuleHelpers(t *testing.T) {
 	}
 	_, err = ParseLateBJ("some")
 	require.Error(t, err)
+}
+
+// TestPaytables pins the documents' paytables as the games carry them.
+func TestPaytables(t *testing.T) {
+	want := map[string]map[string]map[string]int64{
+		"000": {"perfect_pairs": {"perfect_pair": 25, "coloured_pair": 12, "mixed_pair": 6},
+			"21+3": {"suited_trips": 100, "straight_flush": 40, "three_of_a_kind": 30, "straight": 10, "flush": 5}},
+		"002": {"hot3": {"777": 100, "suited_21": 20, "21": 4, "20": 2, "19": 1},
+			"bust_it": {"bust_3_cards": 1, "bust_4_cards": 2, "bust_5_cards": 9, "bust_6_cards": 50, "bust_7_cards": 100, "bust_8_cards": 250}},
+		"003": {"top3": {"suited_trips": 270, "straight_flush": 180, "three_of_a_kind": 90}},
+		"004": {"perfect_pairs": {"perfect_pair": 30, "coloured_pair": 10, "mixed_pair": 5}},
+	}
+	for code, bets := range want {
+		rs, err := Game(code)
+		require.NoError(t, err)
+		for kind, pt := range bets {
+			sb, ok := rs.Side(sidebets.Kind(kind))
+			require.True(t, ok, "%s offers %s", code, kind)
+			got := map[string]int64{}
+			for r, pays := range sb.Paytable {
+				got[string(r)] = pays
+			}
+			assert.Equal(t, pt, got, "%s %s", code, kind)
+		}
+	}
 }
