@@ -7,7 +7,7 @@ PKGS      ?= ./...
 TESTFLAGS ?= -race -shuffle=on -timeout 12m
 DIST      ?= dist
 LDFLAGS   ?= -s -w
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= v0.8.2
 
 # apt-get needs root; use sudo when we are not root and it exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
