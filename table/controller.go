@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -493,18 +495,11 @@ func toBets(in []Bet) ([]round.Bet, error) {
 		for k, v := range b.Side {
 			rb.Side = append(rb.Side, round.SideStake{Kind: sidebets.Kind(k), Stake: v})
 		}
-		sortSide(rb.Side)
+		// Map order is random; journal replay needs one order.
+		slices.SortFunc(rb.Side, func(a, b round.SideStake) int { return strings.Compare(string(a.Kind), string(b.Kind)) })
 		out = append(out, rb)
 	}
 	return out, nil
-}
-
-func sortSide(s []round.SideStake) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].Kind < s[j-1].Kind; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func (c *Controller) applyTimer(v TimerFired) error {

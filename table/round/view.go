@@ -1,6 +1,10 @@
 package round
 
-import "github.com/livetable/livetable/table/card"
+import (
+	"strconv"
+
+	"github.com/livetable/livetable/table/card"
+)
 
 // View is a snapshot of the round for the state topic and the console. In
 // a common-draw game a seat shows its shared cards and the number of
@@ -101,7 +105,7 @@ func (r *Round) Next() string {
 		case seat == 0:
 			return "card to dealer"
 		default:
-			return "card to seat " + itoa(seat)
+			return "card to seat " + strconv.Itoa(seat)
 		}
 	}
 	switch r.phase {
@@ -109,7 +113,7 @@ func (r *Round) Next() string {
 		return "wait: insurance offered"
 	case PhasePlay:
 		if s := r.FirstAwaiting(); s != 0 {
-			return "wait: seat " + itoa(s) + " to decide"
+			return "wait: seat " + strconv.Itoa(s) + " to decide"
 		}
 	case PhaseSettled:
 		return "collect and pay"
@@ -117,26 +121,4 @@ func (r *Round) Next() string {
 		return "wait for bets"
 	}
 	return "wait"
-}
-
-func itoa(n int) string {
-	if n < 10 && n >= 0 {
-		return string(rune('0' + n))
-	}
-	var b [20]byte
-	i := len(b)
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
 }
