@@ -610,9 +610,23 @@ func (j *Journal) retainLocked() []string {
 	for _, s := range j.segs {
 		total += s.size
 	}
+	// With an anchor kind, only segments wholly before the newest anchor
+	// may go: the caller's replay starts at an anchor.
+	floor := ^uint64(0)
+	if j.opts.AnchorKind != "" {
+		floor = 0
+		for _, k := range j.kinds {
+			if k.kind == j.opts.AnchorKind && k.seq <= j.lastSeq {
+				floor = k.seq
+			}
+		}
+	}
 	var retired []string
 	for len(j.segs) > 1 {
 		s := j.segs[0]
+		if s.lastSeq >= floor {
+			break
+		}
 		tooBig := j.opts.MaxBytes > 0 && total > j.opts.MaxBytes
 		tooOld := j.opts.MaxAge > 0 && s.newest != 0 && j.newest-s.newest > int64(j.opts.MaxAge)
 		if !tooBig && !tooOld {

@@ -38,6 +38,14 @@ type Options struct {
 	// larger than this. The active segment is never deleted. Zero means no
 	// size limit.
 	MaxBytes int64
+	// AnchorKind names the records the caller rebuilds its state from (the
+	// table's checkpoints): replaying from one of them onwards gives the
+	// whole state, so the records before the newest one may go. When set,
+	// retention never deletes a segment that holds or follows the newest
+	// anchor, and deletes nothing while there is no anchor at all: age and
+	// size limits are then exceeded rather than state lost. Empty means the
+	// caller needs no anchor and retention deletes by size and age alone.
+	AnchorKind string
 	// GroupCommitWindow is how long the writer waits for more appenders
 	// after the first one before it writes and fsyncs the batch. Zero adds
 	// no wait: batches still form from the appenders that arrive while the

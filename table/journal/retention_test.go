@@ -3,6 +3,7 @@ package journal_test
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -131,4 +132,58 @@ func TestRetentionWaitsForReplay(t *testing.T) {
 	// The next rotation catches up.
 	appendN(t, j, 40, 60)
 	assert.Greater(t, j.FirstSeq(), uint64(10))
+}
+
+// TestRetentionKeepsAnchor: with an anchor kind, size limits never delete
+// the segment holding the newest anchor or anything after it, and nothing
+// at all goes before the first anchor: the caller replays from an anchor.
+func TestRetentionKeepsAnchor(t *testing.T) {
+	anchor := func(i int) journal.Record {
+		r := rec(i)
+		r.Kind, r.Data = "checkpoint", []byte(fmt.Sprintf(`{"kind":"checkpoint","data":{"n":%d}}`, i))
+		return r
+	}
+	tests := []struct {
+		name      string
+		anchors   []int // record indexes written as anchors
+		wantFirst func(t *testing.T, first uint64, anchorSeqs []uint64)
+	}{
+		{"no anchor: nothing deleted", nil, func(t *testing.T, first uint64, _ []uint64) {
+			assert.Equal(t, uint64(1), first)
+		}},
+		{"one early anchor: kept", []int{5}, func(t *testing.T, first uint64, a []uint64) {
+			assert.LessOrEqual(t, first, a[0])
+		}},
+		{"anchors along the way: cut up to the newest", []int{5, 60, 120, 170}, func(t *testing.T, first uint64, a []uint64) {
+			assert.LessOrEqual(t, first, a[3], "the newest anchor is retained")
+			assert.Greater(t, first, a[1], "segments before the newest anchor went")
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			opts := journal.Options{Dir: dir, SegmentBytes: 1000, MaxBytes: 3000, AnchorKind: "checkpoint"}
+			j, _ := open(t, opts)
+			var seqs []uint64
+			for i := range 200 {
+				r := rec(i)
+				if slices.Contains(tc.anchors, i) {
+					r = anchor(i)
+				}
+				seq, err := j.Append(r)
+				require.NoError(t, err)
+				if r.Kind == "checkpoint" {
+					seqs = append(seqs, seq)
+				}
+			}
+			tc.wantFirst(t, j.FirstSeq(), seqs)
+			if len(seqs) > 0 {
+				assert.Equal(t, seqs[len(seqs)-1], j.LastOfKind("checkpoint"))
+			}
+			require.NoError(t, j.Close())
+			// Retention at Open keeps the same rule.
+			j, _ = open(t, opts)
+			tc.wantFirst(t, j.FirstSeq(), seqs)
+		})
+	}
 }
