@@ -155,6 +155,18 @@ type Event struct {
 	Settlement *Settlement `json:"settlement,omitempty"`
 }
 
+// emit appends an event of kind k to dst and returns it for the caller to
+// fill in place. Appending a composite literal makes the compiler assemble
+// the event on the stack with byte stores and copy it with wide loads,
+// which stall on store forwarding: filling the slot in place costs half as
+// much, and a simulator appends a dozen events a round.
+func emit(dst []Event, k EventKind) ([]Event, *Event) {
+	dst = append(dst, Event{})
+	e := &dst[len(dst)-1]
+	e.Type = k
+	return dst, e
+}
+
 // Kind names the event on the wire (table.Body).
 func (e Event) Kind() string { return e.Type.String() }
 

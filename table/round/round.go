@@ -124,11 +124,21 @@ type Round struct {
 	cur       int   // current box in seat-order play
 	first     bool  // Speed: simultaneous first decisions in progress
 	cardsUsed int
-	settle    Settlement
-	seatBuf   []int
-	handBuf   []HandResult // settlement storage, reused round to round
-	sideBuf   []SideResult
-	wagerBuf  []Wager
+	// awaiting is the sum of the boxes' awaiting counts, kept as decisions
+	// are asked and made: the controller and the simulator read it after
+	// every input.
+	awaiting int
+	// What the dealer's hand needs, fixed when the dealer's turn starts
+	// (the players' hands no longer change), not rescanned per card:
+	// dealerSecond draws the second card of a game without a hole card,
+	// dealerPlays draws on to the dealer's standing total.
+	dealerSecond bool
+	dealerPlays  bool
+	settle       Settlement
+	seatBuf      []int
+	handBuf      []HandResult // settlement storage, reused round to round
+	sideBuf      []SideResult
+	wagerBuf     []Wager
 }
 
 func New(rs *rules.Set) *Round { return &Round{rs: rs} }
@@ -177,13 +187,15 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 				continue
 			}
 			bx := &r.boxes[bi]
-			bx.players = append(bx.players, player{
-				id: b.Player, main: b.Main, side: b.Side, behind: b.Behind,
-				followDbl: b.FollowDouble, followSpl: b.FollowSplit,
-			})
+			// Appended zero and filled in place: a player is a few hundred
+			// bytes, and a composite literal would be built on the stack
+			// and copied.
+			bx.players = append(bx.players, player{})
 			p := &bx.players[len(bx.players)-1]
+			p.id, p.main, p.side = b.Player, b.Main, b.Side
+			p.behind, p.followDbl, p.followSpl = b.Behind, b.FollowDouble, b.FollowSplit
 			p.n = 1
-			p.hands[0] = hand{base: b.Main, stake: b.Main}
+			p.hands[0].base, p.hands[0].stake = b.Main, b.Main
 			p.staked = b.Main + sideTotal(b.Side)
 		}
 	}
@@ -210,7 +222,8 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		r.deal = append(r.deal, -1)
 	}
 	r.phase = PhaseDealing
-	dst = append(dst, Event{Type: EvRoundStarted, Players: int32(len(bets))})
+	dst, e := emit(dst, EvRoundStarted)
+	e.Players = int32(len(bets))
 	return dst, nil
 }
 
@@ -253,6 +266,8 @@ func (r *Round) reset(id string) {
 	r.cur = 0
 	r.first = false
 	r.cardsUsed = 0
+	r.awaiting = 0
+	r.dealerSecond, r.dealerPlays = false, false
 }
 
 func (r *Round) checkBets(bets []Bet) error {
@@ -392,7 +407,9 @@ func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 				p := &r.boxes[i].players[j]
 				if p.asked && p.insurance == 0 {
 					p.insurance = 2
-					dst = append(dst, Event{Type: EvInsuranceAnswered, Seat: r.boxes[i].seat, Player: p.id, Auto: true})
+					var e *Event
+					dst, e = emit(dst, EvInsuranceAnswered)
+					e.Seat, e.Player, e.Auto = r.boxes[i].seat, p.id, true
 				}
 			}
 		}
@@ -425,7 +442,9 @@ func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
 				p.cursor++
 			}
 			tot, soft := Total(bx.stream)
-			dst = append(dst, Event{Type: EvCardDealt, Seat: bx.seat, Hand: int8(1), Card: c, Total: int8(tot), Soft: soft, Players: int32(len(bx.players))})
+			var e *Event
+			dst, e = emit(dst, EvCardDealt)
+			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
 		}
 		if r.dealPos == len(r.deal) {
 			dst = r.afterDeal(dst)
@@ -471,10 +490,14 @@ func (r *Round) dealerCard(c card.Card, dst []Event) []Event {
 	if hole {
 		r.holeDealt = true
 		// The hole card is face down: its value is not published until turned.
-		return append(dst, Event{Type: EvCardDealt, Hole: true})
+		dst, e := emit(dst, EvCardDealt)
+		e.Hole = true
+		return dst
 	}
 	tot, soft := r.dealerShown()
-	return append(dst, Event{Type: EvCardDealt, Card: c, Total: int8(tot), Soft: soft})
+	dst, e := emit(dst, EvCardDealt)
+	e.Card, e.Total, e.Soft = c, int8(tot), soft
+	return dst
 }
 
 func (r *Round) dealerShown() (int, bool) {
@@ -513,7 +536,9 @@ func (r *Round) afterDeal(dst []Event) []Event {
 				n++
 			}
 		}
-		return append(dst, Event{Type: EvInsuranceOffered, Players: int32(n)})
+		dst, e := emit(dst, EvInsuranceOffered)
+		e.Players = int32(n)
+		return dst
 	}
 	return r.afterInsurance(dst)
 }
@@ -539,7 +564,8 @@ func (r *Round) applyInsurance(seat int, id string, take bool, dst []Event) ([]E
 	} else {
 		p.insurance = 2
 	}
-	dst = append(dst, Event{Type: EvInsuranceAnswered, Seat: bx.seat, Player: p.id, Flag: take})
+	dst, e := emit(dst, EvInsuranceAnswered)
+	e.Seat, e.Player, e.Flag = bx.seat, p.id, take
 	for i := range r.boxes {
 		for j := range r.boxes[i].players {
 			q := &r.boxes[i].players[j]
@@ -555,7 +581,9 @@ func (r *Round) afterInsurance(dst []Event) []Event {
 	if r.rs.Peeks(r.upValue()) {
 		r.peeked = true
 		bj := r.dealerBJ()
-		dst = append(dst, Event{Type: EvPeeked, Flag: bj})
+		var e *Event
+		dst, e = emit(dst, EvPeeked)
+		e.Flag = bj
 		if bj {
 			return r.finish(dst)
 		}
@@ -603,13 +631,17 @@ func (r *Round) advance(bx *box, p *player, dst []Event) []Event {
 		}
 		p.awaiting = true
 		bx.awaiting++
+		r.awaiting++
 		tot, soft := h.total()
 		pair := 0
 		if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
 			pair = h.c[0].Value()
 		}
-		return append(dst, Event{Type: EvDecisionRequested, Seat: bx.seat, Player: p.id, Hand: int8(p.cur + 1),
-			Total: int8(tot), Soft: soft, Options: r.options(p, h), Cards: int8(h.n), PairValue: int8(pair), Up: int8(r.upValue())})
+		dst, e := emit(dst, EvDecisionRequested)
+		e.Seat, e.Player, e.Hand = bx.seat, p.id, int8(p.cur+1)
+		e.Total, e.Soft, e.Options = int8(tot), soft, r.options(p, h)
+		e.Cards, e.PairValue, e.Up = int8(h.n), int8(pair), int8(r.upValue())
+		return dst
 	}
 	p.done = true
 	return dst
@@ -635,14 +667,18 @@ func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
 		tot, soft := h.total()
 		verbose := len(bx.players) <= 16
 		if verbose {
-			dst = append(dst, Event{Type: EvCardDealt, Seat: bx.seat, Player: p.id, Hand: int8(hi + 1), Card: c, Total: int8(tot), Soft: soft})
+			var e *Event
+			dst, e = emit(dst, EvCardDealt)
+			e.Seat, e.Player, e.Hand, e.Card, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), c, int8(tot), soft
 		}
 		switch {
 		case tot > 21, tot == 21, h.doubled, h.splitAces && h.n == 2,
 			r.rs.Charlie > 0 && int(h.n) >= r.rs.Charlie:
 			h.done = true
 			if verbose {
-				dst = append(dst, Event{Type: EvHandDone, Seat: bx.seat, Player: p.id, Hand: int8(hi + 1), Total: int8(tot), Soft: soft})
+				var e *Event
+				dst, e = emit(dst, EvHandDone)
+				e.Seat, e.Player, e.Hand, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), int8(tot), soft
 			}
 		}
 		if p.nslots == 0 {
@@ -761,11 +797,13 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Ev
 	// Valid: apply.
 	p.awaiting = false
 	bx.awaiting--
+	r.awaiting--
 	if r.first {
 		p.firstDone = true
 	}
 	hi := p.cur
-	dst = append(dst, Event{Type: EvDecisionMade, Seat: bx.seat, Player: p.id, Hand: int8(hi + 1), Action: a, Auto: auto})
+	dst, e := emit(dst, EvDecisionMade)
+	e.Seat, e.Player, e.Hand, e.Action, e.Auto = bx.seat, p.id, int8(hi+1), a, auto
 	switch a {
 	case ActStand:
 		h.done = true
@@ -867,7 +905,7 @@ func (r *Round) progress(dst []Event) []Event {
 		switch r.phase {
 		case PhasePlay:
 			if r.first {
-				if r.anyAwaiting() || len(r.queue) > 0 {
+				if r.awaiting > 0 || len(r.queue) > 0 {
 					return dst
 				}
 				// Speed: the simultaneous first decisions are served; play
@@ -893,7 +931,9 @@ func (r *Round) progress(dst []Event) []Event {
 				return dst
 			}
 			t, soft := r.dealer.total()
-			dst = append(dst, Event{Type: EvDealerDone, Total: int8(t), Soft: soft})
+			var e *Event
+			dst, e = emit(dst, EvDealerDone)
+			e.Total, e.Soft = int8(t), soft
 			return r.finish(dst)
 		default:
 			return dst
@@ -901,20 +941,18 @@ func (r *Round) progress(dst []Event) []Event {
 	}
 }
 
-func (r *Round) anyAwaiting() bool {
-	for i := range r.boxes {
-		if r.boxes[i].awaiting > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 func (r *Round) startDealer(dst []Event) []Event {
 	r.phase = PhaseDealer
+	live, natural, insured := r.handsState()
+	always := r.rs.DealerAlwaysPlays
+	// No hole card (004): the second card is drawn if it can matter.
+	r.dealerSecond = always || live || natural || insured
+	r.dealerPlays = always || live
 	if r.holeDealt {
 		t, soft := r.dealer.total()
-		dst = append(dst, Event{Type: EvHoleRevealed, Card: r.dealer.c[1], Total: int8(t), Soft: soft, Hole: true})
+		var e *Event
+		dst, e = emit(dst, EvHoleRevealed)
+		e.Card, e.Total, e.Soft, e.Hole = r.dealer.c[1], int8(t), soft, true
 	}
 	return dst
 }
@@ -945,17 +983,12 @@ func (r *Round) handsState() (live, natural, insured bool) {
 	return
 }
 
+// dealerNeedsCard is asked only in the dealer's turn, after startDealer.
 func (r *Round) dealerNeedsCard() bool {
-	live, natural, insured := r.handsState()
-	always := r.rs.DealerAlwaysPlays
 	if r.dealer.n < 2 {
-		// No hole card (004): the second card is drawn if it can matter.
-		return always || live || natural || insured
+		return r.dealerSecond
 	}
-	if r.dealerBJ() {
-		return false
-	}
-	if !live && !always {
+	if !r.dealerPlays || r.dealerBJ() {
 		return false
 	}
 	t, soft := r.dealer.total()
@@ -981,7 +1014,9 @@ func (r *Round) void(reason string, dst []Event) []Event {
 		}
 	}
 	r.phase = PhaseSettled
-	return append(dst, Event{Type: EvSettled, Settlement: s})
+	dst, e := emit(dst, EvSettled)
+	e.Settlement = s
+	return dst
 }
 
 type Waiter struct {
@@ -1017,13 +1052,7 @@ func (r *Round) Waiting(dst []Waiter) []Waiter {
 	return dst
 }
 
-func (r *Round) Awaiting() int {
-	n := 0
-	for i := range r.boxes {
-		n += r.boxes[i].awaiting
-	}
-	return n
-}
+func (r *Round) Awaiting() int { return r.awaiting }
 
 func (r *Round) FirstAwaiting() int {
 	for i := range r.boxes {

@@ -50,42 +50,53 @@ func (r *Round) finish(dst []Event) []Event {
 			if !p.behind && owner == nil {
 				owner = p
 			}
-			var sr SeatResult
+			// Results are filled in place, never built and copied: a
+			// simulator settles millions of rounds a second.
+			s.Seats = append(s.Seats, SeatResult{})
+			sr := &s.Seats[len(s.Seats)-1]
 			if p.behind {
-				sr = r.settleBehind(bx, owner, p)
+				r.settleBehind(bx, owner, p, sr)
 			} else {
-				sr = r.settlePlayer(bx, p)
+				r.settlePlayer(bx, p, sr)
 			}
 			s.Net += sr.Net
-			s.Seats = append(s.Seats, sr)
 		}
 	}
 	r.phase = PhaseSettled
-	return append(dst, Event{Type: EvSettled, Settlement: s})
+	dst, e := emit(dst, EvSettled)
+	e.Settlement = s
+	return dst
 }
 
-func (r *Round) settlePlayer(bx *box, p *player) SeatResult {
-	sr := SeatResult{Seat: bx.seat, Player: p.id, Hands: r.handResults(p.n)}
+func (r *Round) settlePlayer(bx *box, p *player, sr *SeatResult) {
+	sr.Seat, sr.Player = bx.seat, p.id
+	sr.Hands = r.handResults(p.n)
 	for k := 0; k < p.n; k++ {
 		h := &p.hands[k]
 		r.settleHand(h, k, h.stake, h.base, h.free)
-		t, _ := h.total()
-		sr.Hands = append(sr.Hands, HandResult{
-			Cards: h.list(), Total: t, Stake: h.stake, Free: h.free,
-			Doubled: h.doubled, Outcome: h.outcome, Net: h.net,
-		})
+		sr.Hands = appendHand(sr.Hands, h)
 		sr.MainNet += h.net
 	}
-	r.settleExtras(bx, p, &sr)
-	return sr
+	r.settleExtras(bx, p, sr)
+}
+
+// appendHand appends the result of a settled hand, filled in place.
+func appendHand(hs []HandResult, h *hand) []HandResult {
+	hs = append(hs, HandResult{})
+	hr := &hs[len(hs)-1]
+	hr.Cards = h.list()
+	hr.Total, _ = h.total()
+	hr.Stake, hr.Free, hr.Doubled, hr.Outcome, hr.Net = h.stake, h.free, h.doubled, h.outcome, h.net
+	return hs
 }
 
 // settleBehind settles a Bet Behind on the seat owner's hands, with the
 // follower's own stake and follow preferences.
-func (r *Round) settleBehind(bx *box, owner, p *player) SeatResult {
-	sr := SeatResult{Seat: bx.seat, Player: p.id, Behind: true, Hands: r.handResults(2)}
+func (r *Round) settleBehind(bx *box, owner, p *player, sr *SeatResult) {
+	sr.Seat, sr.Player, sr.Behind = bx.seat, p.id, true
+	sr.Hands = r.handResults(2)
 	if owner == nil {
-		return sr
+		return
 	}
 	n := owner.n
 	if n == 2 && !p.followSpl {
@@ -108,14 +119,10 @@ func (r *Round) settleBehind(bx *box, owner, p *player) SeatResult {
 			continue
 		}
 		r.settleHand(&h, k, h.stake, h.base, 0)
-		t, _ := h.total()
-		sr.Hands = append(sr.Hands, HandResult{
-			Cards: h.list(), Total: t, Stake: h.stake, Doubled: h.doubled, Outcome: h.outcome, Net: h.net,
-		})
+		sr.Hands = appendHand(sr.Hands, &h)
 		sr.MainNet += h.net
 	}
-	r.settleExtras(bx, p, &sr)
-	return sr
+	r.settleExtras(bx, p, sr)
 }
 
 // settleHand decides one hand's outcome and net against the dealer.
