@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -126,7 +127,7 @@ func (a acc) result(bet int64) Result {
 type Player struct {
 	rs        *rules.Set
 	strat     *strategy.Table
-	rng       *rand.Rand
+	rng       *rand.PCG
 	rnd       *round.Round
 	shoe      []card.Card
 	pos       int
@@ -141,7 +142,7 @@ type Player struct {
 func NewPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64) *Player {
 	comp := card.NewComposition(rs.Decks)
 	p := &Player{
-		rs: rs, strat: st, rng: rand.New(rand.NewPCG(seed, seed^0x5851F42D4C957F2D)),
+		rs: rs, strat: st, rng: rand.NewPCG(seed, seed^0x5851F42D4C957F2D),
 		rnd: round.New(rs), shoe: comp.Cards(), bet: bet,
 		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Event, 0, 64),
 	}
@@ -160,11 +161,30 @@ func (p *Player) newShoe() {
 }
 
 func (p *Player) draw() card.Card {
-	j := p.pos + p.rng.IntN(len(p.shoe)-p.pos)
+	j := p.pos + intN(p.rng, len(p.shoe)-p.pos)
 	p.shoe[p.pos], p.shoe[j] = p.shoe[j], p.shoe[p.pos]
 	c := p.shoe[p.pos]
 	p.pos++
 	return c
+}
+
+// intN is rand.New(src).IntN(n) for n > 0: the same numbers, so a seeded
+// run gives what it always gave, drawn from the concrete PCG without the
+// Source interface call and the Rand wrapper, once per card. It is Lemire's
+// multiply-and-reject reduction, as math/rand/v2 does it on 64-bit systems.
+func intN(src *rand.PCG, n int) int {
+	un := uint64(n)
+	if un&(un-1) == 0 {
+		return int(src.Uint64() & (un - 1))
+	}
+	hi, lo := bits.Mul64(src.Uint64(), un)
+	if lo < un {
+		thresh := -un % un
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), un)
+		}
+	}
+	return int(hi)
 }
 
 // Round plays one round and returns the seat's net in minor units.

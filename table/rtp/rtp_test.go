@@ -2,6 +2,8 @@ package rtp
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,4 +54,17 @@ func BenchmarkRound000(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rounds/s")
+}
+
+// TestIntNIsRandIntN: the card draw reads the PCG directly; it must give
+// exactly what math/rand/v2's IntN gives on the same seed, or seeded runs
+// would change from one version to the next.
+func TestIntNIsRandIntN(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 52, 64, 311, 312, 416, 1 << 40, 1<<62 + 1, math.MaxInt} {
+		ref := rand.New(rand.NewPCG(9, uint64(n)))
+		src := rand.NewPCG(9, uint64(n))
+		for i := 0; i < 2000; i++ {
+			require.Equal(t, ref.IntN(n), intN(src, n), "n=%d draw %d", n, i)
+		}
+	}
 }
