@@ -118,8 +118,7 @@ type Round struct {
 	dealer    hand
 	holeDealt bool
 	peeked    bool
-	deal      []int // initial deal plan: box index, or -1 for the dealer
-	dealPos   int
+	dealPos   int   // cards of the initial deal dealt (dealTarget)
 	queue     []int // boxes waiting for a card, in the order they asked
 	cur       int   // current box in seat-order play
 	first     bool  // Speed: simultaneous first decisions in progress
@@ -159,9 +158,11 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		return dst, err
 	}
 	r.reset(id)
+	// Bets are read in place (&bets[i]): a Bet is 80 bytes, and a range
+	// copy per bet per loop is a measurable share of a simulated round.
 	seats := r.seatBuf[:0]
-	for _, b := range bets {
-		if !b.Behind || r.rs.CommonDraw {
+	for i := range bets {
+		if b := &bets[i]; !b.Behind || r.rs.CommonDraw {
 			seats = appendUnique(seats, b.Seat)
 		}
 	}
@@ -177,7 +178,8 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	}
 	// The seat's own player first, then bet-behind players who follow it.
 	for pass := 0; pass < 2; pass++ {
-		for _, b := range bets {
+		for i := range bets {
+			b := &bets[i]
 			if b.Behind != (pass == 1) {
 				continue
 			}
@@ -208,23 +210,35 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 			}
 		}
 	}
-	// The initial deal: a card to each box, the dealer's up card, a
-	// second card to each box, the hole card where the game has one.
-	r.deal = r.deal[:0]
-	for i := range r.boxes {
-		r.deal = append(r.deal, i)
-	}
-	r.deal = append(r.deal, -1)
-	for i := range r.boxes {
-		r.deal = append(r.deal, i)
-	}
-	if r.rs.HoleCard {
-		r.deal = append(r.deal, -1)
-	}
 	r.phase = PhaseDealing
 	dst, e := emit(dst, EvRoundStarted)
 	e.Players = int32(len(bets))
 	return dst, nil
+}
+
+// dealTarget is where the initial deal's card number pos goes: a card to
+// each box, the dealer's up card, a second card to each box, then the hole
+// card where the game has one (dealLen). It returns the box index, or -1
+// for the dealer.
+func (r *Round) dealTarget(pos int) int {
+	n := len(r.boxes)
+	switch {
+	case pos < n:
+		return pos
+	case pos == n:
+		return -1
+	case pos <= 2*n:
+		return pos - n - 1
+	}
+	return -1
+}
+
+// dealLen is the number of cards of the initial deal.
+func (r *Round) dealLen() int {
+	if r.rs.HoleCard {
+		return 2*len(r.boxes) + 2
+	}
+	return 2*len(r.boxes) + 1
 }
 
 func appendUnique(s []int, v int) []int {
@@ -281,7 +295,8 @@ func (r *Round) checkBets(bets []Bet) error {
 	if len(bets) > 16 {
 		seen = make(map[seatPlayer]bool, len(bets))
 	}
-	for i, b := range bets {
+	for i := range bets {
+		b := &bets[i]
 		if b.Seat < 1 || b.Seat > rs.MaxSeats {
 			return ruleErr(ErrBadBet, b.Seat, b.Player, "seat out of 1..%d", rs.MaxSeats)
 		}
@@ -291,8 +306,8 @@ func (r *Round) checkBets(bets []Bet) error {
 			dup = seen[key]
 			seen[key] = true
 		} else {
-			for _, o := range bets[:i] {
-				if o.Seat == b.Seat && o.Player == b.Player {
+			for j := range bets[:i] {
+				if o := &bets[j]; o.Seat == b.Seat && o.Player == b.Player {
 					dup = true
 				}
 			}
@@ -305,8 +320,8 @@ func (r *Round) checkBets(bets []Bet) error {
 				return ruleErr(ErrBadBet, b.Seat, b.Player, "bet behind is not offered in game %s", rs.Code)
 			}
 		} else if !rs.CommonDraw {
-			for _, o := range bets[:i] {
-				if o.Seat == b.Seat && !o.Behind {
+			for j := range bets[:i] {
+				if o := &bets[j]; o.Seat == b.Seat && !o.Behind {
 					return ruleErr(ErrBadBet, b.Seat, b.Player, "seat taken twice")
 				}
 			}
@@ -429,7 +444,7 @@ func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
 	switch r.phase {
 	case PhaseDealing:
 		r.cardsUsed++
-		t := r.deal[r.dealPos]
+		t := r.dealTarget(r.dealPos)
 		r.dealPos++
 		if t < 0 {
 			dst = r.dealerCard(c, dst)
@@ -446,7 +461,7 @@ func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
 			dst, e = emit(dst, EvCardDealt)
 			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
 		}
-		if r.dealPos == len(r.deal) {
+		if r.dealPos == r.dealLen() {
 			dst = r.afterDeal(dst)
 		}
 		return dst, nil

@@ -79,7 +79,7 @@ func (r *Round) Snapshot() View {
 func (r *Round) NeedsCard() (need bool, seat int, hole bool) {
 	switch r.phase {
 	case PhaseDealing:
-		t := r.deal[r.dealPos]
+		t := r.dealTarget(r.dealPos)
 		if t < 0 {
 			return true, 0, r.dealer.n == 1 && r.rs.HoleCard
 		}
