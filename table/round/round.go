@@ -131,8 +131,11 @@ type Round struct {
 	// (the players' hands no longer change), not rescanned per card:
 	// dealerSecond draws the second card of a game without a hole card,
 	// dealerPlays draws on to the dealer's standing total.
+	// dealerNeeds is dealerNeedsCard, kept as the dealer's cards arrive:
+	// it is asked before and after every card of the dealer's turn.
 	dealerSecond bool
 	dealerPlays  bool
+	dealerNeeds  bool
 	settle       Settlement
 	seatBuf      []int
 	handBuf      []HandResult // settlement storage, reused round to round
@@ -281,7 +284,7 @@ func (r *Round) reset(id string) {
 	r.first = false
 	r.cardsUsed = 0
 	r.awaiting = 0
-	r.dealerSecond, r.dealerPlays = false, false
+	r.dealerSecond, r.dealerPlays, r.dealerNeeds = false, false, false
 }
 
 func (r *Round) checkBets(bets []Bet) error {
@@ -400,6 +403,22 @@ func (r *Round) findPlayer(seat int, id string) (*box, *player, error) {
 }
 
 func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
+	// Cards and decisions, the inputs of every round, go straight to their
+	// handlers; the rest, and every input with no round in play, to
+	// applyOther. Apply stays small enough to inline, so a simulator's
+	// millions of inputs a second do not each pay for a large frame.
+	if r.phase != PhaseSettled && r.phase != PhaseNew {
+		switch in.Type {
+		case InCard:
+			return r.applyCard(in.Card, dst)
+		case InDecision:
+			return r.applyDecision(in.Seat, in.Player, in.Action, in.Auto, dst)
+		}
+	}
+	return r.applyOther(&in, dst)
+}
+
+func (r *Round) applyOther(in *Input, dst []Event) ([]Event, error) {
 	if r.phase == PhaseSettled || r.phase == PhaseNew {
 		if in.Type == InCard {
 			return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: no round in play", in.Card)
@@ -489,11 +508,12 @@ func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
 		}
 		return r.progress(dst), nil
 	case PhaseDealer:
-		if !r.dealerNeedsCard() {
+		if !r.dealerNeeds {
 			return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: the dealer's hand is complete", c)
 		}
 		r.cardsUsed++
 		dst = r.dealerCard(c, dst)
+		r.dealerNeeds = r.dealerNeedsCard()
 		return r.progress(dst), nil
 	}
 	return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: no card is expected while %s", c, r.phase)
@@ -517,7 +537,11 @@ func (r *Round) dealerCard(c card.Card, dst []Event) []Event {
 
 func (r *Round) dealerShown() (int, bool) {
 	if r.holeDealt && r.phase < PhaseDealer {
-		return Total(r.dealer.list()[:1])
+		// Only the up card shows.
+		if up := r.upValue(); up != 1 {
+			return up, false
+		}
+		return 11, true
 	}
 	return r.dealer.total()
 }
@@ -942,7 +966,7 @@ func (r *Round) progress(dst []Event) []Event {
 			}
 			dst = r.startDealer(dst)
 		case PhaseDealer:
-			if r.dealerNeedsCard() {
+			if r.dealerNeeds {
 				return dst
 			}
 			t, soft := r.dealer.total()
@@ -963,6 +987,7 @@ func (r *Round) startDealer(dst []Event) []Event {
 	// No hole card (004): the second card is drawn if it can matter.
 	r.dealerSecond = always || live || natural || insured
 	r.dealerPlays = always || live
+	r.dealerNeeds = r.dealerNeedsCard()
 	if r.holeDealt {
 		t, soft := r.dealer.total()
 		var e *Event
@@ -998,7 +1023,8 @@ func (r *Round) handsState() (live, natural, insured bool) {
 	return
 }
 
-// dealerNeedsCard is asked only in the dealer's turn, after startDealer.
+// dealerNeedsCard computes dealerNeeds in the dealer's turn, from the
+// flags startDealer sets.
 func (r *Round) dealerNeedsCard() bool {
 	if r.dealer.n < 2 {
 		return r.dealerSecond

@@ -1,6 +1,8 @@
 package round
 
 import (
+	"slices"
+
 	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/rules"
 	"github.com/livetable/livetable/table/sidebets"
@@ -19,12 +21,13 @@ func (r *Round) resetSettlement() {
 // steady-state round settles without allocating. Buffers grow by
 // appending; a slice handed out earlier in the round keeps pointing at the
 // old array when they do, which is fine: it is never written again.
+//
+// handResults returns n results to be written whole by setHand, so they are
+// not cleared first.
 func (r *Round) handResults(n int) []HandResult {
 	start := len(r.handBuf)
-	for i := 0; i < n; i++ {
-		r.handBuf = append(r.handBuf, HandResult{})
-	}
-	return r.handBuf[start:start:len(r.handBuf)]
+	r.handBuf = slices.Grow(r.handBuf, n)[:start+n]
+	return r.handBuf[start : start+n : start+n]
 }
 
 func (r *Round) fillDealer() {
@@ -71,30 +74,28 @@ func (r *Round) finish(dst []Event) []Event {
 func (r *Round) settlePlayer(bx *box, p *player, sr *SeatResult) {
 	sr.Seat, sr.Player = bx.seat, p.id
 	sr.Hands = r.handResults(p.n)
-	for k := 0; k < p.n; k++ {
+	for k := range sr.Hands {
 		h := &p.hands[k]
-		r.settleHand(h, k, h.stake, h.base, h.free)
-		sr.Hands = appendHand(sr.Hands, h)
+		r.settleHand(h, k)
+		setHand(&sr.Hands[k], h)
 		sr.MainNet += h.net
 	}
 	r.settleExtras(bx, p, sr)
 }
 
-// appendHand appends the result of a settled hand, filled in place.
-func appendHand(hs []HandResult, h *hand) []HandResult {
-	hs = append(hs, HandResult{})
-	hr := &hs[len(hs)-1]
+// setHand writes the result of a settled hand.
+func setHand(hr *HandResult, h *hand) {
 	hr.Cards = h.list()
 	hr.Total, _ = h.total()
 	hr.Stake, hr.Free, hr.Doubled, hr.Outcome, hr.Net = h.stake, h.free, h.doubled, h.outcome, h.net
-	return hs
 }
 
 // settleBehind settles a Bet Behind on the seat owner's hands, with the
 // follower's own stake and follow preferences.
 func (r *Round) settleBehind(bx *box, owner, p *player, sr *SeatResult) {
 	sr.Seat, sr.Player, sr.Behind = bx.seat, p.id, true
-	sr.Hands = r.handResults(2)
+	hs := r.handResults(2)
+	sr.Hands = hs[:0]
 	if owner == nil {
 		return
 	}
@@ -118,19 +119,21 @@ func (r *Round) settleBehind(bx *box, owner, p *player, sr *SeatResult) {
 		if k == 1 && !p.followSpl {
 			continue
 		}
-		r.settleHand(&h, k, h.stake, h.base, 0)
-		sr.Hands = appendHand(sr.Hands, &h)
+		r.settleHand(&h, k)
+		sr.Hands = sr.Hands[:len(sr.Hands)+1]
+		setHand(&sr.Hands[len(sr.Hands)-1], &h)
 		sr.MainNet += h.net
 	}
 	r.settleExtras(bx, p, sr)
 }
 
-// settleHand decides one hand's outcome and net against the dealer.
-func (r *Round) settleHand(h *hand, idx int, stake, base, free int64) {
+// settleHand decides one hand's outcome and net against the dealer, whose
+// result fillDealer has written.
+func (r *Round) settleHand(h *hand, idx int) {
 	rs := r.rs
+	stake, base, free := h.stake, h.base, h.free
 	t, _ := h.total()
-	dt, _ := r.dealer.total()
-	dbj := r.dealerBJ()
+	dt, dbj := r.settle.Dealer.Total, r.settle.Dealer.Blackjack
 	charlie := rs.Charlie > 0 && int(h.n) >= rs.Charlie && t <= 21
 	switch {
 	case h.surrender:
@@ -184,7 +187,7 @@ func (r *Round) settleExtras(bx *box, p *player, sr *SeatResult) {
 	if p.insurance == 1 {
 		stake := p.main / 2
 		w := Wager{Stake: stake, Net: -stake}
-		if r.dealerBJ() {
+		if r.settle.Dealer.Blackjack {
 			w.Net, _ = r.rs.InsurancePays.Of(stake)
 		}
 		if len(r.wagerBuf) == cap(r.wagerBuf) {

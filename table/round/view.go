@@ -89,7 +89,7 @@ func (r *Round) NeedsCard() (need bool, seat int, hole bool) {
 			return true, r.boxes[r.queue[0]].seat, false
 		}
 	case PhaseDealer:
-		if r.dealerNeedsCard() {
+		if r.dealerNeeds {
 			return true, 0, false
 		}
 	}
