@@ -50,6 +50,7 @@ type Link struct {
 	published  atomic.Uint64
 	duplicates atomic.Uint64
 	gaps       atomic.Uint64
+	syncs      atomic.Uint64
 	accepted   atomic.Uint64
 	rejected   atomic.Uint64
 	repeats    atomic.Uint64
@@ -308,6 +309,7 @@ func (l *Link) intake(ctx context.Context, events <-chan table.Event, ob *outbox
 		if err := ob.Append(ctx, batch); err != nil {
 			return err
 		}
+		l.syncs.Add(1)
 		batch = batch[:0]
 		if !ok {
 			return nil

@@ -74,6 +74,9 @@ type Stats struct {
 	Duplicates uint64
 	// Gaps counts jumps in the event Seq seen at intake.
 	Gaps uint64
+	// OutboxSyncs counts the outbox's fsyncs: one per batch of events
+	// written together, so events/OutboxSyncs is the group-commit factor.
+	OutboxSyncs uint64
 	// Accepted and Rejected count answered commands; Repeats counts
 	// repeated ids answered from the ledger.
 	Accepted uint64
@@ -108,6 +111,7 @@ func (l *Link) Stats() Stats {
 		Published:   l.published.Load(),
 		Duplicates:  l.duplicates.Load(),
 		Gaps:        l.gaps.Load(),
+		OutboxSyncs: l.syncs.Load(),
 		Accepted:    l.accepted.Load(),
 		Rejected:    l.rejected.Load(),
 		Repeats:     l.repeats.Load(),
