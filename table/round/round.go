@@ -119,6 +119,7 @@ type Round struct {
 	holeDealt bool
 	peeked    bool
 	dealPos   int   // cards of the initial deal dealt (dealTarget)
+	dealEnd   int   // cards in the initial deal
 	queue     []int // boxes waiting for a card, in the order they asked
 	cur       int   // current box in seat-order play
 	first     bool  // Speed: simultaneous first decisions in progress
@@ -213,6 +214,10 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 			}
 		}
 	}
+	r.dealEnd = 2*len(r.boxes) + 1
+	if r.rs.HoleCard {
+		r.dealEnd++
+	}
 	r.phase = PhaseDealing
 	dst, e := emit(dst, EvRoundStarted)
 	e.Players = int32(len(bets))
@@ -221,7 +226,7 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 
 // dealTarget is where the initial deal's card number pos goes: a card to
 // each box, the dealer's up card, a second card to each box, then the hole
-// card where the game has one (dealLen). It returns the box index, or -1
+// card where the game has one (dealEnd cards). It returns the box index, or -1
 // for the dealer.
 func (r *Round) dealTarget(pos int) int {
 	n := len(r.boxes)
@@ -234,14 +239,6 @@ func (r *Round) dealTarget(pos int) int {
 		return pos - n - 1
 	}
 	return -1
-}
-
-// dealLen is the number of cards of the initial deal.
-func (r *Round) dealLen() int {
-	if r.rs.HoleCard {
-		return 2*len(r.boxes) + 2
-	}
-	return 2*len(r.boxes) + 1
 }
 
 func appendUnique(s []int, v int) []int {
@@ -475,12 +472,13 @@ func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
 				p.hands[0].add(c)
 				p.cursor++
 			}
-			tot, soft := Total(bx.stream)
+			// Every player of the box holds the box's cards.
+			tot, soft := bx.players[0].hands[0].total()
 			var e *Event
 			dst, e = emit(dst, EvCardDealt)
 			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
 		}
-		if r.dealPos == r.dealLen() {
+		if r.dealPos == r.dealEnd {
 			dst = r.afterDeal(dst)
 		}
 		return dst, nil
