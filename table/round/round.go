@@ -103,7 +103,8 @@ type box struct {
 	seat      int
 	stream    []card.Card // every card dealt to the box, in order
 	players   []player
-	index     map[string]int // player id -> index, for common draw
+	index     map[string]int // player id -> index, for common draw; nil with few players
+	spare     map[string]int // index's storage, kept from round to round
 	waiting   int            // players with a hand waiting for a card not yet dealt
 	awaiting  int            // players whose decision is awaited
 	inQueue   bool
@@ -165,10 +166,13 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	// Bets are read in place (&bets[i]): a Bet is 80 bytes, and a range
 	// copy per bet per loop is a measurable share of a simulated round.
 	seats := r.seatBuf[:0]
+	behind := false
 	for i := range bets {
-		if b := &bets[i]; !b.Behind || r.rs.CommonDraw {
+		b := &bets[i]
+		if !b.Behind || r.rs.CommonDraw {
 			seats = appendUnique(seats, b.Seat)
 		}
+		behind = behind || b.Behind
 	}
 	for i := 1; i < len(seats); i++ { // insertion sort: a handful of seats
 		for j := i; j > 0 && seats[j] < seats[j-1]; j-- {
@@ -181,7 +185,11 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		r.boxes[i].seat = s
 	}
 	// The seat's own player first, then bet-behind players who follow it.
-	for pass := 0; pass < 2; pass++ {
+	passes := 1
+	if behind {
+		passes = 2
+	}
+	for pass := 0; pass < passes; pass++ {
 		for i := range bets {
 			b := &bets[i]
 			if b.Behind != (pass == 1) {
@@ -205,12 +213,10 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 			p.staked = b.Main + sideTotal(b.Side)
 		}
 	}
-	for i := range r.boxes {
-		bx := &r.boxes[i]
-		if len(bx.players) > 16 {
-			bx.index = make(map[string]int, len(bx.players))
-			for j := range bx.players {
-				bx.index[bx.players[j].id] = j
+	if len(bets) > 16 {
+		for i := range r.boxes {
+			if bx := &r.boxes[i]; len(bx.players) > 16 {
+				bx.indexPlayers()
 			}
 		}
 	}
@@ -256,9 +262,24 @@ func growBoxes(b []box, n int) []box {
 	}
 	b = b[:n]
 	for i := range b {
-		b[i] = box{stream: b[i].stream[:0], players: b[i].players[:0]}
+		b[i] = box{stream: b[i].stream[:0], players: b[i].players[:0], spare: b[i].spare}
 	}
 	return b
+}
+
+// indexPlayers maps the box's player ids for find, in the map kept from
+// earlier rounds: a common-draw round of thousands of players does not
+// rebuild it from nothing.
+func (bx *box) indexPlayers() {
+	if bx.spare == nil {
+		bx.spare = make(map[string]int, len(bx.players))
+	} else {
+		clear(bx.spare)
+	}
+	bx.index = bx.spare
+	for j := range bx.players {
+		bx.index[bx.players[j].id] = j
+	}
 }
 
 func sideTotal(ss []SideStake) int64 {
