@@ -24,10 +24,14 @@ import (
 // applies it. table/journal provides the real one (see NewJournal); a nil
 // Journal in Options keeps inputs in memory only (tests, demos).
 type Journal interface {
-	// Append stores one encoded input and returns when it is durable.
+	// Append stores one encoded input and returns its seq when it is durable.
 	Append(at time.Time, kind, roundID string, data []byte) (uint64, error)
-	// Replay calls fn with every stored input in order.
-	Replay(fn func(at time.Time, data []byte) error) error
+	// Replay calls fn with every stored input from seq from on, in order;
+	// a from at or below the oldest retained seq (0 included) starts there.
+	Replay(from uint64, fn func(seq uint64, at time.Time, data []byte) error) error
+	// LastOfKind returns the seq of the newest retained input of a kind,
+	// 0 when there is none: the controller finds its last checkpoint.
+	LastOfKind(kind string) uint64
 }
 
 // Options configures a Controller.
@@ -55,12 +59,19 @@ type Options struct {
 	// journaled but lost before they reached the outbox (a crash between
 	// the two) are published after the restart.
 	RepublishAfter uint64
+	// CheckpointEvery is how many rounds pass between checkpoints (see
+	// Checkpoint); 0 means DefaultCheckpointEvery, negative none.
+	CheckpointEvery int
+	// ResumeGrace is the least time a decision or insurance timer gets back
+	// when a paused round resumes: the clock stops while the table is
+	// paused or down, and a hand must not time out the instant play goes on.
+	ResumeGrace time.Duration
 }
 
 // DefaultOptions are the controller's defaults for a game.
 func DefaultOptions(rs *rules.Set) Options {
 	return Options{Studio: "studio1", Table: "table1", Rules: rs, Clock: clockwork.NewRealClock(),
-		SettleDelay: 4 * time.Second, BetsGrace: 5 * time.Second}
+		SettleDelay: 4 * time.Second, BetsGrace: 5 * time.Second, ResumeGrace: 5 * time.Second}
 }
 
 // Controller is the single goroutine that owns the table: the current
@@ -94,6 +105,10 @@ type Controller struct {
 	dealt      int // cards out of this shoe
 	timerGen   uint64
 	timer      clockwork.Timer
+	timerName  string        // the running (or, in replay, due) timer
+	timerAt    time.Time     // when it fires
+	frozenName string        // the timer running when the table paused
+	frozenLeft time.Duration // and its time left then
 	deadline   time.Time
 	lastCode   string
 	codeN      int
@@ -106,6 +121,9 @@ type Controller struct {
 	cmdSeen    map[string]error  // verdict of every journaled command id (bounded)
 	cmdOrder   []string          // ids in cmdSeen, oldest first
 	recallOnly bool              // ReplayEvents: read the journal, never write it
+	ckSeq      uint64            // journal seq of the last checkpoint
+	ckRounds   int               // rounds when it was written
+	sinceCk    int               // inputs applied since
 }
 
 // maxCommandIDs bounds the remembered command ids: far more than a
@@ -218,20 +236,50 @@ func ReplayEvents(opts Options, fn func(Event)) error {
 }
 
 // replay rebuilds the table from the journal: the same inputs through the
-// same code give the same state and the same event sequence numbers.
+// same code give the same state and the same event sequence numbers. A
+// running table starts at a recent checkpoint (replayStart); recall
+// (ReplayEvents) reads everything retained. When the journal no longer
+// starts at its first record (retention), the state comes from the first
+// checkpoint found and the records before it are skipped.
 func (c *Controller) replay() error {
 	if c.opts.Journal == nil {
 		return nil
 	}
+	from := uint64(0)
+	if !c.recallOnly {
+		var err error
+		if from, err = c.replayStart(); err != nil {
+			return fmt.Errorf("table: replay: %w", err)
+		}
+	}
 	c.replaying = true
-	n := 0
-	err := c.opts.Journal.Replay(func(at time.Time, data []byte) error {
+	n, skipped := 0, 0
+	first, restoring := true, false
+	err := c.opts.Journal.Replay(from, func(seq uint64, at time.Time, data []byte) error {
 		in, err := DecodeInput(data)
 		if err != nil {
 			return err
 		}
+		if first {
+			first, restoring = false, seq > 1
+		}
 		c.now = at
-		_ = c.apply(in)
+		if restoring {
+			ck, ok := in.(Checkpoint)
+			if !ok {
+				skipped++
+				return nil
+			}
+			c.restore(ck)
+			c.ckSeq, c.ckRounds, c.sinceCk, restoring = seq, c.rounds, 0, false
+			n++
+			return nil
+		}
+		if ck, ok := in.(Checkpoint); ok {
+			c.verifyCheckpoint(ck, seq)
+		} else {
+			_ = c.apply(in)
+		}
 		c.publishState()
 		n++
 		return nil
@@ -240,22 +288,52 @@ func (c *Controller) replay() error {
 	if err != nil {
 		return fmt.Errorf("table: replay: %w", err)
 	}
+	if restoring {
+		return fmt.Errorf("%w: %d records and no checkpoint to rebuild the table from", ErrNoCheckpoint, skipped)
+	}
 	if n > 0 {
-		c.log.Info().Int("inputs", n).Uint64("seq", c.seq).Str("phase", string(c.phase)).Msg("journal replayed")
-		if c.rnd.Phase() != round.PhaseSettled && c.rnd.Phase() != round.PhaseNew && !c.paused && c.opts.Journal != nil && !c.recallOnly {
+		c.log.Info().Int("inputs", n).Uint64("from", from).Int("skipped", skipped).Uint64("seq", c.seq).
+			Str("phase", string(c.phase)).Msg("journal replayed")
+		if c.rnd.Phase() != round.PhaseSettled && c.rnd.Phase() != round.PhaseNew && !c.paused && !c.recallOnly {
 			// A round cut in the middle waits for a supervisor. The pause
 			// is an input like any other, journaled, so the next replay
-			// reaches the same state and the same event numbers.
-			if err := c.handle(Supervisor{Command: "pause", By: "system",
+			// reaches the same state and the same event numbers. Its
+			// timers stopped when the last input was journaled: the table
+			// was down from then on.
+			if err := c.handle(Supervisor{Command: "pause", By: "system", Since: c.now,
 				Reason: "restarted in the middle of round " + c.roundID + ": resume or void"}); err != nil {
 				return err
 			}
-		} else if !c.paused {
+		} else if !c.paused && !c.recallOnly {
 			c.rearmPhase()
 		}
 	}
 	c.publishState()
 	return nil
+}
+
+// ErrNoCheckpoint is returned when the journal's first records are gone
+// (retention without checkpoints, or files deleted by hand) and no
+// checkpoint follows: the table's state cannot be rebuilt.
+var ErrNoCheckpoint = errors.New("table: journal has no checkpoint")
+
+// verifyCheckpoint compares the replayed state with a checkpoint the live
+// table wrote. They agree unless this build derives different events from
+// the same inputs than the one that wrote the journal; the checkpoint is
+// what was published, so it wins.
+func (c *Controller) verifyCheckpoint(ck Checkpoint, seq uint64) {
+	if d := c.checkpointDrift(ck); d != "" {
+		c.log.Error().Uint64("record", seq).Str("drift", d).
+			Msg("replay differs from the checkpoint the table wrote: continuing from the checkpoint")
+		cmdSeen, cmdOrder, devSeen := c.cmdSeen, c.cmdOrder, c.devSeen
+		c.restore(ck)
+		// What replay rebuilt of these is a superset of the checkpoint's.
+		c.cmdSeen, c.cmdOrder = cmdSeen, cmdOrder
+		for k, v := range devSeen {
+			c.devSeen[k] = max(c.devSeen[k], v)
+		}
+	}
+	c.ckSeq, c.ckRounds, c.sinceCk = seq, c.rounds, 0
 }
 
 // handle journals an input and applies it. Inputs that are certainly
@@ -288,6 +366,11 @@ func (c *Controller) handle(in Input) error {
 		}
 	}
 	err := c.apply(in)
+	if c.checkpointDue() {
+		if cerr := c.writeCheckpoint(); cerr != nil {
+			c.log.Error().Err(cerr).Msg("checkpoint not written")
+		}
+	}
 	c.publishState()
 	return err
 }
@@ -305,6 +388,8 @@ func (c *Controller) precheck(in Input) error {
 		}
 	}
 	switch v := in.(type) {
+	case Checkpoint:
+		return fmt.Errorf("%w: a checkpoint is written by the table itself", round.ErrIllegalAction)
 	case Decision, InsuranceAnswer:
 		if c.paused {
 			return fmt.Errorf("%w: table paused (%s)", ErrPaused, c.pauseWhy)
@@ -336,6 +421,7 @@ var ErrPaused = errors.New("table: paused")
 // apply is the deterministic heart: the same input sequence always gives
 // the same state and events (replay relies on it).
 func (c *Controller) apply(in Input) error {
+	c.sinceCk++
 	err := c.applyInput(in)
 	if id := commandID(in); id != "" {
 		if _, ok := c.cmdSeen[id]; !ok {
@@ -569,6 +655,11 @@ func (c *Controller) autoPlay() error {
 func (c *Controller) applySupervisor(v Supervisor) error {
 	switch v.Command {
 	case "pause":
+		since := v.Since
+		if since.IsZero() || since.After(c.now) {
+			since = c.now
+		}
+		c.freezeTimer(since)
 		c.pause(v.By, v.Reason)
 	case "resume":
 		if !c.paused {
@@ -648,7 +739,21 @@ func (c *Controller) alarm(code, msg string, pauses bool) {
 	c.alarms = append(c.alarms, a)
 	c.emit(a, c.roundID)
 	if pauses {
+		c.freezeTimer(c.now)
 		c.pause("system", msg)
+	}
+}
+
+// freezeTimer keeps the time a player had left on a decision or insurance
+// timer when the table pauses (at since), for rearm on resume. Phase timers
+// (betting, the pause after a settlement) restart from their phase instead.
+func (c *Controller) freezeTimer(since time.Time) {
+	if c.paused {
+		return
+	}
+	c.frozenName, c.frozenLeft = "", 0
+	if c.timerName == "decision" || c.timerName == "insurance" {
+		c.frozenName, c.frozenLeft = c.timerName, max(0, c.timerAt.Sub(since))
 	}
 }
 
@@ -668,30 +773,36 @@ func (c *Controller) openBetting() {
 	c.arm("last_call", rs.BettingTime-rs.LastCallTime)
 }
 
-// rearmPhase restarts the phase's timer after a restart (no timer runs
-// during replay: the journal holds those that fired before).
+// rearmPhase restarts, after a restart between rounds, the timer that was
+// due when the table stopped, at its original deadline (no timer runs
+// during replay, but replay tracks which one was armed and when it falls:
+// the journal holds those that fired before). A deadline passed while the
+// daemon was down fires at once.
 func (c *Controller) rearmPhase() {
-	rs := c.opts.Rules
-	left := func(at time.Time) time.Duration { return max(0, at.Sub(c.clk.Now())) }
-	switch c.phase {
-	case PhaseBetting:
-		c.arm("last_call", left(c.deadline.Add(-rs.LastCallTime)))
-	case PhaseLastCall:
-		c.arm("bets_deadline", left(c.deadline.Add(c.opts.BetsGrace)))
-	case PhaseSettled:
-		c.arm("next", c.opts.SettleDelay)
+	if c.timerName == "" {
+		return
 	}
+	c.armAt(c.timerName, c.timerAt)
 }
 
-// rearm restarts the timer the round waits on after a resume.
+// rearm restarts the timer the round waits on after a resume: the time
+// the player had left when the table paused (at least ResumeGrace), or the
+// full time for a decision that was not running then.
 func (c *Controller) rearm() {
 	rs := c.opts.Rules
+	grant := func(name string, full time.Duration) time.Duration {
+		if c.frozenName != name {
+			return full
+		}
+		return min(full, max(c.frozenLeft, c.opts.ResumeGrace))
+	}
 	switch {
 	case c.rnd.Phase() == round.PhaseInsurance:
-		c.arm("insurance", rs.InsuranceTime)
+		c.arm("insurance", grant("insurance", rs.InsuranceTime))
 	case c.rnd.Phase() == round.PhasePlay && c.rnd.Awaiting() > 0:
-		c.arm("decision", rs.DecisionTime)
+		c.arm("decision", grant("decision", rs.DecisionTime))
 	}
+	c.frozenName, c.frozenLeft = "", 0
 }
 
 func (c *Controller) setPhase(p Phase, deadline time.Time, reason string) {
@@ -705,9 +816,24 @@ func (c *Controller) setPhase(p Phase, deadline time.Time, reason string) {
 func (c *Controller) arm(name string, d time.Duration) {
 	c.stopTimer()
 	c.timerGen++
+	c.timerName, c.timerAt = name, c.now.Add(d)
 	if c.replaying {
 		return
 	}
+	c.start(name, d)
+}
+
+// armAt restarts the timer name, already counted in timerGen, to fire at
+// at (now when at has passed).
+func (c *Controller) armAt(name string, at time.Time) {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.timerName, c.timerAt = name, at
+	c.start(name, max(0, at.Sub(c.clk.Now())))
+}
+
+func (c *Controller) start(name string, d time.Duration) {
 	key := c.timerKey()
 	tf := TimerFired{Timer: name + "@" + key, Round: key}
 	c.timer = c.clk.AfterFunc(d, func() {
@@ -735,6 +861,7 @@ func (c *Controller) stopTimer() {
 		c.timer.Stop()
 		c.timer = nil
 	}
+	c.timerName, c.timerAt = "", time.Time{}
 }
 
 // emit numbers an event and fans it out. A state snapshot is not an event
@@ -764,6 +891,12 @@ func (c *Controller) publishState() {
 		Paused: c.paused, PauseReason: c.pauseWhy, Round: c.rnd.Snapshot(),
 		Shoe:   ShoeState{ID: c.shoeID, Dealt: c.dealt, CutCard: c.cutCard, BurnPending: c.burn, Decks: c.opts.Rules.Decks},
 		Alarms: append([]Alarm(nil), c.alarms...), Rounds: c.rounds,
+	}
+	switch {
+	case c.paused && c.frozenName != "":
+		st.Timer = &TimerView{Name: c.frozenName, LeftMS: c.frozenLeft.Milliseconds(), Stopped: true}
+	case c.timerName != "":
+		st.Timer = &TimerView{Name: c.timerName, Deadline: c.timerAt, LeftMS: max(0, c.timerAt.Sub(c.now).Milliseconds())}
 	}
 	if c.phase == PhaseBetting || c.phase == PhaseLastCall {
 		st.Round = round.View{Next: "wait: bets open"}
@@ -818,6 +951,22 @@ type State struct {
 	Shoe        ShoeState  `json:"shoe"`
 	Alarms      []Alarm    `json:"alarms,omitempty"`
 	Rounds      int        `json:"rounds"`
+	// Timer is the countdown the table is running (betting, insurance, a
+	// decision, the pause after a settlement), or the one stopped by a pause.
+	Timer *TimerView `json:"timer,omitempty"`
+}
+
+// TimerView is a countdown for the dealer, the players and the video.
+type TimerView struct {
+	// Name is last_call, bets_deadline, insurance, decision or next.
+	Name string `json:"name"`
+	// Deadline is when it fires; zero while stopped.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// LeftMS is the time left when the snapshot was taken.
+	LeftMS int64 `json:"left_ms"`
+	// Stopped is set while the table is paused: the time left is kept and
+	// given back (at least Options.ResumeGrace) on resume.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // Kind implements Body: a state snapshot goes to the retained state topic.

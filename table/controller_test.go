@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -29,11 +30,19 @@ type harness struct {
 
 func start(t *testing.T, game string, j Journal) *harness {
 	t.Helper()
+	return startWith(t, game, j, clockwork.NewFakeClockAt(time.Date(2026, 11, 21, 23, 58, 40, 0, time.UTC)), nil)
+}
+
+// startWith runs a controller on clk, with opt applied to its options.
+func startWith(t *testing.T, game string, j Journal, clk *clockwork.FakeClock, opt func(*Options)) *harness {
+	t.Helper()
 	rs, err := rules.Game(game)
 	require.NoError(t, err)
-	clk := clockwork.NewFakeClockAt(time.Date(2026, 11, 21, 23, 58, 40, 0, time.UTC))
 	opts := DefaultOptions(rs)
 	opts.Clock, opts.Journal = clk, j
+	if opt != nil {
+		opt(&opts)
+	}
 	c, err := New(opts, zerolog.Nop())
 	require.NoError(t, err)
 	evs, _ := c.Subscribe("test", 4096)
@@ -49,6 +58,22 @@ func (h *harness) stop() {
 		h.cancel()
 		<-h.done
 	})
+}
+
+// ping waits until the controller's loop runs, failing if Run ended.
+func (h *harness) ping() {
+	h.t.Helper()
+	ok := make(chan error, 1)
+	go func() { ok <- h.c.Ping(context.Background()) }()
+	select {
+	case err := <-ok:
+		require.NoError(h.t, err)
+	case err := <-h.done:
+		h.done <- err
+		h.t.Fatalf("controller stopped: %v", err)
+	case <-time.After(5 * time.Second):
+		h.t.Fatal("controller does not answer")
+	}
 }
 
 func (h *harness) submit(in Input) error {
@@ -131,23 +156,59 @@ func TestControllerPauseHoldsCardsAndVoid(t *testing.T) {
 
 // memJournal is an in-memory Journal for replay tests.
 type memJournal struct {
-	recs [][]byte
-	at   []time.Time
+	mu    sync.Mutex
+	recs  [][]byte
+	kinds []string
+	at    []time.Time
+	first uint64 // seq of recs[0]: retention moves it
 }
 
 func (m *memJournal) Append(at time.Time, kind, roundID string, data []byte) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.first == 0 {
+		m.first = 1
+	}
 	m.recs = append(m.recs, append([]byte(nil), data...))
+	m.kinds = append(m.kinds, kind)
 	m.at = append(m.at, at)
-	return uint64(len(m.recs)), nil
+	return m.first + uint64(len(m.recs)) - 1, nil
 }
 
-func (m *memJournal) Replay(fn func(time.Time, []byte) error) error {
-	for i, r := range m.recs {
-		if err := fn(m.at[i], r); err != nil {
+func (m *memJournal) Replay(from uint64, fn func(uint64, time.Time, []byte) error) error {
+	m.mu.Lock()
+	recs, at, first := slices.Clone(m.recs), slices.Clone(m.at), m.first
+	m.mu.Unlock()
+	for i, r := range recs {
+		seq := first + uint64(i)
+		if seq < from {
+			continue
+		}
+		if err := fn(seq, at[i], r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (m *memJournal) LastOfKind(kind string) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := len(m.kinds) - 1; i >= 0; i-- {
+		if m.kinds[i] == kind {
+			return m.first + uint64(i)
+		}
+	}
+	return 0
+}
+
+// dropBefore deletes the records before seq, as retention does.
+func (m *memJournal) dropBefore(seq uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := int(seq - m.first)
+	m.recs, m.kinds, m.at = m.recs[n:], m.kinds[n:], m.at[n:]
+	m.first = seq
 }
 
 func TestControllerReplayResumesRound(t *testing.T) {

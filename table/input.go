@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/livetable/livetable/table/card"
 )
@@ -104,6 +105,10 @@ type Supervisor struct {
 	// Card is the corrected card for "correct".
 	Card card.Card `json:"card,omitzero"`
 	ID   string    `json:"id,omitempty"`
+	// Since, for a pause, is when the table stopped if that was before the
+	// pause was applied: the system pause after a restart stops the round's
+	// timers at the last journaled input, not at the restart.
+	Since time.Time `json:"since,omitzero"`
 }
 
 // commandID returns the id of a command input, "" for other inputs.
@@ -195,6 +200,8 @@ func DecodeInput(b []byte) (Input, error) {
 		in = &Supervisor{}
 	case "device_alarm":
 		in = &DeviceAlarm{}
+	case "checkpoint":
+		in = &Checkpoint{}
 	default:
 		return nil, fmt.Errorf("%w %q", ErrUnknownInput, env.Kind)
 	}
@@ -225,6 +232,8 @@ func deref(in Input) Input {
 	case *Supervisor:
 		return *v
 	case *DeviceAlarm:
+		return *v
+	case *Checkpoint:
 		return *v
 	}
 	return in

@@ -7,8 +7,13 @@ import (
 )
 
 // NewJournal adapts the durable journal of table/journal to the
-// controller's Journal seam.
+// controller's Journal seam. Open the journal with AnchorKind set to
+// CheckpointKind, so retention keeps what a replay needs.
 func NewJournal(j *journal.Journal) Journal { return journalAdapter{j} }
+
+// CheckpointKind is the journal kind of checkpoint records: the anchor
+// kind for journal retention (journal.Options.AnchorKind).
+const CheckpointKind = "checkpoint"
 
 type journalAdapter struct{ j *journal.Journal }
 
@@ -16,6 +21,8 @@ func (a journalAdapter) Append(at time.Time, kind, roundID string, data []byte) 
 	return a.j.Append(journal.Record{Time: at, Kind: kind, Round: roundID, Data: data})
 }
 
-func (a journalAdapter) Replay(fn func(at time.Time, data []byte) error) error {
-	return a.j.Replay(0, func(r journal.Record) error { return fn(r.Time, r.Data) })
+func (a journalAdapter) Replay(from uint64, fn func(seq uint64, at time.Time, data []byte) error) error {
+	return a.j.Replay(from, func(r journal.Record) error { return fn(r.Seq, r.Time, r.Data) })
 }
+
+func (a journalAdapter) LastOfKind(kind string) uint64 { return a.j.LastOfKind(kind) }

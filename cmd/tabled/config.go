@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/livetable/livetable/shuffler/pinmap"
+	"github.com/livetable/livetable/table"
 )
 
 // Config is tabled's configuration file (YAML). Every field has a default;
@@ -22,6 +24,7 @@ type Config struct {
 	LogLevel  string `yaml:"log_level"`
 
 	Timing  TimingConfig  `yaml:"timing"`
+	Journal JournalConfig `yaml:"journal"`
 	Broker  BrokerConfig  `yaml:"broker"`
 	Shoe    ShoeConfig    `yaml:"shoe"`
 	GPIO    GPIOConfig    `yaml:"gpio"`
@@ -37,6 +40,27 @@ type TimingConfig struct {
 	Decision  time.Duration `yaml:"decision"`
 	// Settle is the pause after a settlement before bets reopen.
 	Settle time.Duration `yaml:"settle"`
+}
+
+// JournalConfig sizes the journal under data_dir/journal. Retention deletes
+// whole segments only, and never one a restart still needs: the table
+// replays from a checkpoint written between rounds every checkpoint_every
+// rounds, and everything from the newest checkpoint on is kept whatever
+// the limits say.
+type JournalConfig struct {
+	// SegmentMiB is the size past which a segment is sealed.
+	SegmentMiB int64 `yaml:"segment_mib"`
+	// MaxMiB deletes the oldest segments while the journal is larger; 0
+	// keeps everything (then only the disk limits it, and a full disk
+	// stops the table with an alarm).
+	MaxMiB int64 `yaml:"max_mib"`
+	// MaxAge deletes segments older than this (in record time); 0 keeps them.
+	MaxAge time.Duration `yaml:"max_age"`
+	// CheckpointEvery is the number of rounds between checkpoints.
+	CheckpointEvery int `yaml:"checkpoint_every"`
+	// GroupCommit is how long the journal waits for more records before
+	// one fsync; 0 batches only what arrives during the previous fsync.
+	GroupCommit time.Duration `yaml:"group_commit"`
 }
 
 // BrokerConfig selects the MQTT broker.
@@ -101,6 +125,7 @@ func DefaultConfig() Config {
 		Broker:  BrokerConfig{EmbeddedAddr: "127.0.0.1:1883"},
 		Console: ConsoleConfig{Addr: "127.0.0.1:8080"},
 		Shoe:    ShoeConfig{Baud: 115200, Silence: 3 * time.Second},
+		Journal: JournalConfig{SegmentMiB: 64, MaxMiB: 1024, MaxAge: 90 * 24 * time.Hour, CheckpointEvery: table.DefaultCheckpointEvery},
 		Demo:    DemoConfig{Seats: 3, Seed: 1, Pace: 350 * time.Millisecond, Think: 300 * time.Millisecond, Betting: 4 * time.Second, Penetration: 0.12},
 	}
 }
@@ -121,5 +146,28 @@ func LoadConfig(path string) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return cfg, fmt.Errorf("tabled: config %s: %w", path, err)
 	}
+	if err := cfg.check(); err != nil {
+		return cfg, fmt.Errorf("tabled: config %s: %w", path, err)
+	}
 	return cfg, nil
+}
+
+// ErrConfig is a configuration value out of its range.
+var ErrConfig = errors.New("invalid configuration")
+
+// check rejects values that would make the daemon misbehave rather than
+// fail: a negative size or a journal that could not keep one round.
+func (c Config) check() error {
+	j := c.Journal
+	switch {
+	case j.SegmentMiB < 0 || j.MaxMiB < 0 || j.MaxAge < 0 || j.GroupCommit < 0:
+		return fmt.Errorf("%w: journal sizes and times cannot be negative", ErrConfig)
+	case j.MaxMiB > 0 && j.MaxMiB < 2*max(j.SegmentMiB, 1):
+		return fmt.Errorf("%w: journal.max_mib %d must hold at least two segments of %d MiB", ErrConfig, j.MaxMiB, j.SegmentMiB)
+	case j.MaxAge > 0 && j.MaxAge < time.Hour:
+		return fmt.Errorf("%w: journal.max_age %s is shorter than an hour: recall needs the last rounds", ErrConfig, j.MaxAge)
+	case j.CheckpointEvery < 0:
+		return fmt.Errorf("%w: journal.checkpoint_every cannot be negative", ErrConfig)
+	}
+	return nil
 }

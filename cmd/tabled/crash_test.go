@@ -263,7 +263,12 @@ type backend struct {
 	midRound  int
 	retries   int
 	lastState string
-	stop      chan struct{}
+	// The first shoe and the first betting phase race at start (two
+	// devices); the backend bets only once both are there, so every run
+	// of the script has one event order.
+	shoeSeen   bool
+	betPending uint64
+	stop       chan struct{}
 }
 
 type envelope struct {
@@ -318,10 +323,17 @@ func (b *backend) onEvent(payload []byte) {
 			Phase string `json:"phase"`
 		}
 		if json.Unmarshal(e.Data, &p) == nil && p.Phase == "betting" {
-			b.sendLocked(fmt.Sprintf("bets-%d", e.Seq), map[string]any{"type": "bets_closed", "bets": []map[string]any{
-				{"seat": 1, "player": "ann", "main": 1000, "side": map[string]int64{"perfect_pairs": 100}},
-				{"seat": 2, "player": "bob", "main": 2000, "side": map[string]int64{"21+3": 100}},
-			}})
+			if !b.shoeSeen {
+				b.betPending = e.Seq
+				return
+			}
+			b.betLocked(e.Seq)
+		}
+	case "shoe_in_play":
+		b.shoeSeen = true
+		if b.betPending != 0 {
+			b.betLocked(b.betPending)
+			b.betPending = 0
 		}
 	case "insurance_offered":
 		for _, seat := range []int{1, 2} {
@@ -347,6 +359,14 @@ func (b *backend) onEvent(payload []byte) {
 		}
 		b.sendLocked(fmt.Sprintf("dec-%d", e.Seq), map[string]any{"type": "decision", "seat": d.Seat, "action": b.strat.Decide(s).String()})
 	}
+}
+
+// betLocked closes the bets of the betting phase that opened at seq.
+func (b *backend) betLocked(seq uint64) {
+	b.sendLocked(fmt.Sprintf("bets-%d", seq), map[string]any{"type": "bets_closed", "bets": []map[string]any{
+		{"seat": 1, "player": "ann", "main": 1000, "side": map[string]int64{"perfect_pairs": 100}},
+		{"seat": 2, "player": "bob", "main": 2000, "side": map[string]int64{"21+3": 100}},
+	}})
 }
 
 // onState feeds the dealer and resumes a table a restart paused.

@@ -68,6 +68,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if tm.Settle > 0 {
 		copts.SettleDelay = tm.Settle
 	}
+	copts.CheckpointEvery = cfg.Journal.CheckpointEvery
 	recall := console.NewHistory(50) // game recall, seeded by the replay, then fed live by the console
 	copts.Replayed = recall.Add
 	if copts.RepublishAfter, err = mqttlink.OutboxLastSeq(absData(cfg, "outbox"), log); err != nil {
@@ -283,11 +284,14 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 func journalOptions(cfg Config) journal.Options {
 	o := journal.DefaultOptions()
 	o.Dir = absData(cfg, "journal")
-	// No retention yet: the controller rebuilds the table by replaying the
-	// journal from its first record, so deleting old segments would lose
-	// state and event numbers. Retention needs a snapshot to replay from
-	// (see the closing note of the session that wrote this).
-	o.MaxBytes, o.MaxAge = 0, 0
+	jc := cfg.Journal
+	if jc.SegmentMiB > 0 {
+		o.SegmentBytes = jc.SegmentMiB << 20
+	}
+	o.MaxBytes, o.MaxAge, o.GroupCommitWindow = jc.MaxMiB<<20, jc.MaxAge, jc.GroupCommit
+	// The controller replays from a checkpoint: retention keeps every
+	// segment from the newest one on.
+	o.AnchorKind = table.CheckpointKind
 	return o
 }
 

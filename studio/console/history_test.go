@@ -173,17 +173,22 @@ func (m *memJournal) Append(at time.Time, _, _ string, data []byte) (uint64, err
 	return uint64(len(m.data)), nil
 }
 
-func (m *memJournal) Replay(fn func(time.Time, []byte) error) error {
+func (m *memJournal) Replay(from uint64, fn func(uint64, time.Time, []byte) error) error {
 	m.mu.Lock()
 	at, data := append([]time.Time(nil), m.at...), append([][]byte(nil), m.data...)
 	m.mu.Unlock()
 	for i := range data {
-		if err := fn(at[i], data[i]); err != nil {
-			return err
+		if seq := uint64(i + 1); seq >= from {
+			if err := fn(seq, at[i], data[i]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
+
+// LastOfKind reports no checkpoint: this journal is always replayed whole.
+func (m *memJournal) LastOfKind(string) uint64 { return 0 }
 
 // TestHistorySurvivesRestart: a History that is both the console's recall
 // and the controller's Options.Replayed is seeded from the journal at
