@@ -273,3 +273,17 @@ func (c *Controller) replayStart() (uint64, error) {
 	}
 	return 0, nil
 }
+
+// checkpointAtOrBefore returns the journal seq of the newest checkpoint at
+// or before seq, 0 when there is none retained.
+func (c *Controller) checkpointAtOrBefore(seq uint64) (uint64, error) {
+	at := c.opts.Journal.LastOfKind(CheckpointKind)
+	for at > seq {
+		ck, ok, err := c.readCheckpoint(at)
+		if err != nil || !ok {
+			return 0, err
+		}
+		at = ck.Prev
+	}
+	return at, nil
+}

@@ -382,3 +382,44 @@ func TestRetentionWithCheckpoints(t *testing.T) {
 	assert.Greater(t, rounds, 5)
 	assert.Less(t, rounds, 61, "the oldest rounds went with their segments")
 }
+
+// TestReplayEventsFrom: recall of one round reads from the checkpoint
+// before it, and gets the round whole.
+func TestReplayEventsFrom(t *testing.T) {
+	j, _, h := playTable(t, 10, func(o *Options) { o.CheckpointEvery = 3 })
+	var bets []uint64 // journal seq of each round's bets_closed
+	for i, k := range j.kinds {
+		if k == "bets_closed" {
+			bets = append(bets, j.first+uint64(i))
+		}
+	}
+	require.Len(t, bets, 10)
+	tests := []struct {
+		name    string
+		from    uint64
+		settled int
+	}{
+		{"everything", 0, 10},
+		{"round 8: from the checkpoint after round 6", bets[7] + 1, 4},
+		{"round 7: the same checkpoint", bets[6], 4},
+		{"round 6: the checkpoint after round 3", bets[5], 7},
+		{"round 1: the first checkpoint", bets[0], 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := DefaultOptions(h.c.opts.Rules)
+			opts.Journal = j
+			settled, started := 0, 0
+			require.NoError(t, ReplayEventsFrom(opts, tc.from, func(ev Event) {
+				switch ev.Body.Kind() {
+				case "settled":
+					settled++
+				case "round_started":
+					started++
+				}
+			}))
+			assert.Equal(t, tc.settled, settled)
+			assert.Equal(t, settled, started, "every round recalled whole")
+		})
+	}
+}

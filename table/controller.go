@@ -121,6 +121,7 @@ type Controller struct {
 	cmdSeen    map[string]error  // verdict of every journaled command id (bounded)
 	cmdOrder   []string          // ids in cmdSeen, oldest first
 	recallOnly bool              // ReplayEvents: read the journal, never write it
+	recallFrom uint64            // ReplayEventsFrom: the journal seq to recall from
 	ckSeq      uint64            // journal seq of the last checkpoint
 	ckRounds   int               // rounds when it was written
 	sinceCk    int               // inputs applied since
@@ -226,12 +227,20 @@ var errStaleTimer = errors.New("table: stale timer")
 // calls fn with every event as it was published (`tablectl history` and
 // `tablectl round` read a stopped table's journal this way).
 func ReplayEvents(opts Options, fn func(Event)) error {
+	return ReplayEventsFrom(opts, 0, fn)
+}
+
+// ReplayEventsFrom is ReplayEvents starting at the newest checkpoint at or
+// before journal record seq, so recalling recent rounds of a long journal
+// reads only its end. 0, or no checkpoint that early, reads everything
+// retained.
+func ReplayEventsFrom(opts Options, seq uint64, fn func(Event)) error {
 	opts.Replayed = fn
 	c, err := New(opts, zerolog.Nop())
 	if err != nil {
 		return err
 	}
-	c.recallOnly = true
+	c.recallOnly, c.recallFrom = true, seq
 	return c.replay()
 }
 
@@ -245,17 +254,21 @@ func (c *Controller) replay() error {
 	if c.opts.Journal == nil {
 		return nil
 	}
-	from := uint64(0)
-	if !c.recallOnly {
-		var err error
-		if from, err = c.replayStart(); err != nil {
-			return fmt.Errorf("table: replay: %w", err)
-		}
+	var from uint64
+	var err error
+	switch {
+	case !c.recallOnly:
+		from, err = c.replayStart()
+	case c.recallFrom > 0:
+		from, err = c.checkpointAtOrBefore(c.recallFrom)
+	}
+	if err != nil {
+		return fmt.Errorf("table: replay: %w", err)
 	}
 	c.replaying = true
 	n, skipped := 0, 0
 	first, restoring := true, false
-	err := c.opts.Journal.Replay(from, func(seq uint64, at time.Time, data []byte) error {
+	err = c.opts.Journal.Replay(from, func(seq uint64, at time.Time, data []byte) error {
 		in, err := DecodeInput(data)
 		if err != nil {
 			return err

@@ -17,9 +17,10 @@ import (
 // BenchmarkRestart100kRounds is the daemon's restart on a journal of
 // 100,000 rounds of 000 (about 900,000 records): open and check the whole
 // journal (checksums, hash chain), then rebuild the table. "checkpoint" is
-// how a table restarts (from the checkpoint before the newest); "full" is
-// a replay of every record, what a restart cost before checkpoints and
-// what `tablectl history` still reads. The target is under 2 s.
+// how a table restarts (from the checkpoint before the newest);
+// "recall-recent" is `tablectl history` (the last rounds, from the
+// checkpoint before them); "full" is a replay of every record, what a
+// restart cost before checkpoints. The target is under 2 s.
 func BenchmarkRestart100kRounds(b *testing.B) {
 	const rounds = 100_000
 	rs, err := rules.Game("000")
@@ -28,7 +29,12 @@ func BenchmarkRestart100kRounds(b *testing.B) {
 	records := buildJournal(b, rs, dir, rounds)
 	b.Logf("journal of %d rounds: %d records", rounds, records)
 
-	restart := func(b *testing.B, full bool) {
+	const (
+		modeRestart = iota
+		modeFull
+		modeRecent
+	)
+	restart := func(b *testing.B, mode int) {
 		for b.Loop() {
 			jr, _, err := journal.Open(journal.Options{Dir: dir, AnchorKind: CheckpointKind}, zerolog.Nop())
 			require.NoError(b, err)
@@ -36,9 +42,12 @@ func BenchmarkRestart100kRounds(b *testing.B) {
 			opts.Clock, opts.Journal = clockwork.NewFakeClock(), NewJournal(jr)
 			n := 0
 			opts.Replayed = func(Event) { n++ }
-			if full {
+			switch mode {
+			case modeFull:
 				require.NoError(b, ReplayEvents(opts, func(Event) { n++ }))
-			} else {
+			case modeRecent: // about the last 20 rounds, as tablectl history asks
+				require.NoError(b, ReplayEventsFrom(opts, jr.LastSeq()-20*9, func(Event) { n++ }))
+			default:
 				c, err := New(opts, zerolog.Nop())
 				require.NoError(b, err)
 				require.NoError(b, c.replay())
@@ -50,8 +59,9 @@ func BenchmarkRestart100kRounds(b *testing.B) {
 		}
 		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/restart")
 	}
-	b.Run("checkpoint", func(b *testing.B) { restart(b, false) })
-	b.Run("full", func(b *testing.B) { restart(b, true) })
+	b.Run("checkpoint", func(b *testing.B) { restart(b, modeRestart) })
+	b.Run("recall-recent", func(b *testing.B) { restart(b, modeRecent) })
+	b.Run("full", func(b *testing.B) { restart(b, modeFull) })
 }
 
 // buildJournal plays rounds rounds of rs through a controller into dir and

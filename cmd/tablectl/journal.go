@@ -60,8 +60,10 @@ func runJournal(args []string, stdout, stderr io.Writer) int {
 }
 
 // recall replays a table's journal (read-only: the table may be running)
-// into game recall, the same History the console keeps.
-func recall(jf journalFlags) (*console.History, error) {
+// into game recall, the same History the console keeps. from picks the
+// rounds to read from the journal's round index (nil: every round); the
+// replay then starts at the checkpoint before the first of them.
+func recall(jf journalFlags, from func([]journal.RoundSummary) uint64) (*console.History, error) {
 	rs, err := rules.Game(jf.game)
 	if err != nil {
 		return nil, err
@@ -77,7 +79,11 @@ func recall(jf journalFlags) (*console.History, error) {
 	h := console.NewHistory(1 << 20)
 	opts := table.DefaultOptions(rs)
 	opts.Journal = table.NewJournal(j)
-	if err := table.ReplayEvents(opts, h.Add); err != nil {
+	seq := uint64(0)
+	if from != nil {
+		seq = from(j.Rounds(1 << 30))
+	}
+	if err := table.ReplayEventsFrom(opts, seq, h.Add); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -93,7 +99,13 @@ func runHistory(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	h, err := recall(jf)
+	h, err := recall(jf, func(rs []journal.RoundSummary) uint64 {
+		// Newest first: the first record of the n-th newest round.
+		if len(rs) == 0 || *n <= 0 {
+			return 0
+		}
+		return rs[min(*n, len(rs))-1].FirstSeq
+	})
 	if err != nil {
 		fmt.Fprintln(stderr, "tablectl:", err)
 		return 1
@@ -130,14 +142,21 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: tablectl round [flags] '#HH:MM:SS'")
 		return 2
 	}
-	h, err := recall(jf)
-	if err != nil {
-		fmt.Fprintln(stderr, "tablectl:", err)
-		return 1
-	}
 	code := fs.Arg(0)
 	if !strings.HasPrefix(code, "#") {
 		code = "#" + code
+	}
+	h, err := recall(jf, func(rs []journal.RoundSummary) uint64 {
+		for _, r := range rs { // newest first: the latest round with this code
+			if r.Code == code {
+				return r.FirstSeq
+			}
+		}
+		return 0
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 1
 	}
 	r, err := h.Round(code)
 	if err != nil {
