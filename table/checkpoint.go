@@ -212,7 +212,7 @@ func (c *Controller) writeCheckpoint() error {
 	if err != nil {
 		return err
 	}
-	seq, err := c.opts.Journal.Append(c.now, Checkpoint{}.Kind(), "", data)
+	seq, err := c.opts.Journal.Append(Entry{At: c.now, Kind: CheckpointKind, Shoe: c.shoeID, Data: data})
 	if err != nil {
 		c.alarm("journal", fmt.Sprintf("journal append failed: %v", err), true)
 		c.publishState()

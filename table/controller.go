@@ -25,13 +25,30 @@ import (
 // Journal in Options keeps inputs in memory only (tests, demos).
 type Journal interface {
 	// Append stores one encoded input and returns its seq when it is durable.
-	Append(at time.Time, kind, roundID string, data []byte) (uint64, error)
+	Append(e Entry) (uint64, error)
 	// Replay calls fn with every stored input from seq from on, in order;
 	// a from at or below the oldest retained seq (0 included) starts there.
 	Replay(from uint64, fn func(seq uint64, at time.Time, data []byte) error) error
 	// LastOfKind returns the seq of the newest retained input of a kind,
 	// 0 when there is none: the controller finds its last checkpoint.
 	LastOfKind(kind string) uint64
+}
+
+// Entry is one input as the journal stores it: the encoded input and,
+// beside it, what recall and audits read without decoding it.
+type Entry struct {
+	// At is the host time the input was applied.
+	At time.Time
+	// Kind is the input's kind ("card", "decision", "checkpoint"...).
+	Kind string
+	// Round is the round in play, empty between rounds.
+	Round string
+	// Shoe is the shoe in play (for a card, the shoe it came from).
+	Shoe string
+	// DeviceMS is the device's own clock for a device input, 0 otherwise.
+	DeviceMS int64
+	// Data is EncodeInput's output.
+	Data []byte
 }
 
 // Options configures a Controller.
@@ -372,7 +389,7 @@ func (c *Controller) handle(in Input) error {
 		if err != nil {
 			return err
 		}
-		if _, err := c.opts.Journal.Append(c.now, in.Kind(), c.roundID, data); err != nil {
+		if _, err := c.opts.Journal.Append(c.entry(in, data)); err != nil {
 			c.alarm("journal", fmt.Sprintf("journal append failed: %v", err), true)
 			c.publishState()
 			return fmt.Errorf("%w: %w", ErrJournal, err)
@@ -386,6 +403,21 @@ func (c *Controller) handle(in Input) error {
 	}
 	c.publishState()
 	return err
+}
+
+// entry is the journal entry of an input.
+func (c *Controller) entry(in Input, data []byte) Entry {
+	e := Entry{At: c.now, Kind: in.Kind(), Round: c.roundID, Shoe: c.shoeID, Data: data}
+	switch v := in.(type) {
+	case CardDrawn:
+		e.DeviceMS = v.DeviceTimeMS
+		if v.ShoeID != "" {
+			e.Shoe = v.ShoeID
+		}
+	case ShoeChanged:
+		e.Shoe = v.ShoeID
+	}
+	return e
 }
 
 // ErrDuplicateFrame is returned for a device frame already applied (the

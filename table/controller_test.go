@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/round"
 	"github.com/livetable/livetable/table/rules"
 )
@@ -163,15 +164,15 @@ type memJournal struct {
 	first uint64 // seq of recs[0]: retention moves it
 }
 
-func (m *memJournal) Append(at time.Time, kind, roundID string, data []byte) (uint64, error) {
+func (m *memJournal) Append(e Entry) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.first == 0 {
 		m.first = 1
 	}
-	m.recs = append(m.recs, append([]byte(nil), data...))
-	m.kinds = append(m.kinds, kind)
-	m.at = append(m.at, at)
+	m.recs = append(m.recs, append([]byte(nil), e.Data...))
+	m.kinds = append(m.kinds, e.Kind)
+	m.at = append(m.at, e.At)
 	return m.first + uint64(len(m.recs)) - 1, nil
 }
 
@@ -277,4 +278,34 @@ func TestCommandAppliedOnce(t *testing.T) {
 	err = h2.submit(Decision{ID: "d2", Seat: 1, Action: "split"})
 	require.ErrorIs(t, err, round.ErrIllegalAction, "the same verdict after the restart")
 	assert.Len(t, h2.c.Snapshot().Round.Seats[0].Hands[0].Cards, 3)
+}
+
+// TestJournalEntries: every journaled input carries host time, round and
+// shoe, and a card its device time, beside the encoded input.
+func TestJournalEntries(t *testing.T) {
+	jr, _, err := journal.Open(journal.Options{Dir: t.TempDir(), AnchorKind: CheckpointKind}, zerolog.Nop())
+	require.NoError(t, err)
+	defer jr.Close()
+	h := start(t, "000", NewJournal(jr))
+	h.waitPhase(PhaseBetting)
+	require.NoError(t, h.submit(ShoeChanged{ShoeID: "S1"}))
+	require.NoError(t, h.submit(BetsClosed{Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
+	require.NoError(t, h.submit(CardDrawn{Card: card.MustParse("Ts"), DeviceTimeMS: 123456, ShoeID: "S1"}))
+	h.stop()
+	var got []journal.Record
+	require.NoError(t, jr.Replay(0, func(r journal.Record) error {
+		got = append(got, r)
+		return nil
+	}))
+	kinds := make([]string, len(got))
+	for i, r := range got {
+		kinds[i] = r.Kind
+		assert.False(t, r.Time.IsZero(), "host time on %s", r.Kind)
+	}
+	assert.Equal(t, []string{"supervisor", CheckpointKind, "shoe_changed", "bets_closed", "card"}, kinds)
+	c := got[len(got)-1]
+	assert.Equal(t, "S1", c.Shoe)
+	assert.EqualValues(t, 123456, c.DeviceMS)
+	assert.Equal(t, "#23:58:40", c.Round)
+	assert.Equal(t, "S1", got[2].Shoe, "a shoe change names its shoe")
 }

@@ -17,8 +17,8 @@ const CheckpointKind = "checkpoint"
 
 type journalAdapter struct{ j *journal.Journal }
 
-func (a journalAdapter) Append(at time.Time, kind, roundID string, data []byte) (uint64, error) {
-	return a.j.Append(journal.Record{Time: at, Kind: kind, Round: roundID, Data: data})
+func (a journalAdapter) Append(e Entry) (uint64, error) {
+	return a.j.Append(journal.Record{Time: e.At, Kind: e.Kind, Round: e.Round, Shoe: e.Shoe, DeviceMS: e.DeviceMS, Data: e.Data})
 }
 
 func (a journalAdapter) Replay(from uint64, fn func(seq uint64, at time.Time, data []byte) error) error {

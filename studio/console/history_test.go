@@ -165,11 +165,11 @@ type memJournal struct {
 	data [][]byte
 }
 
-func (m *memJournal) Append(at time.Time, _, _ string, data []byte) (uint64, error) {
+func (m *memJournal) Append(e table.Entry) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.at = append(m.at, at)
-	m.data = append(m.data, append([]byte(nil), data...))
+	m.at = append(m.at, e.At)
+	m.data = append(m.data, append([]byte(nil), e.Data...))
 	return uint64(len(m.data)), nil
 }
 
