@@ -351,6 +351,7 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	assert.Equal(t, "9h 9d", dealer.cards(`[data-seat="3"]`))
 	lt.deal("hole card to dealer", "Ts")
 	dealer.waitText("instruction", "wait: seat 1 to decide")
+	assert.Regexp(t, `^([0-9]|10)$`, dealer.text("countdown"), "seconds left of the 10 s decision time")
 	assert.Equal(t, "6c back", dealer.cards("#dealer-cards"), "the hole card shows its back")
 	assert.Equal(t, "15", dealer.eval(`document.querySelector('[data-seat="1"] .total').firstChild.textContent`))
 	assert.Equal(t, "true", dealer.eval(`String(document.querySelector('[data-seat="1"]').classList.contains("active"))`))

@@ -116,9 +116,20 @@ var LT = (function () {
     var self = this;
     setInterval(function () { self.tick(); }, 200);
   }
+  // Betting counts to the betting deadline; during play the round's own
+  // timer (a decision, the insurance offer) counts down. A paused table
+  // shows nothing: its timers are stopped.
   Countdown.prototype.set = function (st, evTime) {
-    if ((st.phase === "betting" || st.phase === "last_call") && st.deadline && !st.paused) {
-      var left = Date.parse(st.deadline) - Date.parse(evTime);
+    var t = st.timer, deadline = null;
+    if (st.paused) {
+      deadline = null;
+    } else if ((st.phase === "betting" || st.phase === "last_call") && st.deadline) {
+      deadline = st.deadline;
+    } else if (t && (t.name === "decision" || t.name === "insurance") && t.deadline) {
+      deadline = t.deadline;
+    }
+    if (deadline) {
+      var left = Date.parse(deadline) - Date.parse(evTime);
       this.until = performance.now() + Math.max(0, left);
     } else {
       this.until = null;
