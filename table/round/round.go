@@ -521,7 +521,9 @@ func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
 		if bx.waiting == 0 || bx.awaiting > 0 {
 			// Served, or some player must decide before the next card.
 			bx.inQueue = false
-			copy(r.queue, r.queue[1:])
+			if len(r.queue) > 1 {
+				copy(r.queue, r.queue[1:])
+			}
 			r.queue = r.queue[:len(r.queue)-1]
 			r.refreshQueue(bx)
 		}
@@ -716,7 +718,7 @@ func (r *Round) want(bx *box, p *player, hi int) {
 func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
 	for p.nslots > 0 && p.cursor < len(bx.stream) {
 		hi := int(p.slots[0])
-		copy(p.slots[:], p.slots[1:p.nslots])
+		p.slots[0] = p.slots[1] // two slots: a shift, not a memmove call
 		p.nslots--
 		c := bx.stream[p.cursor]
 		p.cursor++
