@@ -161,8 +161,9 @@ type Event struct {
 // which stall on store forwarding: filling the slot in place costs half as
 // much, and a simulator appends a dozen events a round.
 func emit(dst []Event, k EventKind) ([]Event, *Event) {
+	n := len(dst)
 	dst = append(dst, Event{})
-	e := &dst[len(dst)-1]
+	e := &dst[n]
 	e.Type = k
 	return dst, e
 }

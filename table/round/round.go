@@ -104,7 +104,6 @@ type box struct {
 	stream    []card.Card // every card dealt to the box, in order
 	players   []player
 	index     map[string]int // player id -> index, for common draw; nil with few players
-	spare     map[string]int // index's storage, kept from round to round
 	waiting   int            // players with a hand waiting for a card not yet dealt
 	awaiting  int            // players whose decision is awaited
 	inQueue   bool
@@ -140,7 +139,8 @@ type Round struct {
 	dealerNeeds  bool
 	settle       Settlement
 	seatBuf      []int
-	handBuf      []HandResult // settlement storage, reused round to round
+	indexes      []map[string]int // the boxes' index maps, kept from round to round
+	handBuf      []HandResult     // settlement storage, reused round to round
 	sideBuf      []SideResult
 	wagerBuf     []Wager
 }
@@ -215,8 +215,8 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	}
 	if len(bets) > 16 {
 		for i := range r.boxes {
-			if bx := &r.boxes[i]; len(bx.players) > 16 {
-				bx.indexPlayers()
+			if len(r.boxes[i].players) > 16 {
+				r.indexPlayers(i)
 			}
 		}
 	}
@@ -262,21 +262,25 @@ func growBoxes(b []box, n int) []box {
 	}
 	b = b[:n]
 	for i := range b {
-		b[i] = box{stream: b[i].stream[:0], players: b[i].players[:0], spare: b[i].spare}
+		b[i] = box{stream: b[i].stream[:0], players: b[i].players[:0]}
 	}
 	return b
 }
 
-// indexPlayers maps the box's player ids for find, in the map kept from
-// earlier rounds: a common-draw round of thousands of players does not
-// rebuild it from nothing.
-func (bx *box) indexPlayers() {
-	if bx.spare == nil {
-		bx.spare = make(map[string]int, len(bx.players))
-	} else {
-		clear(bx.spare)
+// indexPlayers maps box i's player ids for find, in the map that box
+// index had in earlier rounds: a common-draw round of thousands of players
+// does not rebuild it from nothing.
+func (r *Round) indexPlayers(i int) {
+	for len(r.indexes) <= i {
+		r.indexes = append(r.indexes, nil)
 	}
-	bx.index = bx.spare
+	bx := &r.boxes[i]
+	if r.indexes[i] == nil {
+		r.indexes[i] = make(map[string]int, len(bx.players))
+	} else {
+		clear(r.indexes[i])
+	}
+	bx.index = r.indexes[i]
 	for j := range bx.players {
 		bx.index[bx.players[j].id] = j
 	}
