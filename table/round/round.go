@@ -583,8 +583,9 @@ func (r *Round) dealerBJ() bool {
 
 func (r *Round) afterDeal(dst []Event) []Event {
 	for i := range r.boxes {
-		for j := range r.boxes[i].players {
-			h := &r.boxes[i].players[j].hands[0]
+		players := r.boxes[i].players
+		for j := range players {
+			h := &players[j].hands[0]
 			if t, _ := h.total(); t == 21 {
 				h.natural = true
 				h.done = true
@@ -1023,22 +1024,24 @@ func (r *Round) startDealer(dst []Event) []Event {
 }
 
 func (r *Round) handsState() (live, natural, insured bool) {
+	charlie := r.rs.Charlie
 	for i := range r.boxes {
-		for j := range r.boxes[i].players {
-			p := &r.boxes[i].players[j]
+		players := r.boxes[i].players
+		for j := range players {
+			p := &players[j]
 			if p.insurance == 1 {
 				insured = true
 			}
 			if p.behind {
 				continue
 			}
-			for k := 0; k < p.n; k++ {
+			for k := range p.hands[:p.n] {
 				h := &p.hands[k]
 				switch {
 				case h.natural:
 					natural = true
 				case h.surrender, h.bust():
-				case r.rs.Charlie > 0 && int(h.n) >= r.rs.Charlie:
+				case charlie > 0 && int(h.n) >= charlie:
 				default:
 					live = true
 				}
