@@ -21,22 +21,26 @@ import (
 // so every event is journaled here first (group commit) and the publisher
 // sends strictly from the head, one acknowledged message at a time.
 //
-// # Write, publish, then fsync
+// # Write, publish, fsync later
 //
-// A batch is written, handed to the publisher, and only then fsync'd. The
-// fsync is off the latency path on purpose: before, every card paid two
-// fsyncs in series (the controller's journal, then this one), and the
-// second bought nothing for the table daemon. Its events are derived from
-// inputs that the controller's journal made durable before it applied
-// them, and tabled passes OutboxLastSeq to the controller as
-// RepublishAfter, so after a power cut every event past what survived here
-// is derived again from the journal and published (the events lost from
-// the outbox tail included: a subscriber may see such an event twice, and
-// drops the duplicate by seq). A crash of the process alone (SIGKILL)
-// loses nothing either way: the writes are in the page cache. What the
-// fsync still gives, one batch later, is an outbox that survives a power
-// cut with everything the broker has not acknowledged yet (hours of an
-// outage), without depending on the journal.
+// A batch is written and handed to the publisher at once; the fsync comes
+// later and covers many batches (Options.OutboxSyncInterval, 100 ms by
+// default). Before, every card paid two fsyncs in series, the
+// controller's journal and then this one, and the second bought nothing
+// for the table daemon: its events are derived from inputs the
+// controller's journal made durable before it applied them, and tabled
+// passes OutboxLastSeq to the controller as RepublishAfter, so after a
+// power cut every event past what survived here is derived again from the
+// journal and published (an event lost from the outbox tail after it was
+// published reaches a subscriber twice, and the duplicate is dropped by
+// seq). For this to hold, a controller that replays from a checkpoint
+// must start at or before RepublishAfter. A crash of the process alone
+// (SIGKILL) loses nothing either way: the writes are in the page cache.
+// What the fsync still gives, within the interval, is an outbox that
+// survives a power cut with everything the broker has not acknowledged
+// (hours of a broker outage) without depending on the journal; and fewer
+// fsyncs leave the disk to the journal, whose fsync is on the card's
+// path.
 //
 // # Files
 //
@@ -262,9 +266,9 @@ func (ob *outbox) LastSeq() uint64 {
 	return ob.lastSeq
 }
 
-// Append journals the entries with one write, makes them visible to the
-// publisher, then fsyncs them (see "Write, publish, then fsync"). It waits
-// while the outbox is full.
+// Append journals the entries with one write and makes them visible to
+// the publisher; Sync makes them durable (see "Write, publish, fsync
+// later"). It waits while the outbox is full.
 func (ob *outbox) Append(ctx context.Context, entries []entry) error {
 	if len(entries) == 0 {
 		return nil
@@ -293,7 +297,7 @@ func (ob *outbox) Append(ctx context.Context, entries []entry) error {
 		return fmt.Errorf("mqttlink: outbox write: %w", err)
 	}
 
-	// Published before the fsync: see "Write, publish, then fsync".
+	// Published before the fsync: see "Write, publish, fsync later".
 	ob.mu.Lock()
 	ob.fileBytes = off
 	ob.nextPos = pos + uint64(len(recs))
@@ -306,11 +310,17 @@ func (ob *outbox) Append(ctx context.Context, entries []entry) error {
 	ob.mu.Unlock()
 	signal(ob.notify)
 
-	if err := ob.f.Sync(); err != nil {
-		return fmt.Errorf("mqttlink: outbox fsync: %w", err)
-	}
 	if needCompact {
 		return ob.compact()
+	}
+	return nil
+}
+
+// Sync makes everything appended so far durable. Called from the
+// appending goroutine (compaction replaces the file there).
+func (ob *outbox) Sync() error {
+	if err := ob.f.Sync(); err != nil {
+		return fmt.Errorf("mqttlink: outbox fsync: %w", err)
 	}
 	return nil
 }
@@ -473,8 +483,9 @@ func (ob *outbox) Depth() int {
 	return len(ob.pending)
 }
 
-// Close flushes the ack mark and closes the files. Waiters return
-// ErrOutboxClosed.
+// Close makes the log and the ack mark durable and closes the files.
+// Waiters return ErrOutboxClosed. Called from the appending goroutine's
+// side, once it has stopped.
 func (ob *outbox) Close() error {
 	ob.mu.Lock()
 	if ob.closed {
@@ -485,8 +496,7 @@ func (ob *outbox) Close() error {
 	ob.mu.Unlock()
 	signal(ob.notify)
 	signal(ob.space)
-	errAck := ob.ackf.Sync()
-	errs := errors.Join(errAck, ob.ackf.Close(), ob.f.Close())
+	errs := errors.Join(ob.f.Sync(), ob.ackf.Sync(), ob.ackf.Close(), ob.f.Close())
 	if errs != nil {
 		return fmt.Errorf("mqttlink: close outbox: %w", errs)
 	}
