@@ -554,21 +554,13 @@ func (r *Round) dealerCard(c card.Card, dst []Event) []Event {
 		e.Hole = true
 		return dst
 	}
-	tot, soft := r.dealerShown()
+	// Every other dealer card is face up and shows the whole hand: the up
+	// card, and the cards drawn in the dealer's turn after the hole card
+	// was turned (in no phase before it does the dealer get a card).
+	tot, soft := r.dealer.total()
 	dst, e := emit(dst, EvCardDealt)
 	e.Card, e.Total, e.Soft = c, int8(tot), soft
 	return dst
-}
-
-func (r *Round) dealerShown() (int, bool) {
-	if r.holeDealt && r.phase < PhaseDealer {
-		// Only the up card shows.
-		if up := r.upValue(); up != 1 {
-			return up, false
-		}
-		return 11, true
-	}
-	return r.dealer.total()
 }
 
 func (r *Round) upValue() int { return r.dealer.c[0].Value() }
