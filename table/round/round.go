@@ -128,12 +128,12 @@ type Round struct {
 	// are asked and made: the controller and the simulator read it after
 	// every input.
 	awaiting int
-	// What the dealer's hand needs, fixed when the dealer's turn starts
-	// (the players' hands no longer change), not rescanned per card:
-	// dealerSecond draws the second card of a game without a hole card,
-	// dealerPlays draws on to the dealer's standing total.
-	// dealerNeeds is dealerNeedsCard, kept as the dealer's cards arrive:
-	// it is asked before and after every card of the dealer's turn.
+	// What the dealer's hand needs, set when the dealer's turn starts (the
+	// players' hands no longer change) instead of rescanning the hands per
+	// card: dealerSecond, the second card of a game without a hole card is
+	// drawn; dealerPlays, the dealer draws to his standing total;
+	// dealerNeeds, dealerNeedsCard now, updated with each dealer card (it
+	// is asked before and after every one).
 	dealerSecond bool
 	dealerPlays  bool
 	dealerNeeds  bool
@@ -230,10 +230,10 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	return dst, nil
 }
 
-// dealTarget is where the initial deal's card number pos goes: a card to
-// each box, the dealer's up card, a second card to each box, then the hole
-// card where the game has one (dealEnd cards). It returns the box index, or -1
-// for the dealer.
+// dealTarget is where card number pos of the initial deal goes: a card
+// to each box, the dealer's up card, a second card to each box, then the
+// hole card where the game has one (dealEnd cards in all). It returns the
+// box index, or -1 for the dealer.
 func (r *Round) dealTarget(pos int) int {
 	n := len(r.boxes)
 	switch {
@@ -427,8 +427,8 @@ func (r *Round) findPlayer(seat int, id string) (*box, *player, error) {
 func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 	// Cards and decisions, the inputs of every round, go straight to their
 	// handlers; the rest, and every input with no round in play, to
-	// applyOther. Apply stays small enough to inline, so a simulator's
-	// millions of inputs a second do not each pay for a large frame.
+	// applyOther. Apply keeps a small frame: a simulator applies millions
+	// of inputs a second.
 	if r.phase != PhaseSettled && r.phase != PhaseNew {
 		switch in.Type {
 		case InCard:
