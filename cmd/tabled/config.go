@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -48,12 +50,12 @@ type TimingConfig struct {
 // rounds, and everything from the newest checkpoint on is kept whatever
 // the limits say.
 type JournalConfig struct {
-	// SegmentMiB is the size past which a segment is sealed.
-	SegmentMiB int64 `yaml:"segment_mib"`
-	// MaxMiB deletes the oldest segments while the journal is larger; 0
+	// SegmentSize is the size past which a segment is sealed.
+	SegmentSize ByteSize `yaml:"segment_size"`
+	// MaxSize deletes the oldest segments while the journal is larger; 0
 	// keeps everything (then only the disk limits it, and a full disk
 	// stops the table with an alarm).
-	MaxMiB int64 `yaml:"max_mib"`
+	MaxSize ByteSize `yaml:"max_size"`
 	// MaxAge deletes segments older than this (in record time); 0 keeps them.
 	MaxAge time.Duration `yaml:"max_age"`
 	// CheckpointEvery is the number of rounds between checkpoints.
@@ -125,7 +127,7 @@ func DefaultConfig() Config {
 		Broker:  BrokerConfig{EmbeddedAddr: "127.0.0.1:1883"},
 		Console: ConsoleConfig{Addr: "127.0.0.1:8080"},
 		Shoe:    ShoeConfig{Baud: 115200, Silence: 3 * time.Second},
-		Journal: JournalConfig{SegmentMiB: 64, MaxMiB: 1024, MaxAge: 90 * 24 * time.Hour, CheckpointEvery: table.DefaultCheckpointEvery},
+		Journal: JournalConfig{SegmentSize: 64 << 20, MaxSize: 1 << 30, MaxAge: 90 * 24 * time.Hour, CheckpointEvery: table.DefaultCheckpointEvery},
 		Demo:    DemoConfig{Seats: 3, Seed: 1, Pace: 350 * time.Millisecond, Think: 300 * time.Millisecond, Betting: 4 * time.Second, Penetration: 0.12},
 	}
 }
@@ -160,14 +162,62 @@ var ErrConfig = errors.New("invalid configuration")
 func (c Config) check() error {
 	j := c.Journal
 	switch {
-	case j.SegmentMiB < 0 || j.MaxMiB < 0 || j.MaxAge < 0 || j.GroupCommit < 0:
+	case j.SegmentSize < 0 || j.MaxSize < 0 || j.MaxAge < 0 || j.GroupCommit < 0:
 		return fmt.Errorf("%w: journal sizes and times cannot be negative", ErrConfig)
-	case j.MaxMiB > 0 && j.MaxMiB < 2*max(j.SegmentMiB, 1):
-		return fmt.Errorf("%w: journal.max_mib %d must hold at least two segments of %d MiB", ErrConfig, j.MaxMiB, j.SegmentMiB)
+	case j.SegmentSize > 0 && j.SegmentSize < 64<<10:
+		return fmt.Errorf("%w: journal.segment_size %s is under 64KiB", ErrConfig, j.SegmentSize)
+	case j.MaxSize > 0 && j.MaxSize < 2*max(j.SegmentSize, 64<<10):
+		return fmt.Errorf("%w: journal.max_size %s must hold at least two segments of %s", ErrConfig, j.MaxSize, j.SegmentSize)
 	case j.MaxAge > 0 && j.MaxAge < time.Hour:
 		return fmt.Errorf("%w: journal.max_age %s is shorter than an hour: recall needs the last rounds", ErrConfig, j.MaxAge)
 	case j.CheckpointEvery < 0:
 		return fmt.Errorf("%w: journal.checkpoint_every cannot be negative", ErrConfig)
 	}
 	return nil
+}
+
+// ByteSize is a size in bytes, written in YAML as a number of bytes or
+// with a binary unit: 512KiB, 64MiB, 1GiB (KB, MB, GB read the same).
+type ByteSize int64
+
+var byteUnits = []struct {
+	suffix string
+	shift  uint
+}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"GB", 30}, {"MB", 20}, {"KB", 10}, {"B", 0}}
+
+// UnmarshalYAML reads a ByteSize.
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseByteSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*b = v
+	return nil
+}
+
+// ParseByteSize parses "64MiB", "512KiB", "1GiB" or a plain byte count.
+func ParseByteSize(s string) (ByteSize, error) {
+	t := strings.TrimSpace(s)
+	shift := uint(0)
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, shift = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("%w: size %q: want a whole number of bytes, KiB, MiB or GiB", ErrConfig, s)
+	}
+	return ByteSize(n << shift), nil
+}
+
+// String writes the size with the largest unit that divides it.
+func (b ByteSize) String() string {
+	for _, u := range byteUnits[:3] {
+		if b != 0 && b%(1<<u.shift) == 0 {
+			return strconv.FormatInt(int64(b)>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(int64(b), 10) + "B"
 }

@@ -30,10 +30,14 @@ func TestConfigJournalChecks(t *testing.T) {
 		name, yaml string
 		ok         bool
 	}{
-		{"keep everything", "journal: {max_mib: 0, max_age: 0s}", true},
-		{"small but sane", "journal: {segment_mib: 8, max_mib: 16, max_age: 24h}", true},
-		{"negative size", "journal: {max_mib: -1}", false},
-		{"less than two segments", "journal: {segment_mib: 64, max_mib: 100}", false},
+		{"keep everything", "journal: {max_size: 0, max_age: 0s}", true},
+		{"small but sane", "journal: {segment_size: 8MiB, max_size: 16MiB, max_age: 24h}", true},
+		{"plain bytes", "journal: {segment_size: 1048576, max_size: 4194304}", true},
+		{"negative size", "journal: {max_size: -1}", false},
+		{"not a size", "journal: {max_size: lots}", false},
+		{"fractional", "journal: {max_size: 1.5GiB}", false},
+		{"tiny segments", "journal: {segment_size: 1KiB}", false},
+		{"less than two segments", "journal: {segment_size: 64MiB, max_size: 100MiB}", false},
 		{"too short for recall", "journal: {max_age: 10m}", false},
 		{"negative checkpoints", "journal: {checkpoint_every: -5}", false},
 		{"unknown key", "journal: {max_gb: 1}", false},
@@ -49,5 +53,33 @@ func TestConfigJournalChecks(t *testing.T) {
 				require.Error(t, err)
 			}
 		})
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want ByteSize
+		str  string
+	}{
+		{"0", 0, "0B"},
+		{"512", 512, "512B"},
+		{"512KiB", 512 << 10, "512KiB"},
+		{"64MiB", 64 << 20, "64MiB"},
+		{"64 MiB", 64 << 20, "64MiB"},
+		{"1GiB", 1 << 30, "1GiB"},
+		{"2GB", 2 << 30, "2GiB"},
+		{"1536KiB", 1536 << 10, "1536KiB"},
+		{"1024MiB", 1 << 30, "1GiB"},
+	}
+	for _, tc := range tests {
+		got, err := ParseByteSize(tc.in)
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+		assert.Equal(t, tc.str, got.String(), tc.in)
+	}
+	for _, bad := range []string{"", "MiB", "-1KiB", "1.5MiB", "9999999999GiB", "12XB"} {
+		_, err := ParseByteSize(bad)
+		assert.ErrorIs(t, err, ErrConfig, bad)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	simshoe "github.com/livetable/livetable/simulators/shoe"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
 	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/strategy"
 )
 
@@ -52,6 +53,14 @@ func TestCrashRecovery(t *testing.T) {
 	t.Logf("run with %d kills: %d rounds in %v", kills, rounds, time.Since(start).Round(time.Millisecond))
 	t.Logf("uninterrupted: %d game events, %d rounds; with %d kills: %d game events, %d duplicates dropped, %d restarts mid-round",
 		len(calm.game), calm.settled, crashy.kills, len(crashy.game), crashy.dups, crashy.midRound)
+	for _, r := range []scriptRun{calm, crashy} {
+		t.Logf("journal (256 KiB segments, 1 MiB kept, a checkpoint every 20 rounds): %d segments from record %d, %d checkpoints retained",
+			r.segments, r.firstSeq, r.checkpoints)
+		if !testing.Short() {
+			assert.Greater(t, r.firstSeq, uint64(1), "retention deleted segments while the table played")
+		}
+		assert.NotZero(t, r.checkpoints)
+	}
 	require.Equal(t, kills, crashy.kills)
 	assert.Zero(t, crashy.gaps, "no event number is missing")
 	require.Equal(t, len(calm.game), len(crashy.game), "the same number of game events")
@@ -70,6 +79,11 @@ type scriptRun struct {
 	dups     int
 	gaps     int
 	midRound int
+	// The journal at the end: its first retained record, its segments,
+	// and how many checkpoints it holds.
+	firstSeq    uint64
+	segments    int
+	checkpoints int
 }
 
 func buildTabled(t *testing.T) string {
@@ -148,6 +162,7 @@ log_level: warn
 timing: {betting: 1h, last_call: 1s, insurance: 1h, decision: 1h, settle: 20ms}
 broker: {url: %q, supervisor_tokens: [sup-secret]}
 shoe: {path: %q, silence_timeout: 1h}
+journal: {segment_size: 256KiB, max_size: 1MiB, checkpoint_every: 20}
 gpio: {sim: true, shuffler: false}
 console: {addr: "127.0.0.1:0"}
 `, tableID, filepath.Join(dir, "data"), broker, dev.Path())
@@ -190,7 +205,20 @@ console: {addr: "127.0.0.1:0"}
 			t.Fatalf("%s: timed out after %d settlements; last state %s; pending %v; daemon log:\n%s", name, be.settledCount(), be.lastState, be.pending, d.logTail())
 		}
 	}
-	return be.result(rounds, killed)
+	d.stop()
+	run := be.result(rounds, killed)
+	jr, _, err := journal.Open(journal.Options{Dir: filepath.Join(dir, "data", "journal"), ReadOnly: true}, zerolog.Nop())
+	require.NoError(t, err)
+	defer jr.Close()
+	st := jr.Stats()
+	run.firstSeq, run.segments = st.FirstSeq, st.Segments
+	require.NoError(t, jr.Replay(0, func(r journal.Record) error {
+		if r.Kind == table.CheckpointKind {
+			run.checkpoints++
+		}
+		return nil
+	}))
+	return run
 }
 
 // daemon is the tabled process under test.

@@ -285,10 +285,10 @@ func journalOptions(cfg Config) journal.Options {
 	o := journal.DefaultOptions()
 	o.Dir = absData(cfg, "journal")
 	jc := cfg.Journal
-	if jc.SegmentMiB > 0 {
-		o.SegmentBytes = jc.SegmentMiB << 20
+	if jc.SegmentSize > 0 {
+		o.SegmentBytes = int64(jc.SegmentSize)
 	}
-	o.MaxBytes, o.MaxAge, o.GroupCommitWindow = jc.MaxMiB<<20, jc.MaxAge, jc.GroupCommit
+	o.MaxBytes, o.MaxAge, o.GroupCommitWindow = int64(jc.MaxSize), jc.MaxAge, jc.GroupCommit
 	// The controller replays from a checkpoint: retention keeps every
 	// segment from the newest one on.
 	o.AnchorKind = table.CheckpointKind
