@@ -263,7 +263,9 @@ type SeatResult struct {
 	Net       int64        `json:"total_net"`
 }
 
-// HandResult is one hand's cards and money.
+// HandResult is one hand's cards and money. The round reuses its storage
+// from round to round and setHand writes every field: a new field must be
+// written there too.
 type HandResult struct {
 	Cards   []card.Card `json:"cards"`
 	Total   int         `json:"total"`

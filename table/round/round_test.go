@@ -185,3 +185,28 @@ func BenchmarkCommonDraw10k(b *testing.B) {
 		}
 	}
 }
+
+// TestSettlementStorageStartsClean: a round's results are written into
+// storage the previous round used; none of the earlier values may remain.
+func TestSettlementStorageStartsClean(t *testing.T) {
+	r := New(game(t, "002"))
+	_, err := r.Start("r1", []Bet{{Seat: 1, Player: "ann", Main: 1000}}, nil)
+	require.NoError(t, err)
+	feed(t, r, "5s", "9d", "6c", "8h") // 11 vs 9, hole 8
+	decide(t, r, 1, "ann", ActDouble)  // a free double
+	feed(t, r, "2c")                   // 13; the dealer stands on 17
+	s := r.Settlement()
+	require.NotNil(t, s)
+	require.Equal(t, []HandResult{{Cards: []card.Card{card.MustParse("5s"), card.MustParse("6c"), card.MustParse("2c")},
+		Total: 13, Stake: 1000, Free: 1000, Doubled: true, Outcome: OutcomeLose, Net: -1000}}, s.Seats[0].Hands)
+
+	_, err = r.Start("r2", []Bet{{Seat: 1, Player: "ann", Main: 1000}}, nil)
+	require.NoError(t, err)
+	feed(t, r, "Ts", "9d", "9c", "8h") // 19 vs 9, hole 8
+	decide(t, r, 1, "ann", ActStand)
+	s = r.Settlement()
+	require.NotNil(t, s)
+	require.Equal(t, []SeatResult{{Seat: 1, Player: "ann", MainNet: 1000, Net: 1000,
+		Hands: []HandResult{{Cards: []card.Card{card.MustParse("Ts"), card.MustParse("9c")},
+			Total: 19, Stake: 1000, Outcome: OutcomeWin, Net: 1000}}}}, s.Seats)
+}
