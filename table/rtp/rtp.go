@@ -162,9 +162,11 @@ func (p *Player) newShoe() {
 
 func (p *Player) draw() card.Card {
 	j := p.pos + intN(p.rng, len(p.shoe)-p.pos)
-	p.shoe[p.pos], p.shoe[j] = p.shoe[j], p.shoe[p.pos]
-	c := p.shoe[p.pos]
-	p.pos++
+	shoe, pos := p.shoe, p.pos
+	c := shoe[j]
+	shoe[j] = shoe[pos]
+	shoe[pos] = c
+	p.pos = pos + 1
 	return c
 }
 
