@@ -1000,11 +1000,15 @@ func (r *Round) progress(dst []Event) []Event {
 
 func (r *Round) startDealer(dst []Event) []Event {
 	r.phase = PhaseDealer
-	live, natural, insured := r.handsState()
-	always := r.rs.DealerAlwaysPlays
-	// No hole card (004): the second card is drawn if it can matter.
-	r.dealerSecond = always || live || natural || insured
-	r.dealerPlays = always || live
+	if r.rs.DealerAlwaysPlays {
+		// The players' hands do not matter: no scan of thousands of them.
+		r.dealerSecond, r.dealerPlays = true, true
+	} else {
+		live, natural, insured := r.handsState()
+		// No hole card (004): the second card is drawn if it can matter.
+		r.dealerSecond = live || natural || insured
+		r.dealerPlays = live
+	}
 	r.dealerNeeds = r.dealerNeedsCard()
 	if r.holeDealt {
 		t, soft := r.dealer.total()
