@@ -139,8 +139,9 @@ type Round struct {
 	dealerNeeds  bool
 	settle       Settlement
 	seatBuf      []int
-	indexes      []map[string]int // the boxes' index maps, kept from round to round
-	handBuf      []HandResult     // settlement storage, reused round to round
+	indexes      []map[string]int    // the boxes' index maps, kept from round to round
+	seen         map[seatPlayer]bool // checkBets' duplicate check, kept likewise
+	handBuf      []HandResult        // settlement storage, reused round to round
 	sideBuf      []SideResult
 	wagerBuf     []Wager
 }
@@ -315,10 +316,15 @@ func (r *Round) checkBets(bets []Bet) error {
 		return ruleErr(ErrBadBet, 0, "", "no bets")
 	}
 	// Duplicate checks: a scan for a table's handful of bets, a map for a
-	// common-draw game's thousands.
+	// common-draw game's thousands, kept from round to round.
 	var seen map[seatPlayer]bool
 	if len(bets) > 16 {
-		seen = make(map[seatPlayer]bool, len(bets))
+		if r.seen == nil {
+			r.seen = make(map[seatPlayer]bool, len(bets))
+		} else {
+			clear(r.seen)
+		}
+		seen = r.seen
 	}
 	for i := range bets {
 		b := &bets[i]
