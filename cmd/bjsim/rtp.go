@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -40,8 +42,20 @@ func runRTP(ctx context.Context, args []string, stdout, stderr io.Writer, _ zero
 	seed := fs.Uint64("seed", 1, "seed of the shoes")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines (default: all cores)")
 	firstHand := fs.String("first-hand", "auto", "deal only the first round of each shoe: yes, no, or auto (yes for 002, whose figure is for the first hand)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (`make pgo` makes cmd/bjsim/default.pgo from one)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("bjsim: cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("bjsim: cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	codes := []string{*game}
 	if *game == "all" {
