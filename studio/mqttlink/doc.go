@@ -23,10 +23,8 @@
 // paho alone is not enough: messages published before the first connection
 // are lost with ConnectRetry off, its store may resend out of order after a
 // reconnect, and it forgets everything on a restart. So Run journals every
-// event in its own outbox under Options.OutboxDir (written at once,
-// fsync'd within Options.OutboxSyncInterval: behind the controller's
-// journal the outbox need not be durable before it publishes; see
-// outbox.go), and a single publisher sends the outbox head, waits for the broker's
+// event in its own outbox under Options.OutboxDir (fsync, group commit),
+// and a single publisher sends the outbox head, waits for the broker's
 // QoS 1 acknowledgement, marks it and moves to the next. After a reconnect
 // or a restart it starts again from the first unacknowledged event, so a
 // subscriber may see an event twice but never misses one and never sees

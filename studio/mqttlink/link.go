@@ -250,24 +250,13 @@ func (l *Link) subscribe(ctx context.Context, client paho.Client) error {
 	return nil
 }
 
-// intake journals events in the outbox, many per write when they come in
-// bursts, and fsyncs the outbox at most once per OutboxSyncInterval (see
-// the outbox's file comment). Events the outbox already has (a controller
-// replaying after a restart) are skipped; a jump in Seq is logged, since
-// the backend will see the same gap.
+// intake journals events in the outbox, many per fsync when they come in
+// bursts. Events the outbox already has (a controller replaying after a
+// restart) are skipped; a jump in Seq is logged, since the backend will
+// see the same gap.
 func (l *Link) intake(ctx context.Context, events <-chan table.Event, ob *outbox) error {
 	lastSeq := ob.LastSeq()
 	batch := make([]entry, 0, l.opts.OutboxBatch)
-	syncs := newSyncPacer(l.opts.OutboxSyncInterval)
-	defer syncs.stop()
-	syncNow := func() error {
-		if err := ob.Sync(); err != nil {
-			return err
-		}
-		l.syncs.Add(1)
-		syncs.synced()
-		return nil
-	}
 	add := func(ev table.Event) {
 		if ev.Seq != 0 {
 			if ev.Seq <= lastSeq {
@@ -299,15 +288,10 @@ func (l *Link) intake(ctx context.Context, events <-chan table.Event, ob *outbox
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-syncs.due():
-			if err := syncNow(); err != nil {
-				return err
-			}
-			continue
 		case ev, ok = <-events:
 		}
 		if !ok {
-			return syncNow()
+			return nil
 		}
 		add(ev)
 	drain:
@@ -325,61 +309,13 @@ func (l *Link) intake(ctx context.Context, events <-chan table.Event, ob *outbox
 		if err := ob.Append(ctx, batch); err != nil {
 			return err
 		}
+		l.syncs.Add(1)
 		batch = batch[:0]
 		if !ok {
-			return syncNow()
-		}
-		if syncs.written() {
-			if err := syncNow(); err != nil {
-				return err
-			}
+			return nil
 		}
 	}
 }
-
-// syncPacer decides when the outbox is fsync'd: right after a write when
-// the last fsync is at least interval old (or interval is not positive),
-// otherwise when a timer set at the first unsynced write fires.
-type syncPacer struct {
-	interval time.Duration
-	last     time.Time
-	timer    *time.Timer
-	armed    bool
-}
-
-func newSyncPacer(interval time.Duration) *syncPacer {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return &syncPacer{interval: interval, timer: t}
-}
-
-// written reports whether to fsync now, after a write; if not, it makes
-// sure the timer will call for it within the interval.
-func (p *syncPacer) written() bool {
-	since := time.Since(p.last)
-	if p.interval <= 0 || since >= p.interval {
-		return true
-	}
-	if !p.armed {
-		p.armed = true
-		p.timer.Reset(p.interval - since)
-	}
-	return false
-}
-
-// due fires when an fsync put off by written is due.
-func (p *syncPacer) due() <-chan time.Time { return p.timer.C }
-
-// synced records an fsync.
-func (p *syncPacer) synced() {
-	p.last = time.Now()
-	if p.armed {
-		p.timer.Stop()
-		p.armed = false
-	}
-}
-
-func (p *syncPacer) stop() { p.timer.Stop() }
 
 // publish sends the outbox head, waits for the broker's acknowledgement,
 // marks it and moves on: one message in flight, so the broker sees the

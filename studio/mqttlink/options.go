@@ -69,16 +69,9 @@ type Options struct {
 	// outbox file may carry before it is rewritten without them.
 	// Default 4 MiB.
 	OutboxCompactBytes int64
-	// OutboxBatch is the most events written together (one write).
+	// OutboxBatch is the most events written under one fsync (group commit).
 	// Default 256.
 	OutboxBatch int
-	// OutboxSyncInterval is how long events written to the outbox may
-	// wait for their fsync: the outbox is fsync'd at most this often, and
-	// always within it of a write. Events are published as soon as they
-	// are written, before the fsync (see the outbox's file comment for why
-	// that is safe behind the controller's journal). Default 100 ms; a
-	// negative value fsyncs after every batch.
-	OutboxSyncInterval time.Duration
 
 	// SupervisorTokens are the secrets that authorise supervisor commands
 	// (pause, resume, void, correct). Empty means no supervisor command is
@@ -110,7 +103,6 @@ func DefaultOptions() Options {
 		OutboxMaxBytes:       64 << 20,
 		OutboxCompactBytes:   4 << 20,
 		OutboxBatch:          256,
-		OutboxSyncInterval:   100 * time.Millisecond,
 		ReplyCacheSize:       4096,
 		SubmitTimeout:        5 * time.Second,
 		KeepAlive:            10 * time.Second,
@@ -135,9 +127,6 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.OutboxBatch <= 0 {
 		o.OutboxBatch = d.OutboxBatch
-	}
-	if o.OutboxSyncInterval == 0 {
-		o.OutboxSyncInterval = d.OutboxSyncInterval
 	}
 	if o.ReplyCacheSize <= 0 {
 		o.ReplyCacheSize = d.ReplyCacheSize
