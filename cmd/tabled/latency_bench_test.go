@@ -53,7 +53,11 @@ const benchSeats = 7
 // both see the same load: a pty read of one frame, one fsync'd 64-byte
 // append in the same temp dir, and one paho -> mosquitto -> paho QoS 1 hop
 // of a small message. Target (issue 6): the daemon's p99 within 1.5x the
-// bare path's.
+// bare path's (p99-ratio). The ack- and event- metrics split the daemon's
+// time: the shoe has its ACK (sent once the journal has the card), and the
+// card's card_dealt event is at the subscriber (the state follows it on
+// the link's one-message-in-flight publisher). rss-MiB is the whole test
+// process, daemon and harness together.
 func BenchmarkCardToState(b *testing.B) {
 	mosq := mqttlinktest.StartMosquitto(b, mqttlinktest.MosquittoOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -93,8 +97,8 @@ func BenchmarkCardToState(b *testing.B) {
 	tb := newBenchTable(b, mosq.URL(), "livetable/bench/t1/")
 	bare := newBarePath(b, mosq.URL(), dir)
 
-	// Warm-up: the first round (connections, first fsyncs, page faults) is
-	// dealt but not counted.
+	// Warm-up: the first 20 cards (connections, first fsyncs, page faults)
+	// are dealt but not counted.
 	const warmup = 20
 	lat := make([]time.Duration, 0, b.N)
 	bareLat := make([]time.Duration, 0, b.N)
@@ -113,13 +117,13 @@ func BenchmarkCardToState(b *testing.B) {
 		bareLat = append(bareLat, bare.one(b))
 	})
 	b.StopTimer()
+	select {
+	case serr := <-serveDone:
+		b.Fatalf("daemon stopped after %d cards: %v (dealing: %v)", dealt, serr, err)
+	default:
+	}
 	if err != nil {
 		b.Fatalf("after %d cards: %v", dealt, err)
-	}
-	select {
-	case err := <-serveDone:
-		b.Fatalf("daemon stopped during the benchmark: %v", err)
-	default:
 	}
 	p99 := report(b, "", lat)
 	bp99 := report(b, "bare-", bareLat)

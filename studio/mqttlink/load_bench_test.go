@@ -73,28 +73,30 @@ func BenchmarkTablesMosquitto(b *testing.B) {
 // process, with the broker's and this process's CPU and the outbox fsyncs
 // per second at the breaking step.
 //
-// Why it breaks. Each link fsyncs its outbox at most every 100 ms
-// (OutboxSyncInterval), so the fsyncs stay at 1,000 a second for the 100
-// tables whatever the rate (they were one per card before, and the disk's
-// fsync rate was then the first limit under other disk load); each link
-// has one message in flight, so it sends at most 1/(publish to PUBACK)
-// messages a second. Measured on this 2-core VM (shared with other work,
-// mosquitto 2.0.11, runs at 03:14 UTC on 2026-11-22): up to 4,000 cards/s
-// (8,000 messages a second into the broker and 8,000 out) p50 stays near
-// 0.5 ms and p99 within 5 ms, nothing lost; the break came at 6,000
-// cards/s in one run (p99 6-7 ms against a limit of 5.7 ms) and at 12,000
-// in another (held 8,000 with p99 14 ms; at 12,000 p50 14 ms, p99 118 ms).
-// At the break the links are not the limit: publish to PUBACK stays at
-// 0.15-0.3 ms (a ceiling of 3,000 messages a second per link against the
-// 120-240 needed) and the outboxes hold at most 15 events as the window
-// ends. Neither is the broker alone: mosquitto, single threaded, uses 0.3
-// to 0.45 of a core. This process (100 links' JSON, outbox writes and
-// paho goroutines, the generator and the subscriber) uses 0.9 to 1.3
-// cores, so with the broker the two cores are full and the tail is
-// scheduling delay, then queueing. So the limit is CPU, and where the
-// 10x line falls depends on how quiet the single table's baseline was.
-// A studio runs one daemon per table box at 2 cards/s: one mosquitto
-// carries 100 tables with a wide margin (a few percent of a core).
+// Why it breaks. Each card is one batch for its link's outbox (the event
+// and the state come together; group commit cannot merge the cards of
+// different tables), so the fsyncs per second equal the cards per second
+// until a link falls behind and starts batching; each link has one
+// message in flight, so it sends at most 1/(publish to PUBACK) messages a
+// second.
+//
+// Measured on this 2-core VM, shared with other work (mosquitto 2.0.11,
+// 2026-11-22 04:04 UTC, the outbox fsync'd before each publish): held
+// 6,000 cards/s (12,000 messages a second into the broker and as many
+// out) with p50 0.7 ms and p99 21 ms, nothing lost; broke at 8,000: p50
+// 27-72 ms, p99 110-205 ms, 350-410 events waiting in the outboxes as the
+// step ended, 6,600-7,000 fsyncs a second for the 8,000 wanted. This
+// process then used 1.2-1.3 cores and mosquitto 0.4 of one (single
+// threaded), so the two cores were nearly full, and the fsyncs no longer
+// kept up. Publish to PUBACK was 0.2-0.6 ms at its p50: a link's ceiling
+// of 1,700 messages a second is far above the 160 it needed, so the one
+// message in flight is not the limit. Earlier runs (other load on the
+// machine, and variants of the outbox) broke between 4,000 and 12,000
+// cards/s, with fsync rates of 4,700 a second as the limit under someone
+// else's disk load and CPU otherwise; where the 10x line falls also
+// depends on how quiet the single table's baseline was. A studio runs one
+// daemon per table box at 2 cards/s: one mosquitto carries 100 tables
+// (200 cards/s) with a margin of 30 times at a few percent of a core.
 //
 // One op is the whole sweep (under 2 minutes): run it with -benchtime=1x.
 func BenchmarkTablesSweep(b *testing.B) {
