@@ -24,26 +24,23 @@ type Checkpoint struct {
 	// a restart walks back this chain to replay enough rounds for recall.
 	Prev uint64 `json:"prev,omitempty"`
 	// Seq is the number of the last event published before it.
+	// No round id, pause or held cards: a checkpoint is only taken when
+	// betting has opened on a table that is not paused.
 	Seq      uint64    `json:"seq"`
 	Phase    Phase     `json:"phase"`
 	Deadline time.Time `json:"deadline,omitzero"`
-	Round    string    `json:"round,omitempty"`
-	Paused   bool      `json:"paused,omitempty"`
-	// PauseReason and Held are kept for completeness: betting does not
-	// open while paused, so they are normally empty.
-	PauseReason string      `json:"pause_reason,omitempty"`
-	Held        []CardDrawn `json:"held,omitempty"`
-	ShoeID      string      `json:"shoe_id,omitempty"`
-	CutCard     bool        `json:"cut_card,omitempty"`
-	Dealt       int         `json:"dealt"`
-	Burn        int         `json:"burn,omitempty"`
-	Rounds      int         `json:"rounds"`
-	LastCode    string      `json:"last_code,omitempty"`
-	CodeN       int         `json:"code_n,omitempty"`
-	TimerGen    uint64      `json:"timer_gen"`
-	Timer       string      `json:"timer,omitempty"`
-	TimerAt     time.Time   `json:"timer_at,omitzero"`
-	Alarms      []Alarm     `json:"alarms,omitempty"`
+	ShoeID   string    `json:"shoe_id,omitempty"`
+	CutCard  bool      `json:"cut_card,omitempty"`
+	Dealt    int       `json:"dealt"`
+	Burn     int       `json:"burn,omitempty"`
+	Rounds   int       `json:"rounds"`
+	LastCode string    `json:"last_code,omitempty"`
+	CodeN    int       `json:"code_n,omitempty"`
+	TimerGen uint64    `json:"timer_gen"`
+	Timer    string    `json:"timer,omitempty"`
+	TimerAt  time.Time `json:"timer_at,omitzero"`
+	// Alarms that did not pause the table stay listed until a resume.
+	Alarms []Alarm `json:"alarms,omitempty"`
 	// Devices is the last applied frame of each device session.
 	Devices map[string]uint64 `json:"devices,omitempty"`
 	// Commands are the most recent command ids and their verdicts (at most
@@ -121,8 +118,7 @@ func (sc SeenCommand) verdict() error {
 // checkpoint captures the table's state. Only called between rounds.
 func (c *Controller) checkpoint() Checkpoint {
 	ck := Checkpoint{
-		Prev: c.ckSeq, Seq: c.seq, Phase: c.phase, Deadline: c.deadline, Round: c.roundID,
-		Paused: c.paused, PauseReason: c.pauseWhy, Held: slices.Clone(c.held),
+		Prev: c.ckSeq, Seq: c.seq, Phase: c.phase, Deadline: c.deadline,
 		ShoeID: c.shoeID, CutCard: c.cutCard, Dealt: c.dealt, Burn: c.burn, Rounds: c.rounds,
 		LastCode: c.lastCode, CodeN: c.codeN, TimerGen: c.timerGen, Timer: c.timerName, TimerAt: c.timerAt,
 		Alarms: slices.Clone(c.alarms), Devices: maps.Clone(c.devSeen),
@@ -137,8 +133,8 @@ func (c *Controller) checkpoint() Checkpoint {
 // restore makes ck the table's state: the start of a replay that does not
 // begin at the journal's first record.
 func (c *Controller) restore(ck Checkpoint) {
-	c.seq, c.phase, c.deadline, c.roundID = ck.Seq, ck.Phase, ck.Deadline, ck.Round
-	c.paused, c.pauseWhy, c.held = ck.Paused, ck.PauseReason, slices.Clone(ck.Held)
+	c.seq, c.phase, c.deadline, c.roundID = ck.Seq, ck.Phase, ck.Deadline, ""
+	c.paused, c.pauseWhy, c.held = false, "", nil
 	c.shoeID, c.cutCard, c.dealt, c.burn, c.rounds = ck.ShoeID, ck.CutCard, ck.Dealt, ck.Burn, ck.Rounds
 	c.lastCode, c.codeN = ck.LastCode, ck.CodeN
 	c.timerGen, c.timerName, c.timerAt = ck.TimerGen, ck.Timer, ck.TimerAt
@@ -172,8 +168,8 @@ func (c *Controller) checkpointDrift(ck Checkpoint) string {
 		return fmt.Sprintf("shoe %s/%d, checkpoint %s/%d", now.ShoeID, now.Dealt, ck.ShoeID, ck.Dealt)
 	case now.LastCode != ck.LastCode || now.CodeN != ck.CodeN:
 		return fmt.Sprintf("last round %s, checkpoint %s", now.LastCode, ck.LastCode)
-	case now.Paused != ck.Paused:
-		return fmt.Sprintf("paused %v, checkpoint %v", now.Paused, ck.Paused)
+	case c.paused:
+		return "paused, checkpoint not"
 	}
 	return ""
 }
@@ -218,8 +214,14 @@ func (c *Controller) writeCheckpoint() error {
 		c.publishState()
 		return fmt.Errorf("%w: %w", ErrJournal, err)
 	}
-	c.ckSeq, c.ckRounds, c.sinceCk = seq, c.rounds, 0
+	c.markCheckpoint(seq)
 	return nil
+}
+
+// markCheckpoint records that the state at journal record seq is
+// checkpointed: the next one is due CheckpointEvery rounds later.
+func (c *Controller) markCheckpoint(seq uint64) {
+	c.ckSeq, c.ckRounds, c.sinceCk = seq, c.rounds, 0
 }
 
 // errStopReplay ends a replay that has read what it needed.

@@ -253,7 +253,9 @@ func TestCheckpointNotAnInput(t *testing.T) {
 	j := &memJournal{}
 	h := start(t, "000", j)
 	h.waitPhase(PhaseBetting)
+	h.ping() // the opening's checkpoint is written after its events went out
 	n := j.count(CheckpointKind)
+	require.Equal(t, 1, n)
 	err := h.submit(Checkpoint{Seq: 99})
 	require.ErrorIs(t, err, round.ErrIllegalAction)
 	assert.Equal(t, n, j.count(CheckpointKind), "not journaled")

@@ -301,7 +301,8 @@ func (c *Controller) replay() error {
 				return nil
 			}
 			c.restore(ck)
-			c.ckSeq, c.ckRounds, c.sinceCk, restoring = seq, c.rounds, 0, false
+			c.markCheckpoint(seq)
+			restoring = false
 			n++
 			return nil
 		}
@@ -363,7 +364,7 @@ func (c *Controller) verifyCheckpoint(ck Checkpoint, seq uint64) {
 			c.devSeen[k] = max(c.devSeen[k], v)
 		}
 	}
-	c.ckSeq, c.ckRounds, c.sinceCk = seq, c.rounds, 0
+	c.markCheckpoint(seq)
 }
 
 // handle journals an input and applies it. Inputs that are certainly
@@ -824,10 +825,9 @@ func (c *Controller) openBetting() {
 // the journal holds those that fired before). A deadline passed while the
 // daemon was down fires at once.
 func (c *Controller) rearmPhase() {
-	if c.timerName == "" {
-		return
+	if c.timerName != "" {
+		c.start(c.timerName, max(0, c.timerAt.Sub(c.clk.Now())))
 	}
-	c.armAt(c.timerName, c.timerAt)
 }
 
 // rearm restarts the timer the round waits on after a resume: the time
@@ -866,16 +866,6 @@ func (c *Controller) arm(name string, d time.Duration) {
 		return
 	}
 	c.start(name, d)
-}
-
-// armAt restarts the timer name, already counted in timerGen, to fire at
-// at (now when at has passed).
-func (c *Controller) armAt(name string, at time.Time) {
-	if c.timer != nil {
-		c.timer.Stop()
-	}
-	c.timerName, c.timerAt = name, at
-	c.start(name, max(0, at.Sub(c.clk.Now())))
 }
 
 func (c *Controller) start(name string, d time.Duration) {
