@@ -80,8 +80,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		wg.Add(1)
 		go func(w int, n int64) {
 			defer wg.Done()
-			p := NewPlayer(opts.Rules, opts.Table, opts.Seed+uint64(w)*0x9E3779B97F4A7C15, opts.Bet)
-			p.firstOnly = opts.FirstHandOnly
+			p := newPlayer(opts.Rules, opts.Table, opts.Seed+uint64(w)*0x9E3779B97F4A7C15, opts.Bet, opts.FirstHandOnly)
 			errs[w] = p.play(ctx, n, &parts[w])
 		}(w, n)
 	}
@@ -125,12 +124,15 @@ func (a acc) result(bet int64) Result {
 // Player plays rounds of one seat, one main bet, basic strategy, on its own
 // shoe. It reuses every buffer: its steady state allocates nothing.
 type Player struct {
-	rs        *rules.Set
-	strat     *strategy.Table
-	rng       *rand.PCG
-	rnd       *round.Round
-	shoe      []card.Card
-	pos       int
+	rs    *rules.Set
+	strat *strategy.Table
+	rng   *rand.PCG
+	rnd   *round.Round
+	shoe  []card.Card
+	pos   int
+	// ready: the cards before it are already drawn (see newShoe), so a
+	// draw below it only reads the shoe.
+	ready     int
 	bet       int64
 	bets      []round.Bet
 	evs       []round.Event
@@ -140,9 +142,15 @@ type Player struct {
 
 // NewPlayer returns a player on a freshly shuffled shoe.
 func NewPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64) *Player {
+	return newPlayer(rs, st, seed, bet, false)
+}
+
+// newPlayer is NewPlayer, dealing only the first round of each shoe when
+// firstOnly is set: newShoe must know it before the first shoe.
+func newPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64, firstOnly bool) *Player {
 	comp := card.NewComposition(rs.Decks)
 	p := &Player{
-		rs: rs, strat: st, rng: rand.NewPCG(seed, seed^0x5851F42D4C957F2D),
+		rs: rs, strat: st, rng: rand.NewPCG(seed, seed^0x5851F42D4C957F2D), firstOnly: firstOnly,
 		rnd: round.New(rs), shoe: comp.Cards(), bet: bet,
 		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Event, 0, 64),
 	}
@@ -152,41 +160,81 @@ func NewPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64) *Playe
 
 // newShoe starts a shoe: the draw below is an incremental Fisher-Yates
 // shuffle, so resetting the position is a complete, uniform reshuffle.
+//
+// A shoe dealt to its cut card deals every card before the cut (a round
+// starts while the cut card is not out), so those are drawn here at once,
+// in the order and with the random numbers the draws of the rounds would
+// use: the same shoe, the same seeded run. A tight loop keeps the
+// generator's multiplications in flight back to back, where a draw per
+// card waits for each one in the middle of the round's work.
 func (p *Player) newShoe() {
-	p.pos = 0
+	p.pos, p.ready = 0, 0
 	p.fresh = true
 	for i := 0; i < p.rs.BurnOnNewShoe; i++ {
 		p.draw()
 	}
+	if p.rs.ReshuffleEachRound || p.firstOnly {
+		return // only the first round's cards are certain to be dealt
+	}
+	end := min(p.rs.Penetration, len(p.shoe))
+	shuffle(p.rng, p.shoe, p.pos, end)
+	p.ready = end
 }
 
+// draw deals the next card: drawn already by newShoe, or now. It is small
+// enough to be inlined in the round's loop, which calls it for every card.
 func (p *Player) draw() card.Card {
-	j := p.pos + intN(p.rng, len(p.shoe)-p.pos)
-	shoe, pos := p.shoe, p.pos
-	c := shoe[j]
-	shoe[j] = shoe[pos]
-	shoe[pos] = c
-	p.pos = pos + 1
-	return c
+	if p.pos < p.ready {
+		p.pos++
+		return p.shoe[p.pos-1]
+	}
+	return p.drawNow()
 }
 
-// intN is rand.New(src).IntN(n) for n > 0: the same numbers, so a seeded
-// run gives what it always gave, drawn from the concrete PCG without the
-// Source interface call and the Rand wrapper, once per card. It is Lemire's
-// multiply-and-reject reduction, as math/rand/v2 does it on 64-bit systems.
-func intN(src *rand.PCG, n int) int {
-	un := uint64(n)
-	if un&(un-1) == 0 {
-		return int(src.Uint64() & (un - 1))
+func (p *Player) drawNow() card.Card {
+	if p.pos >= len(p.shoe) {
+		// Past the end of a shoe (a very deep cut): a new shoe mid-round.
+		p.pos, p.ready = 0, 0
 	}
-	hi, lo := bits.Mul64(src.Uint64(), un)
-	if lo < un {
-		thresh := -un % un
-		for lo < thresh {
-			hi, lo = bits.Mul64(src.Uint64(), un)
+	shuffle(p.rng, p.shoe, p.pos, p.pos+1)
+	p.pos++
+	return p.shoe[p.pos-1]
+}
+
+// shuffle draws the cards at positions from..to-1 of an incremental
+// Fisher-Yates shuffle: each swaps with a card at or after it, chosen as
+// rand.New(src).IntN(len(shoe)-pos) would choose it. The same numbers, so a
+// seeded run gives what it always gave, drawn from the concrete PCG without
+// the Source interface call and the Rand wrapper. The choice is Lemire's
+// multiply-and-reject reduction, as math/rand/v2 does it on 64-bit systems;
+// the rare rejection is a call of its own, to keep the loop tight.
+func shuffle(src *rand.PCG, shoe []card.Card, from, to int) {
+	for pos := from; pos < to; pos++ {
+		un := uint64(len(shoe) - pos)
+		x := src.Uint64()
+		var j uint64
+		if un&(un-1) == 0 {
+			j = x & (un - 1)
+		} else {
+			hi, lo := bits.Mul64(x, un)
+			if lo < un {
+				hi = reject(src, un, hi, lo)
+			}
+			j = hi
 		}
+		k := pos + int(j)
+		shoe[pos], shoe[k] = shoe[k], shoe[pos]
 	}
-	return int(hi)
+}
+
+// reject finishes a choice whose first product fell in the low band that
+// might be biased.
+func reject(src *rand.PCG, un, hi, lo uint64) uint64 {
+	thresh := -un % un
+	for lo < thresh {
+		hi, lo = bits.Mul64(src.Uint64(), un)
+	}
+	return hi
 }
 
 // Round plays one round and returns the seat's net in minor units.
@@ -210,10 +258,6 @@ func (p *Player) Round() (net, rounding int64, err error) {
 		case p.rnd.Awaiting() > 0:
 			evs, err = p.rnd.Apply(round.Input{Type: round.InDecision, Seat: 1, Action: p.decide(evs)}, evs[:0])
 		default:
-			if p.pos >= len(p.shoe) {
-				// Past the end of a shoe (a very deep cut): a new shoe mid-round.
-				p.pos = 0
-			}
 			evs, err = p.rnd.Apply(round.Input{Type: round.InCard, Card: p.draw()}, evs[:0])
 		}
 		if err != nil {

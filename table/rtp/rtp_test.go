@@ -3,11 +3,13 @@ package rtp
 import (
 	"context"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/rules"
 	"github.com/livetable/livetable/table/strategy"
 )
@@ -56,15 +58,45 @@ func BenchmarkRound000(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rounds/s")
 }
 
-// TestIntNIsRandIntN: the card draw reads the PCG directly; it must give
-// exactly what math/rand/v2's IntN gives on the same seed, or seeded runs
-// would change from one version to the next.
-func TestIntNIsRandIntN(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 7, 52, 64, 311, 312, 416, 1 << 40, 1<<62 + 1, math.MaxInt} {
+// TestShuffleIsRandIntN: the card draw reads the PCG directly; it must
+// choose exactly what math/rand/v2's IntN chooses on the same seed, or
+// seeded runs would change from one version to the next. Shoes of a power
+// of two and deep cuts are there for IntN's other branches; the draws are
+// done in batches of every size, as newShoe and drawNow do them.
+func TestShuffleIsRandIntN(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 52, 64, 311, 312, 416, 1024} {
 		ref := rand.New(rand.NewPCG(9, uint64(n)))
 		src := rand.NewPCG(9, uint64(n))
+		want, got := make([]card.Card, n), make([]card.Card, n)
+		for i := range want {
+			want[i] = card.FromIndex(i % 52)
+			got[i] = want[i]
+		}
+		for round := 0; round < 20; round++ {
+			for pos := 0; pos < n; pos++ {
+				j := pos + ref.IntN(n-pos)
+				want[pos], want[j] = want[j], want[pos]
+			}
+			for pos, step := 0, 1; pos < n; pos, step = pos+step, step%5+1 {
+				shuffle(src, got, pos, min(pos+step, n))
+			}
+			require.Equal(t, want, got, "n=%d shoe %d", n, round)
+		}
+	}
+}
+
+// TestRejectIsRandIntN: the rejection loop, which a shoe's size almost
+// never reaches, gives IntN's numbers for sizes where it is frequent.
+func TestRejectIsRandIntN(t *testing.T) {
+	for _, n := range []uint64{1<<62 + 1, 3 << 61, math.MaxInt} {
+		ref := rand.New(rand.NewPCG(9, n))
+		src := rand.NewPCG(9, n)
 		for i := 0; i < 2000; i++ {
-			require.Equal(t, ref.IntN(n), intN(src, n), "n=%d draw %d", n, i)
+			hi, lo := bits.Mul64(src.Uint64(), n)
+			if lo < n {
+				hi = reject(src, n, hi, lo)
+			}
+			require.Equal(t, uint64(ref.IntN(int(n))), hi, "n=%d draw %d", n, i)
 		}
 	}
 }
