@@ -52,12 +52,9 @@ func (r Rank) String() string {
 // Value is the blackjack value of the rank: 2-9 face value, 10 for tens and
 // pictures, 1 for the Ace (hand totals decide whether it counts 11).
 func (r Rank) Value() int {
-	switch {
-	case r >= Ten:
-		return 10
-	default:
-		return int(r)
-	}
+	// min compiles to a conditional move: a branch on the rank would be
+	// mispredicted on every fourth card of a simulated shoe.
+	return min(int(r), 10)
 }
 
 // Suit is a card suit. The zero Suit is invalid.

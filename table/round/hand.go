@@ -10,8 +10,13 @@ const maxHandCards = 22
 type cards struct {
 	c    [maxHandCards]card.Card
 	n    uint8
-	hard uint8 // sum with aces as 1, kept as cards arrive: totals are read on every step
+	hard uint8 // sum with aces as 1
 	aces uint8
+	// best and soft are the hand's total, kept as cards arrive: the total
+	// is read many times per card (events, decisions, the dealer's rule,
+	// settlement), and its soft test is a branch the card decides.
+	best uint8
+	soft bool
 }
 
 func (cs *cards) add(c card.Card) bool {
@@ -25,17 +30,17 @@ func (cs *cards) add(c card.Card) bool {
 	if v == 1 {
 		cs.aces++
 	}
+	best := cs.hard
+	cs.soft = cs.aces > 0 && best <= 11
+	if cs.soft {
+		best += 10
+	}
+	cs.best = best
 	return true
 }
 
-// total is the best total and whether it is soft, from the running sums.
-func (cs *cards) total() (int, bool) {
-	h := int(cs.hard)
-	if cs.aces > 0 && h+10 <= 21 {
-		return h + 10, true
-	}
-	return h, false
-}
+// total is the best total and whether it is soft (an ace counted 11).
+func (cs *cards) total() (int, bool) { return int(cs.best), cs.soft }
 
 func (cs *cards) list() []card.Card { return cs.c[:cs.n] }
 
