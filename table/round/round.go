@@ -543,6 +543,9 @@ func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
 			r.queue = r.queue[:len(r.queue)-1]
 			r.refreshQueue(bx)
 		}
+		if r.stays() {
+			return dst, nil
+		}
 		return r.progress(dst), nil
 	case PhaseDealer:
 		if !r.dealerNeeds {
@@ -550,7 +553,9 @@ func (r *Round) applyCard(c card.Card, dst []Event) ([]Event, error) {
 		}
 		r.cardsUsed++
 		dst = r.dealerCard(c, dst)
-		r.dealerNeeds = r.dealerNeedsCard()
+		if r.dealerNeeds = r.dealerNeedsCard(); r.dealerNeeds {
+			return dst, nil // the dealer draws on: the round stays where it is
+		}
 		return r.progress(dst), nil
 	}
 	return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: no card is expected while %s", c, r.phase)
@@ -780,10 +785,12 @@ func (r *Round) options(p *player, h *hand) Options {
 	var o Options
 	o.add(ActHit)
 	o.add(ActStand)
-	if r.canDouble(p, h).why == "" {
+	// Only a two-card hand may double, only a pair split: most requests
+	// come for neither, and need no call for the rules' other checks.
+	if h.n == 2 && r.canDouble(p, h).why == "" {
 		o.add(ActDouble)
 	}
-	if r.canSplit(p, h).why == "" {
+	if h.n == 2 && h.c[0].Value() == h.c[1].Value() && r.canSplit(p, h).why == "" {
 		o.add(ActSplit)
 	}
 	if r.rs.Surrender && h.n == 2 && !h.split {
@@ -920,6 +927,9 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Ev
 		dst = r.fill(bx, p, dst)
 	}
 	r.refreshQueue(bx)
+	if r.stays() {
+		return dst, nil
+	}
 	return r.progress(dst), nil
 }
 
@@ -967,6 +977,19 @@ func (r *Round) applyTimeout(dst []Event) ([]Event, error) {
 		}
 	}
 	return dst, nil
+}
+
+// stays reports that the round stays where it is after a card or a
+// decision in seat-order play: the current box still has a hand that
+// decides or waits for a card. Most inputs leave it there, so the card and
+// decision handlers test it inline and call progress only when the round
+// may move on.
+func (r *Round) stays() bool {
+	if r.first || r.cur >= len(r.boxes) {
+		return false
+	}
+	bx := &r.boxes[r.cur]
+	return bx.activated && (bx.awaiting > 0 || bx.waiting > 0)
 }
 
 func (r *Round) progress(dst []Event) []Event {
