@@ -1077,15 +1077,17 @@ func (r *Round) handsState() (live, natural, insured bool) {
 
 // dealerNeedsCard computes dealerNeeds in the dealer's turn, from the
 // flags startDealer sets.
+// It reads the hand's kept total directly, small enough to be inlined
+// after every dealer card.
 func (r *Round) dealerNeedsCard() bool {
-	if r.dealer.n < 2 {
+	d := &r.dealer
+	switch {
+	case d.n < 2:
 		return r.dealerSecond
-	}
-	if !r.dealerPlays || r.dealerBJ() {
+	case !r.dealerPlays || d.n == 2 && d.best == 21: // a blackjack stands
 		return false
 	}
-	t, soft := r.dealer.total()
-	return t < 17 || (t == 17 && soft && r.rs.DealerHitsSoft17)
+	return d.best < 17 || d.best == 17 && d.soft && r.rs.DealerHitsSoft17
 }
 
 func (r *Round) void(reason string, dst []Event) []Event {

@@ -80,7 +80,7 @@ func (r *Round) settlePlayer(bx *box, p *player, sr *SeatResult) {
 		setHand(&sr.Hands[k], h)
 		sr.MainNet += h.net
 	}
-	r.settleExtras(bx, p, sr)
+	r.closeSeat(bx, p, sr)
 }
 
 // setHand writes the result of a settled hand.
@@ -124,7 +124,7 @@ func (r *Round) settleBehind(bx *box, owner, p *player, sr *SeatResult) {
 		setHand(&sr.Hands[len(sr.Hands)-1], &h)
 		sr.MainNet += h.net
 	}
-	r.settleExtras(bx, p, sr)
+	r.closeSeat(bx, p, sr)
 }
 
 // settleHand decides one hand's outcome and net against the dealer, whose
@@ -182,7 +182,16 @@ func (r *Round) settleHand(h *hand, idx int) {
 	}
 }
 
-// settleExtras settles insurance and side bets, and totals the seat.
+// closeSeat settles the seat's insurance and side bets, where it has any
+// (most seats have none, and need no call for them), and totals it.
+func (r *Round) closeSeat(bx *box, p *player, sr *SeatResult) {
+	if p.insurance == 1 || len(p.side) > 0 {
+		r.settleExtras(bx, p, sr)
+	}
+	sr.Net += sr.MainNet
+}
+
+// settleExtras settles insurance and side bets.
 func (r *Round) settleExtras(bx *box, p *player, sr *SeatResult) {
 	if p.insurance == 1 {
 		stake := p.main / 2
@@ -239,7 +248,6 @@ func (r *Round) settleExtras(bx *box, p *player, sr *SeatResult) {
 			sr.Net += o.Net
 		}
 	}
-	sr.Net += sr.MainNet
 }
 
 // Settlement returns the round's settlement once it is settled, else nil.
