@@ -159,13 +159,33 @@ type Event struct {
 // fill in place. Appending a composite literal makes the compiler assemble
 // the event on the stack with byte stores and copy it with wide loads,
 // which stall on store forwarding: filling the slot in place costs half as
-// much, and a simulator appends a dozen events a round.
-func emit(dst []Event, k EventKind) ([]Event, *Event) {
+// much, and a simulator appends a dozen events a round. An event of a kind
+// the caller does not keep (KeepEvents) is filled in a scratch slot and
+// dropped.
+func (r *Round) emit(dst []Event, k EventKind) ([]Event, *Event) {
+	if r.drop&(1<<k) != 0 {
+		return dst, &r.scratch
+	}
 	n := len(dst)
 	dst = append(dst, Event{})
 	e := &dst[n]
 	e.Type = k
 	return dst, e
+}
+
+// KeepEvents makes Start and Apply report only events of the given kinds;
+// with no kinds, every event (the default). A caller that reads few events
+// (a simulator reads the decision requests) is spared building the rest.
+// The round itself, its settlement and its errors do not change.
+func (r *Round) KeepEvents(kinds ...EventKind) {
+	r.drop = 0
+	if len(kinds) == 0 {
+		return
+	}
+	r.drop = ^uint32(0)
+	for _, k := range kinds {
+		r.drop &^= 1 << k
+	}
 }
 
 // Kind names the event on the wire (table.Body).

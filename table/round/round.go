@@ -144,6 +144,10 @@ type Round struct {
 	handBuf      []HandResult        // settlement storage, reused round to round
 	sideBuf      []SideResult
 	wagerBuf     []Wager
+	// drop has a bit set for each event kind the caller does not keep
+	// (KeepEvents); scratch is where such an event is filled and dropped.
+	drop    uint32
+	scratch Event
 }
 
 func New(rs *rules.Set) *Round { return &Round{rs: rs} }
@@ -226,7 +230,7 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		r.dealEnd++
 	}
 	r.phase = PhaseDealing
-	dst, e := emit(dst, EvRoundStarted)
+	dst, e := r.emit(dst, EvRoundStarted)
 	e.Players = int32(len(bets))
 	return dst, nil
 }
@@ -470,7 +474,7 @@ func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 			// Every player of the box holds the box's cards.
 			tot, soft := bx.players[0].hands[0].total()
 			var e *Event
-			dst, e = emit(dst, EvCardDealt)
+			dst, e = r.emit(dst, EvCardDealt)
 			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
 		}
 		if r.dealPos == r.dealEnd {
@@ -540,7 +544,7 @@ func (r *Round) applyOther(in *Input, dst []Event) ([]Event, error) {
 				if p.asked && p.insurance == 0 {
 					p.insurance = 2
 					var e *Event
-					dst, e = emit(dst, EvInsuranceAnswered)
+					dst, e = r.emit(dst, EvInsuranceAnswered)
 					e.Seat, e.Player, e.Auto = r.boxes[i].seat, p.id, true
 				}
 			}
@@ -560,7 +564,7 @@ func (r *Round) dealerCard(c card.Card, dst []Event) []Event {
 	if hole {
 		r.holeDealt = true
 		// The hole card is face down: its value is not published until turned.
-		dst, e := emit(dst, EvCardDealt)
+		dst, e := r.emit(dst, EvCardDealt)
 		e.Hole = true
 		return dst
 	}
@@ -568,7 +572,7 @@ func (r *Round) dealerCard(c card.Card, dst []Event) []Event {
 	// card, and the cards drawn in the dealer's turn after the hole card
 	// was turned (in no phase before it does the dealer get a card).
 	tot, soft := r.dealer.total()
-	dst, e := emit(dst, EvCardDealt)
+	dst, e := r.emit(dst, EvCardDealt)
 	e.Card, e.Total, e.Soft = c, int8(tot), soft
 	return dst
 }
@@ -603,7 +607,7 @@ func (r *Round) afterDeal(dst []Event) []Event {
 				n++
 			}
 		}
-		dst, e := emit(dst, EvInsuranceOffered)
+		dst, e := r.emit(dst, EvInsuranceOffered)
 		e.Players = int32(n)
 		return dst
 	}
@@ -631,7 +635,7 @@ func (r *Round) applyInsurance(seat int, id string, take bool, dst []Event) ([]E
 	} else {
 		p.insurance = 2
 	}
-	dst, e := emit(dst, EvInsuranceAnswered)
+	dst, e := r.emit(dst, EvInsuranceAnswered)
 	e.Seat, e.Player, e.Flag = bx.seat, p.id, take
 	for i := range r.boxes {
 		for j := range r.boxes[i].players {
@@ -649,7 +653,7 @@ func (r *Round) afterInsurance(dst []Event) []Event {
 		r.peeked = true
 		bj := r.dealerBJ()
 		var e *Event
-		dst, e = emit(dst, EvPeeked)
+		dst, e = r.emit(dst, EvPeeked)
 		e.Flag = bj
 		if bj {
 			return r.finish(dst)
@@ -704,7 +708,7 @@ func (r *Round) advance(bx *box, p *player, dst []Event) []Event {
 		if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
 			pair = h.c[0].Value()
 		}
-		dst, e := emit(dst, EvDecisionRequested)
+		dst, e := r.emit(dst, EvDecisionRequested)
 		e.Seat, e.Player, e.Hand = bx.seat, p.id, int8(p.cur+1)
 		e.Total, e.Soft, e.Options = int8(tot), soft, r.options(p, h)
 		e.Cards, e.PairValue, e.Up = int8(h.n), int8(pair), int8(r.upValue())
@@ -735,7 +739,7 @@ func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
 		verbose := len(bx.players) <= 16
 		if verbose {
 			var e *Event
-			dst, e = emit(dst, EvCardDealt)
+			dst, e = r.emit(dst, EvCardDealt)
 			e.Seat, e.Player, e.Hand, e.Card, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), c, int8(tot), soft
 		}
 		switch {
@@ -744,7 +748,7 @@ func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
 			h.done = true
 			if verbose {
 				var e *Event
-				dst, e = emit(dst, EvHandDone)
+				dst, e = r.emit(dst, EvHandDone)
 				e.Seat, e.Player, e.Hand, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), int8(tot), soft
 			}
 		}
@@ -871,7 +875,7 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Ev
 		p.firstDone = true
 	}
 	hi := p.cur
-	dst, e := emit(dst, EvDecisionMade)
+	dst, e := r.emit(dst, EvDecisionMade)
 	e.Seat, e.Player, e.Hand, e.Action, e.Auto = bx.seat, p.id, int8(hi+1), a, auto
 	switch a {
 	case ActStand:
@@ -1017,7 +1021,7 @@ func (r *Round) progress(dst []Event) []Event {
 			}
 			t, soft := r.dealer.total()
 			var e *Event
-			dst, e = emit(dst, EvDealerDone)
+			dst, e = r.emit(dst, EvDealerDone)
 			e.Total, e.Soft = int8(t), soft
 			return r.finish(dst)
 		default:
@@ -1041,7 +1045,7 @@ func (r *Round) startDealer(dst []Event) []Event {
 	if r.holeDealt {
 		t, soft := r.dealer.total()
 		var e *Event
-		dst, e = emit(dst, EvHoleRevealed)
+		dst, e = r.emit(dst, EvHoleRevealed)
 		e.Card, e.Total, e.Soft, e.Hole = r.dealer.c[1], int8(t), soft, true
 	}
 	return dst
@@ -1109,7 +1113,7 @@ func (r *Round) void(reason string, dst []Event) []Event {
 		}
 	}
 	r.phase = PhaseSettled
-	dst, e := emit(dst, EvSettled)
+	dst, e := r.emit(dst, EvSettled)
 	e.Settlement = s
 	return dst
 }

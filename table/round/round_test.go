@@ -3,6 +3,7 @@ package round
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -209,4 +210,69 @@ func TestSettlementStorageStartsClean(t *testing.T) {
 	require.Equal(t, []SeatResult{{Seat: 1, Player: "ann", MainNet: 1000, Net: 1000,
 		Hands: []HandResult{{Cards: []card.Card{card.MustParse("Ts"), card.MustParse("9c")},
 			Total: 19, Stake: 1000, Outcome: OutcomeWin, Net: 1000}}}}, s.Seats)
+}
+
+// TestKeepEvents: a round that keeps only some event kinds reports exactly
+// those events of the full stream, in order, and plays and settles the
+// same. Every game, two seats, seeded cards, simple decisions that split,
+// double, hit and stand; insurance offers time out.
+func TestKeepEvents(t *testing.T) {
+	for _, code := range rules.Codes() {
+		t.Run(code, func(t *testing.T) {
+			rs := game(t, code)
+			full, kept := New(rs), New(rs)
+			kept.KeepEvents(EvDecisionRequested, EvCardDealt, EvSettled)
+			keep := func(k EventKind) bool { return k == EvDecisionRequested || k == EvCardDealt || k == EvSettled }
+			rng := rand.New(rand.NewPCG(3, uint64(len(code))))
+			bets := []Bet{{Seat: 1, Player: "ann", Main: 1000}, {Seat: 3, Player: "bob", Main: 2000}}
+			for round := 0; round < 300; round++ {
+				a, err := full.Start("r", bets, nil)
+				require.NoError(t, err)
+				b, err := kept.Start("r", bets, nil)
+				require.NoError(t, err)
+				for full.Phase() != PhaseSettled {
+					require.Equal(t, filterEvents(a, keep), append([]Event{}, b...))
+					var in Input
+					switch w := full.Waiting(nil); {
+					case full.Phase() == PhaseInsurance:
+						in = Input{Type: InInsuranceTimeout}
+					case len(w) > 0:
+						in = Input{Type: InDecision, Seat: w[0].Seat, Player: w[0].Player, Action: simpleAction(w[0])}
+					default:
+						in = Input{Type: InCard, Card: card.FromIndex(rng.IntN(52))}
+					}
+					a, err = full.Apply(in, a[:0])
+					require.NoError(t, err)
+					b, err = kept.Apply(in, b[:0])
+					require.NoError(t, err)
+				}
+				require.Equal(t, filterEvents(a, keep), append([]Event{}, b...))
+				require.Equal(t, PhaseSettled, kept.Phase())
+				require.Equal(t, full.Settlement(), kept.Settlement())
+			}
+		})
+	}
+}
+
+func filterEvents(evs []Event, keep func(EventKind) bool) []Event {
+	out := []Event{}
+	for _, e := range evs {
+		if keep(e.Type) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// simpleAction splits pairs, doubles 9-11, hits below 17, else stands.
+func simpleAction(w Waiter) Action {
+	switch {
+	case w.Options.Has(ActSplit):
+		return ActSplit
+	case w.Options.Has(ActDouble) && w.Total >= 9 && w.Total <= 11:
+		return ActDouble
+	case w.Total < 17:
+		return ActHit
+	}
+	return ActStand
 }

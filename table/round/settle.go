@@ -66,7 +66,7 @@ func (r *Round) finish(dst []Event) []Event {
 		}
 	}
 	r.phase = PhaseSettled
-	dst, e := emit(dst, EvSettled)
+	dst, e := r.emit(dst, EvSettled)
 	e.Settlement = s
 	return dst
 }

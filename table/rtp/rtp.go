@@ -154,6 +154,9 @@ func newPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64, firstO
 		rnd: round.New(rs), shoe: comp.Cards(), bet: bet,
 		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Event, 0, 64),
 	}
+	// The player reads the decision requests only (the settlement it reads
+	// from the round).
+	p.rnd.KeepEvents(round.EvDecisionRequested)
 	p.newShoe()
 	return p
 }
