@@ -155,22 +155,22 @@ type Event struct {
 	Settlement *Settlement `json:"settlement,omitempty"`
 }
 
-// emit appends an event of kind k to dst and returns it for the caller to
-// fill in place. Appending a composite literal makes the compiler assemble
-// the event on the stack with byte stores and copy it with wide loads,
-// which stall on store forwarding: filling the slot in place costs half as
-// much, and a simulator appends a dozen events a round. An event of a kind
-// the caller does not keep (KeepEvents) is filled in a scratch slot and
-// dropped.
-func (r *Round) emit(dst []Event, k EventKind) ([]Event, *Event) {
+// emit appends an event of kind k to the events of the input being applied
+// (r.out) and returns it for the caller to fill in place. Appending a
+// composite literal makes the compiler assemble the event on the stack with
+// byte stores and copy it with wide loads, which stall on store forwarding:
+// filling the slot in place costs half as much, and a simulator appends a
+// dozen events a round. An event of a kind the caller does not keep
+// (KeepEvents) is filled in a scratch slot and dropped.
+func (r *Round) emit(k EventKind) *Event {
 	if r.drop&(1<<k) != 0 {
-		return dst, &r.scratch
+		return &r.scratch
 	}
-	n := len(dst)
-	dst = append(dst, Event{})
-	e := &dst[n]
+	n := len(r.out)
+	r.out = append(r.out, Event{})
+	e := &r.out[n]
 	e.Type = k
-	return dst, e
+	return e
 }
 
 // KeepEvents makes Start and Apply report only events of the given kinds;

@@ -144,6 +144,10 @@ type Round struct {
 	handBuf      []HandResult        // settlement storage, reused round to round
 	sideBuf      []SideResult
 	wagerBuf     []Wager
+	// out is the caller's events slice while Start or Apply runs: the
+	// handlers append to it (emit) rather than passing it down and back
+	// up through every call of an input, a dozen calls per round.
+	out []Event
 	// drop has a bit set for each event kind the caller does not keep
 	// (KeepEvents); scratch is where such an event is filled and dropped.
 	drop    uint32
@@ -168,6 +172,7 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		return dst, err
 	}
 	r.reset(id)
+	r.out = dst
 	// Bets are read in place (&bets[i]): a Bet is 80 bytes, and a range
 	// copy per bet per loop is a measurable share of a simulated round.
 	seats := r.seatBuf[:0]
@@ -230,9 +235,9 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		r.dealEnd++
 	}
 	r.phase = PhaseDealing
-	dst, e := r.emit(dst, EvRoundStarted)
+	e := r.emit(EvRoundStarted)
 	e.Players = int32(len(bets))
-	return dst, nil
+	return r.out, nil
 }
 
 // dealTarget is where card number pos of the initial deal goes: a card
@@ -445,16 +450,20 @@ func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 // Cards are most of a round's inputs (a simulator applies millions a
 // second), so they cost one call, not a dispatch and then a handler.
 func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
+	r.out = dst
 	inPlay := r.phase != PhaseSettled && r.phase != PhaseNew
 	if in.Type != InCard || !inPlay {
+		var err error
 		if in.Type == InDecision && inPlay {
-			return r.applyDecision(in.Seat, in.Player, in.Action, in.Auto, dst)
+			err = r.applyDecision(in.Seat, in.Player, in.Action, in.Auto)
+		} else {
+			err = r.applyOther(in)
 		}
-		return r.applyOther(in, dst)
+		return r.out, err
 	}
 	c := in.Card
 	if !c.Valid() {
-		return dst, ruleErr(ErrUnexpectedCard, 0, "", "invalid card")
+		return r.out, ruleErr(ErrUnexpectedCard, 0, "", "invalid card")
 	}
 	switch r.phase {
 	case PhaseDealing:
@@ -462,7 +471,7 @@ func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 		t := r.dealTarget(r.dealPos)
 		r.dealPos++
 		if t < 0 {
-			dst = r.dealerCard(c, dst)
+			r.dealerCard(c)
 		} else {
 			bx := &r.boxes[t]
 			bx.stream = append(bx.stream, c)
@@ -473,17 +482,16 @@ func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 			}
 			// Every player of the box holds the box's cards.
 			tot, soft := bx.players[0].hands[0].total()
-			var e *Event
-			dst, e = r.emit(dst, EvCardDealt)
+			e := r.emit(EvCardDealt)
 			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
 		}
 		if r.dealPos == r.dealEnd {
-			dst = r.afterDeal(dst)
+			r.afterDeal()
 		}
-		return dst, nil
+		return r.out, nil
 	case PhasePlay:
 		if len(r.queue) == 0 {
-			return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: no hand is waiting for a card", c)
+			return r.out, ruleErr(ErrUnexpectedCard, 0, "", "%s: no hand is waiting for a card", c)
 		}
 		r.cardsUsed++
 		bi := r.queue[0]
@@ -493,7 +501,7 @@ func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 		for j := range bx.players {
 			p := &bx.players[j]
 			if p.nslots > 0 && p.cursor == idx {
-				dst = r.fill(bx, p, dst)
+				r.fill(bx, p)
 			}
 		}
 		if bx.waiting == 0 || bx.awaiting > 0 {
@@ -506,75 +514,77 @@ func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 			r.refreshQueue(bx)
 		}
 		if r.stays() {
-			return dst, nil
+			return r.out, nil
 		}
-		return r.progress(dst), nil
+		r.progress()
+		return r.out, nil
 	case PhaseDealer:
 		if !r.dealerNeeds {
-			return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: the dealer's hand is complete", c)
+			return r.out, ruleErr(ErrUnexpectedCard, 0, "", "%s: the dealer's hand is complete", c)
 		}
 		r.cardsUsed++
-		dst = r.dealerCard(c, dst)
+		r.dealerCard(c)
 		if r.dealerNeeds = r.dealerNeedsCard(); r.dealerNeeds {
-			return dst, nil // the dealer draws on: the round stays where it is
+			return r.out, nil // the dealer draws on: the round stays where it is
 		}
-		return r.progress(dst), nil
+		r.progress()
+		return r.out, nil
 	}
-	return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: no card is expected while %s", c, r.phase)
+	return r.out, ruleErr(ErrUnexpectedCard, 0, "", "%s: no card is expected while %s", c, r.phase)
 }
 
-func (r *Round) applyOther(in *Input, dst []Event) ([]Event, error) {
+func (r *Round) applyOther(in *Input) error {
 	if r.phase == PhaseSettled || r.phase == PhaseNew {
 		if in.Type == InCard {
-			return dst, ruleErr(ErrUnexpectedCard, 0, "", "%s: no round in play", in.Card)
+			return ruleErr(ErrUnexpectedCard, 0, "", "%s: no round in play", in.Card)
 		}
-		return dst, ruleErr(ErrFinished, in.Seat, in.Player, "no round in play")
+		return ruleErr(ErrFinished, in.Seat, in.Player, "no round in play")
 	}
 	// Cards, and decisions in play, never come here (apply).
 	switch in.Type {
 	case InInsurance:
-		return r.applyInsurance(in.Seat, in.Player, in.Take, dst)
+		return r.applyInsurance(in.Seat, in.Player, in.Take)
 	case InInsuranceTimeout:
 		if r.phase != PhaseInsurance {
-			return dst, ruleErr(ErrIllegalAction, 0, "", "no insurance offer open")
+			return ruleErr(ErrIllegalAction, 0, "", "no insurance offer open")
 		}
 		for i := range r.boxes {
 			for j := range r.boxes[i].players {
 				p := &r.boxes[i].players[j]
 				if p.asked && p.insurance == 0 {
 					p.insurance = 2
-					var e *Event
-					dst, e = r.emit(dst, EvInsuranceAnswered)
+					e := r.emit(EvInsuranceAnswered)
 					e.Seat, e.Player, e.Auto = r.boxes[i].seat, p.id, true
 				}
 			}
 		}
-		return r.afterInsurance(dst), nil
+		r.afterInsurance()
+		return nil
 	case InDecisionTimeout:
-		return r.applyTimeout(dst)
+		return r.applyTimeout()
 	case InVoid:
-		return r.void(in.Reason, dst), nil
+		r.void(in.Reason)
+		return nil
 	}
-	return dst, ruleErr(ErrIllegalAction, 0, "", "unknown input %d", in.Type)
+	return ruleErr(ErrIllegalAction, 0, "", "unknown input %d", in.Type)
 }
 
-func (r *Round) dealerCard(c card.Card, dst []Event) []Event {
+func (r *Round) dealerCard(c card.Card) {
 	r.dealer.add(c)
 	hole := r.dealer.n == 2 && r.rs.HoleCard && r.phase == PhaseDealing
 	if hole {
 		r.holeDealt = true
 		// The hole card is face down: its value is not published until turned.
-		dst, e := r.emit(dst, EvCardDealt)
+		e := r.emit(EvCardDealt)
 		e.Hole = true
-		return dst
+		return
 	}
 	// Every other dealer card is face up and shows the whole hand: the up
 	// card, and the cards drawn in the dealer's turn after the hole card
 	// was turned (in no phase before it does the dealer get a card).
 	tot, soft := r.dealer.total()
-	dst, e := r.emit(dst, EvCardDealt)
+	e := r.emit(EvCardDealt)
 	e.Card, e.Total, e.Soft = c, int8(tot), soft
-	return dst
 }
 
 func (r *Round) upValue() int { return r.dealer.c[0].Value() }
@@ -587,7 +597,7 @@ func (r *Round) dealerBJ() bool {
 	return t == 21
 }
 
-func (r *Round) afterDeal(dst []Event) []Event {
+func (r *Round) afterDeal() {
 	for i := range r.boxes {
 		players := r.boxes[i].players
 		for j := range players {
@@ -607,69 +617,70 @@ func (r *Round) afterDeal(dst []Event) []Event {
 				n++
 			}
 		}
-		dst, e := r.emit(dst, EvInsuranceOffered)
+		e := r.emit(EvInsuranceOffered)
 		e.Players = int32(n)
-		return dst
+		return
 	}
-	return r.afterInsurance(dst)
+	r.afterInsurance()
 }
 
-func (r *Round) applyInsurance(seat int, id string, take bool, dst []Event) ([]Event, error) {
+func (r *Round) applyInsurance(seat int, id string, take bool) error {
 	if r.phase != PhaseInsurance {
-		return dst, ruleErr(ErrIllegalAction, seat, id, "insurance is offered only with an Ace up, before play")
+		return ruleErr(ErrIllegalAction, seat, id, "insurance is offered only with an Ace up, before play")
 	}
 	bx, p, err := r.findPlayer(seat, id)
 	if err != nil {
-		return dst, err
+		return err
 	}
 	if p.insurance != 0 {
-		return dst, ruleErr(ErrDuplicate, seat, id, "insurance already answered")
+		return ruleErr(ErrDuplicate, seat, id, "insurance already answered")
 	}
 	if take {
 		stake := p.main / 2
 		if r.rs.RoundCap > 0 && p.staked+stake > r.rs.RoundCap {
-			return dst, ruleErr(ErrRoundCap, seat, id, "insurance of %d would exceed the cap of %d", stake, r.rs.RoundCap)
+			return ruleErr(ErrRoundCap, seat, id, "insurance of %d would exceed the cap of %d", stake, r.rs.RoundCap)
 		}
 		p.staked += stake
 		p.insurance = 1
 	} else {
 		p.insurance = 2
 	}
-	dst, e := r.emit(dst, EvInsuranceAnswered)
+	e := r.emit(EvInsuranceAnswered)
 	e.Seat, e.Player, e.Flag = bx.seat, p.id, take
 	for i := range r.boxes {
 		for j := range r.boxes[i].players {
 			q := &r.boxes[i].players[j]
 			if q.asked && q.insurance == 0 {
-				return dst, nil
+				return nil
 			}
 		}
 	}
-	return r.afterInsurance(dst), nil
+	r.afterInsurance()
+	return nil
 }
 
-func (r *Round) afterInsurance(dst []Event) []Event {
+func (r *Round) afterInsurance() {
 	if r.rs.Peeks(r.upValue()) {
 		r.peeked = true
 		bj := r.dealerBJ()
-		var e *Event
-		dst, e = r.emit(dst, EvPeeked)
+		e := r.emit(EvPeeked)
 		e.Flag = bj
 		if bj {
-			return r.finish(dst)
+			r.finish()
+			return
 		}
 	}
 	r.phase = PhasePlay
 	if r.rs.SimultaneousFirstDecision {
 		r.first = true
 		for i := range r.boxes {
-			dst = r.activate(&r.boxes[i], dst)
+			r.activate(&r.boxes[i])
 		}
 	}
-	return r.progress(dst)
+	r.progress()
 }
 
-func (r *Round) activate(bx *box, dst []Event) []Event {
+func (r *Round) activate(bx *box) {
 	bx.activated = true
 	for j := range bx.players {
 		p := &bx.players[j]
@@ -678,14 +689,13 @@ func (r *Round) activate(bx *box, dst []Event) []Event {
 			continue
 		}
 		if !p.done && p.nslots == 0 && !p.awaiting {
-			dst = r.advance(bx, p, dst)
+			r.advance(bx, p)
 		}
 	}
 	r.refreshQueue(bx)
-	return dst
 }
 
-func (r *Round) advance(bx *box, p *player, dst []Event) []Event {
+func (r *Round) advance(bx *box, p *player) {
 	for p.cur < p.n {
 		h := &p.hands[p.cur]
 		if h.done {
@@ -695,10 +705,10 @@ func (r *Round) advance(bx *box, p *player, dst []Event) []Event {
 		if h.n < 2 {
 			// The second hand of a sequential split gets its card now.
 			r.want(bx, p, p.cur)
-			return dst
+			return
 		}
 		if r.first && p.firstDone {
-			return dst // Speed: later decisions wait for seat-order play
+			return // Speed: later decisions wait for seat-order play
 		}
 		p.awaiting = true
 		bx.awaiting++
@@ -708,14 +718,13 @@ func (r *Round) advance(bx *box, p *player, dst []Event) []Event {
 		if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
 			pair = h.c[0].Value()
 		}
-		dst, e := r.emit(dst, EvDecisionRequested)
+		e := r.emit(EvDecisionRequested)
 		e.Seat, e.Player, e.Hand = bx.seat, p.id, int8(p.cur+1)
 		e.Total, e.Soft, e.Options = int8(tot), soft, r.options(p, h)
 		e.Cards, e.PairValue, e.Up = int8(h.n), int8(pair), int8(r.upValue())
-		return dst
+		return
 	}
 	p.done = true
-	return dst
 }
 
 func (r *Round) want(bx *box, p *player, hi int) {
@@ -726,7 +735,7 @@ func (r *Round) want(bx *box, p *player, hi int) {
 	}
 }
 
-func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
+func (r *Round) fill(bx *box, p *player) {
 	for p.nslots > 0 && p.cursor < len(bx.stream) {
 		hi := int(p.slots[0])
 		p.slots[0] = p.slots[1] // two slots: a shift, not a memmove call
@@ -738,8 +747,7 @@ func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
 		tot, soft := h.total()
 		verbose := len(bx.players) <= 16
 		if verbose {
-			var e *Event
-			dst, e = r.emit(dst, EvCardDealt)
+			e := r.emit(EvCardDealt)
 			e.Seat, e.Player, e.Hand, e.Card, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), c, int8(tot), soft
 		}
 		switch {
@@ -747,8 +755,7 @@ func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
 			r.rs.Charlie > 0 && int(h.n) >= r.rs.Charlie:
 			h.done = true
 			if verbose {
-				var e *Event
-				dst, e = r.emit(dst, EvHandDone)
+				e := r.emit(EvHandDone)
 				e.Seat, e.Player, e.Hand, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), int8(tot), soft
 			}
 		}
@@ -756,10 +763,9 @@ func (r *Round) fill(bx *box, p *player, dst []Event) []Event {
 			bx.waiting--
 			// The next hand may need a card already in the stream
 			// (common draw), so loop.
-			dst = r.advance(bx, p, dst)
+			r.advance(bx, p)
 		}
 	}
-	return dst
 }
 
 func (r *Round) refreshQueue(bx *box) {
@@ -838,34 +844,34 @@ func (r *Round) canSplit(p *player, h *hand) refusal {
 
 func (r *Round) freeSplit(h *hand) bool { return r.rs.FreeSplit && h.c[0].Value() != 10 }
 
-func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Event) ([]Event, error) {
+func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 	if r.phase != PhasePlay {
-		return dst, ruleErr(ErrOutOfTurn, seat, id, "no decisions while %s", r.phase)
+		return ruleErr(ErrOutOfTurn, seat, id, "no decisions while %s", r.phase)
 	}
 	bx, p, err := r.findPlayer(seat, id)
 	if err != nil {
-		return dst, err
+		return err
 	}
 	if !p.awaiting {
-		return dst, ruleErr(ErrOutOfTurn, seat, id, "no decision is awaited from this player now")
+		return ruleErr(ErrOutOfTurn, seat, id, "no decision is awaited from this player now")
 	}
 	h := &p.hands[p.cur]
 	switch a {
 	case ActHit, ActStand:
 	case ActDouble:
 		if no := r.canDouble(p, h); no.why != "" {
-			return dst, r.illegal(no, seat, id, "double")
+			return r.illegal(no, seat, id, "double")
 		}
 	case ActSplit:
 		if no := r.canSplit(p, h); no.why != "" {
-			return dst, r.illegal(no, seat, id, "split")
+			return r.illegal(no, seat, id, "split")
 		}
 	case ActSurrender:
 		if !r.rs.Surrender || h.n != 2 || h.split {
-			return dst, ruleErr(ErrIllegalAction, seat, id, "surrender is not offered")
+			return ruleErr(ErrIllegalAction, seat, id, "surrender is not offered")
 		}
 	default:
-		return dst, ruleErr(ErrIllegalAction, seat, id, "unknown action %v", a)
+		return ruleErr(ErrIllegalAction, seat, id, "unknown action %v", a)
 	}
 	// Valid: apply.
 	p.awaiting = false
@@ -875,19 +881,19 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Ev
 		p.firstDone = true
 	}
 	hi := p.cur
-	dst, e := r.emit(dst, EvDecisionMade)
+	e := r.emit(EvDecisionMade)
 	e.Seat, e.Player, e.Hand, e.Action, e.Auto = bx.seat, p.id, int8(hi+1), a, auto
 	switch a {
 	case ActStand:
 		h.done = true
-		dst = r.advance(bx, p, dst)
+		r.advance(bx, p)
 	case ActSurrender:
 		h.done = true
 		h.surrender = true
-		dst = r.advance(bx, p, dst)
+		r.advance(bx, p)
 	case ActHit:
 		r.want(bx, p, hi)
-		dst = r.fill(bx, p, dst)
+		r.fill(bx, p)
 	case ActDouble:
 		t, soft := h.total()
 		h.doubled = true
@@ -899,7 +905,7 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Ev
 			p.staked += h.base
 		}
 		r.want(bx, p, hi)
-		dst = r.fill(bx, p, dst)
+		r.fill(bx, p)
 	case ActSplit:
 		c1, c2 := h.c[0], h.c[1]
 		base := h.base
@@ -921,13 +927,14 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool, dst []Ev
 		if r.rs.SplitDeal == rules.SplitBothFirst {
 			r.want(bx, p, 1)
 		}
-		dst = r.fill(bx, p, dst)
+		r.fill(bx, p)
 	}
 	r.refreshQueue(bx)
 	if r.stays() {
-		return dst, nil
+		return nil
 	}
-	return r.progress(dst), nil
+	r.progress()
+	return nil
 }
 
 func (r *Round) illegal(no refusal, seat int, id, what string) error {
@@ -937,9 +944,9 @@ func (r *Round) illegal(no refusal, seat int, id, what string) error {
 	return ruleErr(ErrIllegalAction, seat, id, "%s: %s", what, no.why)
 }
 
-func (r *Round) applyTimeout(dst []Event) ([]Event, error) {
+func (r *Round) applyTimeout() error {
 	if r.phase != PhasePlay {
-		return dst, ruleErr(ErrIllegalAction, 0, "", "no decision is awaited")
+		return ruleErr(ErrIllegalAction, 0, "", "no decision is awaited")
 	}
 	type ref struct {
 		seat int
@@ -964,16 +971,15 @@ func (r *Round) applyTimeout(dst []Event) ([]Event, error) {
 		}
 	}
 	if len(waiting) == 0 {
-		return dst, ruleErr(ErrIllegalAction, 0, "", "no decision is awaited")
+		return ruleErr(ErrIllegalAction, 0, "", "no decision is awaited")
 	}
 	for _, w := range waiting {
-		var err error
-		if dst, err = r.applyDecision(w.seat, w.id, w.a, true, dst); err != nil {
+		if err := r.applyDecision(w.seat, w.id, w.a, true); err != nil {
 			// Cannot happen: each was awaited and stand/hit are always open.
-			return dst, err
+			return err
 		}
 	}
-	return dst, nil
+	return nil
 }
 
 // stays reports that the round stays where it is after a card or a
@@ -989,13 +995,13 @@ func (r *Round) stays() bool {
 	return bx.activated && (bx.awaiting > 0 || bx.waiting > 0)
 }
 
-func (r *Round) progress(dst []Event) []Event {
+func (r *Round) progress() {
 	for {
 		switch r.phase {
 		case PhasePlay:
 			if r.first {
 				if r.awaiting > 0 || len(r.queue) > 0 {
-					return dst
+					return
 				}
 				// Speed: the simultaneous first decisions are served; play
 				// goes on seat by seat.
@@ -1007,30 +1013,30 @@ func (r *Round) progress(dst []Event) []Event {
 			for r.cur < len(r.boxes) {
 				bx := &r.boxes[r.cur]
 				if !bx.activated {
-					dst = r.activate(bx, dst)
+					r.activate(bx)
 				}
 				if bx.awaiting > 0 || bx.waiting > 0 {
-					return dst
+					return
 				}
 				r.cur++
 			}
-			dst = r.startDealer(dst)
+			r.startDealer()
 		case PhaseDealer:
 			if r.dealerNeeds {
-				return dst
+				return
 			}
 			t, soft := r.dealer.total()
-			var e *Event
-			dst, e = r.emit(dst, EvDealerDone)
+			e := r.emit(EvDealerDone)
 			e.Total, e.Soft = int8(t), soft
-			return r.finish(dst)
+			r.finish()
+			return
 		default:
-			return dst
+			return
 		}
 	}
 }
 
-func (r *Round) startDealer(dst []Event) []Event {
+func (r *Round) startDealer() {
 	r.phase = PhaseDealer
 	if r.rs.DealerAlwaysPlays {
 		// The players' hands do not matter: no scan of thousands of them.
@@ -1044,11 +1050,9 @@ func (r *Round) startDealer(dst []Event) []Event {
 	r.dealerNeeds = r.dealerNeedsCard()
 	if r.holeDealt {
 		t, soft := r.dealer.total()
-		var e *Event
-		dst, e = r.emit(dst, EvHoleRevealed)
+		e := r.emit(EvHoleRevealed)
 		e.Card, e.Total, e.Soft, e.Hole = r.dealer.c[1], int8(t), soft, true
 	}
-	return dst
 }
 
 func (r *Round) handsState() (live, natural, insured bool) {
@@ -1094,7 +1098,7 @@ func (r *Round) dealerNeedsCard() bool {
 	return d.best < 17 || d.best == 17 && d.soft && r.rs.DealerHitsSoft17
 }
 
-func (r *Round) void(reason string, dst []Event) []Event {
+func (r *Round) void(reason string) {
 	s := &r.settle
 	r.resetSettlement()
 	s.Void = true
@@ -1113,9 +1117,8 @@ func (r *Round) void(reason string, dst []Event) []Event {
 		}
 	}
 	r.phase = PhaseSettled
-	dst, e := r.emit(dst, EvSettled)
+	e := r.emit(EvSettled)
 	e.Settlement = s
-	return dst
 }
 
 type Waiter struct {

@@ -41,7 +41,7 @@ func (r *Round) fillDealer() {
 }
 
 // finish settles every wager and ends the round.
-func (r *Round) finish(dst []Event) []Event {
+func (r *Round) finish() {
 	r.resetSettlement()
 	r.fillDealer()
 	s := &r.settle
@@ -66,9 +66,8 @@ func (r *Round) finish(dst []Event) []Event {
 		}
 	}
 	r.phase = PhaseSettled
-	dst, e := r.emit(dst, EvSettled)
+	e := r.emit(EvSettled)
 	e.Settlement = s
-	return dst
 }
 
 func (r *Round) settlePlayer(bx *box, p *player, sr *SeatResult) {
