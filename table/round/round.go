@@ -77,24 +77,26 @@ type Input struct {
 }
 
 type player struct {
-	id        string
-	main      int64
-	side      []SideStake
+	id     string
+	main   int64
+	side   []SideStake
+	staked int64 // everything staked this round, for the cap
+	hands  [2]hand
+	n      int // hands in use
+	cur    int
+	cursor int // next index into the box's card stream
+	// The small fields together: a common-draw round zeroes thousands of
+	// players, and padding between them would grow each by 16 bytes.
+	slots     [2]int8 // hands waiting for a card, in order
+	nslots    int8
+	insurance int8 // 0 not asked/answered, 1 taken, 2 declined
 	behind    bool
 	followDbl bool
 	followSpl bool
-	insurance int8 // 0 not asked/answered, 1 taken, 2 declined
 	asked     bool // insurance answer awaited
-	hands     [2]hand
-	n         int // hands in use
-	cur       int
-	cursor    int     // next index into the box's card stream
-	slots     [2]int8 // hands waiting for a card, in order
-	nslots    int
 	awaiting  bool // a decision is awaited from this player
 	firstDone bool // Speed: the simultaneous first decision is made
 	done      bool
-	staked    int64 // everything staked this round, for the cap
 }
 
 // box is a position on the layout: it receives cards. In a common-draw
