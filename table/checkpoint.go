@@ -289,3 +289,21 @@ func (c *Controller) checkpointAtOrBefore(seq uint64) (uint64, error) {
 	}
 	return at, nil
 }
+
+// checkpointBeforeEvent returns the journal seq of the newest checkpoint
+// taken before event seq was published (its Seq, the last event before it,
+// is lower), 0 when there is none retained.
+func (c *Controller) checkpointBeforeEvent(seq uint64) (uint64, error) {
+	at := c.opts.Journal.LastOfKind(CheckpointKind)
+	for at != 0 {
+		ck, ok, err := c.readCheckpoint(at)
+		if err != nil || !ok {
+			return 0, err
+		}
+		if ck.Seq < seq {
+			return at, nil
+		}
+		at = ck.Prev
+	}
+	return 0, nil
+}

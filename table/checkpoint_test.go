@@ -425,3 +425,55 @@ func TestReplayEventsFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayEventsSince: a resend from event seq N replays from the newest
+// checkpoint before N, and gives N and everything after it exactly as the
+// full replay does.
+func TestReplayEventsSince(t *testing.T) {
+	j, _, h := playTable(t, 10, func(o *Options) { o.CheckpointEvery = 3 })
+	opts := DefaultOptions(h.c.opts.Rules)
+	opts.Journal = j
+	all := map[uint64]Event{}
+	var last uint64
+	require.NoError(t, ReplayEvents(opts, func(ev Event) {
+		if ev.Seq != 0 {
+			all[ev.Seq], last = ev, max(last, ev.Seq)
+		}
+	}))
+	require.Greater(t, last, uint64(100))
+	tests := []struct {
+		name      string
+		from      uint64
+		fromStart bool // no checkpoint before it: the whole journal
+	}{
+		{"the first event", 1, true},
+		{"the middle", last / 2, false},
+		{"the newest", last, false},
+		{"past the newest", last + 1, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[uint64]Event{}
+			var first uint64
+			require.NoError(t, ReplayEventsSince(opts, tc.from, func(ev Event) {
+				if ev.Seq == 0 {
+					return
+				}
+				if first == 0 {
+					first = ev.Seq
+				}
+				got[ev.Seq] = ev
+			}))
+			for seq := tc.from; seq <= last; seq++ {
+				require.Contains(t, got, seq)
+				require.Equal(t, all[seq], got[seq], "event %d", seq)
+			}
+			if tc.fromStart {
+				assert.EqualValues(t, 1, first)
+			} else {
+				assert.Greater(t, first, uint64(1), "started at a checkpoint")
+				assert.Less(t, tc.from-first, last/2, "at the newest checkpoint before it, not an older one")
+			}
+		})
+	}
+}

@@ -139,6 +139,7 @@ type Controller struct {
 	cmdOrder   []string          // ids in cmdSeen, oldest first
 	recallOnly bool              // ReplayEvents: read the journal, never write it
 	recallFrom uint64            // ReplayEventsFrom: the journal seq to recall from
+	recallSeq  uint64            // ReplayEventsSince: the event seq to recall from
 	ckSeq      uint64            // journal seq of the last checkpoint
 	ckRounds   int               // rounds when it was written
 	sinceCk    int               // inputs applied since
@@ -252,12 +253,26 @@ func ReplayEvents(opts Options, fn func(Event)) error {
 // reads only its end. 0, or no checkpoint that early, reads everything
 // retained.
 func ReplayEventsFrom(opts Options, seq uint64, fn func(Event)) error {
+	return recall(opts, fn, func(c *Controller) { c.recallFrom = seq })
+}
+
+// ReplayEventsSince is ReplayEvents starting at the newest checkpoint taken
+// before event seq was published, so fn sees that event and every later
+// one (the MQTT link's resend). Events before seq may come too; events
+// older than what retention kept do not.
+func ReplayEventsSince(opts Options, seq uint64, fn func(Event)) error {
+	return recall(opts, fn, func(c *Controller) { c.recallSeq = seq })
+}
+
+// recall replays a journal read-only into fn; from sets where it starts.
+func recall(opts Options, fn func(Event), from func(*Controller)) error {
 	opts.Replayed = fn
 	c, err := New(opts, zerolog.Nop())
 	if err != nil {
 		return err
 	}
-	c.recallOnly, c.recallFrom = true, seq
+	c.recallOnly = true
+	from(c)
 	return c.replay()
 }
 
@@ -278,6 +293,8 @@ func (c *Controller) replay() error {
 		from, err = c.replayStart()
 	case c.recallFrom > 0:
 		from, err = c.checkpointAtOrBefore(c.recallFrom)
+	case c.recallSeq > 0:
+		from, err = c.checkpointBeforeEvent(c.recallSeq)
 	}
 	if err != nil {
 		return fmt.Errorf("table: replay: %w", err)

@@ -103,6 +103,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	mopts.Username, mopts.Password = cfg.Broker.Username, cfg.Broker.Password
 	mopts.TLS = mqttlink.TLSOptions{CAFile: cfg.Broker.CAFile, CertFile: cfg.Broker.CertFile, KeyFile: cfg.Broker.KeyFile}
 	mopts.SupervisorTokens = cfg.Broker.SupervisorTokens
+	mopts.History = journalHistory{dir: jopts.Dir, opts: copts, log: log.With().Str("part", "resend").Logger()}
 	link, err := mqttlink.New(mopts, log.With().Str("part", "mqtt").Logger())
 	if err != nil {
 		return fmt.Errorf("tabled: mqtt: %w", err)

@@ -32,7 +32,15 @@ const (
 	CmdResume     = "resume"
 	CmdVoid       = "void"
 	CmdCorrect    = "correct"
+	// CmdResend asks the link to publish events [from, to] on the events
+	// topic again. The link answers it itself; the controller never sees
+	// it (see resend.go).
+	CmdResend = "resend"
 )
+
+// MaxResend is the most events one resend command may ask for; a backend
+// further behind asks again from where the last resend ended.
+const MaxResend = 10000
 
 // Command is a decoded, validated command, ready for the controller once
 // authorised.
@@ -48,6 +56,9 @@ type Command struct {
 	Supervisor bool
 	// Token is the supervisor's secret as sent (empty for other commands).
 	Token string
+	// From and To are a resend's range of event seqs (To 0: up to the
+	// newest event published). Input is nil for a resend.
+	From, To uint64
 }
 
 // wireBet is a bet on the wire; pointers tell a missing field from a zero.
@@ -78,6 +89,9 @@ type wireCommand struct {
 	Reason string `json:"reason"`
 	Card   string `json:"card"`
 	Token  string `json:"token"`
+
+	From *uint64 `json:"from"`
+	To   *uint64 `json:"to"`
 }
 
 // DecodeCommand parses and validates one command payload. Every failure is
@@ -122,6 +136,8 @@ func DecodeCommand(b []byte) (Command, error) {
 	case CmdPause, CmdResume, CmdVoid, CmdCorrect:
 		c.Supervisor, c.Token = true, w.Token
 		c.Input, err = w.supervisor()
+	case CmdResend:
+		c.From, c.To, err = w.resend()
 	default:
 		return Command{}, reject(id, ErrUnknownCommand, fmt.Sprintf("unknown command type %q", w.Type))
 	}
@@ -167,8 +183,9 @@ func (w *wireCommand) onlyFields(allowed ...string) error {
 		"bets": w.Bets != nil, "seat": w.Seat != nil, "player": w.Player != "",
 		"action": w.Action != "", "take": w.Take != nil, "by": w.By != "",
 		"reason": w.Reason != "", "card": w.Card != "", "token": w.Token != "",
+		"from": w.From != nil, "to": w.To != nil,
 	}
-	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "token"} {
+	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "token", "from", "to"} {
 		if present[name] && !set[name] {
 			return reject("", ErrMalformedCommand, fmt.Sprintf("field %q does not belong to %s", name, w.Type))
 		}
@@ -294,6 +311,29 @@ func (w *wireCommand) supervisor() (table.Input, error) {
 	return s, nil
 }
 
+func (w *wireCommand) resend() (from, to uint64, err error) {
+	if err := w.onlyFields("from", "to"); err != nil {
+		return 0, 0, err
+	}
+	if w.From == nil {
+		return 0, 0, reject("", ErrMissingField, "missing from")
+	}
+	from = *w.From
+	if from < 1 {
+		return 0, 0, reject("", ErrMalformedCommand, "from must be at least 1 (event seqs start at 1)")
+	}
+	if w.To != nil {
+		to = *w.To
+		if to < from {
+			return 0, 0, reject("", ErrMalformedCommand, fmt.Sprintf("to %d is before from %d", to, from))
+		}
+		if to-from >= MaxResend {
+			return 0, 0, reject("", ErrMalformedCommand, fmt.Sprintf("at most %d events per resend (from %d to %d asks for more)", MaxResend, from, to))
+		}
+	}
+	return from, to, nil
+}
+
 // checkID accepts 1 to maxIDLen printable characters.
 func checkID(id string) error {
 	if id == "" {
@@ -336,4 +376,7 @@ type Reply struct {
 	Accepted bool `json:"accepted"`
 	// Reason says why it was rejected.
 	Reason string `json:"reason,omitempty"`
+	// Note says what an accepted command will do when the command alone
+	// does not tell (a resend's range).
+	Note string `json:"note,omitempty"`
 }

@@ -22,6 +22,8 @@ var commandCases = []struct {
 	errIs   error
 	reason  string
 	id      string // id expected on a rejection
+	from    uint64 // a resend's range
+	to      uint64
 }{
 	{name: "bets closed", payload: `{"schema":1,"id":"c1","type":"bets_closed","bets":[{"seat":1,"player":"p1","main":1000,"side":{"perfect_pairs":200}},{"seat":1,"player":"p2","main":500,"behind":true,"follow_double":true}]}`,
 		want: table.BetsClosed{Bets: []table.Bet{
@@ -41,6 +43,8 @@ var commandCases = []struct {
 		want: table.Supervisor{Command: "void", By: "anna", Reason: "misdeal", ID: "c6"}, super: true},
 	{name: "correct", payload: `{"schema":1,"id":"c7","type":"correct","by":"anna","reason":"misread","card":"Td","token":"sup-secret"}`,
 		want: table.Supervisor{Command: "correct", By: "anna", Reason: "misread", Card: card.MustParse("Td"), ID: "c7"}, super: true},
+	{name: "resend range", payload: `{"schema":1,"id":"c8","type":"resend","from":120,"to":135}`, from: 120, to: 135},
+	{name: "resend to newest", payload: `{"schema":1,"id":"c9","type":"resend","from":7}`, from: 7},
 
 	{name: "not json", payload: `{"schema":1,"id":"x1",`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON"},
 	{name: "array", payload: `[1,2]`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON"},
@@ -71,6 +75,12 @@ var commandCases = []struct {
 	{name: "void no reason", payload: `{"schema":1,"id":"x23","type":"void","by":"a","token":"sup-secret"}`, errIs: mqttlink.ErrMissingField, reason: "missing reason", id: "x23"},
 	{name: "correct no card", payload: `{"schema":1,"id":"x24","type":"correct","by":"a","reason":"r","token":"sup-secret"}`, errIs: mqttlink.ErrMissingField, reason: "missing card", id: "x24"},
 	{name: "correct bad card", payload: `{"schema":1,"id":"x25","type":"correct","by":"a","reason":"r","card":"Zz","token":"sup-secret"}`, errIs: mqttlink.ErrMalformedCommand, reason: "bad card", id: "x25"},
+	{name: "resend no from", payload: `{"schema":1,"id":"x27","type":"resend","to":9}`, errIs: mqttlink.ErrMissingField, reason: "missing from", id: "x27"},
+	{name: "resend from 0", payload: `{"schema":1,"id":"x28","type":"resend","from":0}`, errIs: mqttlink.ErrMalformedCommand, reason: "at least 1", id: "x28"},
+	{name: "resend backwards", payload: `{"schema":1,"id":"x29","type":"resend","from":9,"to":8}`, errIs: mqttlink.ErrMalformedCommand, reason: "before from", id: "x29"},
+	{name: "resend too many", payload: `{"schema":1,"id":"x30","type":"resend","from":1,"to":10001}`, errIs: mqttlink.ErrMalformedCommand, reason: "at most 10000", id: "x30"},
+	{name: "resend negative", payload: `{"schema":1,"id":"x31","type":"resend","from":-1}`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON", id: "x31"},
+	{name: "resend with seat", payload: `{"schema":1,"id":"x32","type":"resend","from":1,"seat":2}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x32"},
 	{name: "card on pause", payload: `{"schema":1,"id":"x26","type":"pause","by":"a","card":"As","token":"sup-secret"}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x26"},
 }
 
@@ -83,6 +93,8 @@ func TestDecodeCommand(t *testing.T) {
 				assert.Equal(t, tc.want, cmd.Input)
 				assert.Equal(t, tc.super, cmd.Supervisor)
 				assert.NotEmpty(t, cmd.ID)
+				assert.Equal(t, tc.from, cmd.From)
+				assert.Equal(t, tc.to, cmd.To)
 				return
 			}
 			require.ErrorIs(t, err, tc.errIs)

@@ -13,7 +13,8 @@
 //   - state: retained snapshot, the events whose Body.Kind() is "state"
 //     (they take no number: envelope seq 0, the body names the last event);
 //   - events: every other event, in Seq order, as table.Event's JSON;
-//   - commands/...: commands, JSON with schema, id and type (DecodeCommand);
+//   - commands/...: commands, JSON with schema, id and type (DecodeCommand),
+//     resend included (the link answers it itself);
 //   - replies: {"schema":1,"id":...,"accepted":...,"reason":...} per command.
 //
 // docs/asyncapi.yaml is the contract; a test checks real messages against it.
@@ -22,16 +23,20 @@
 //
 // paho alone is not enough: messages published before the first connection
 // are lost with ConnectRetry off, its store may resend out of order after a
-// reconnect, and it forgets everything on a restart. So Run journals every
-// event in its own outbox under Options.OutboxDir (fsync, group commit),
-// and a single publisher sends the outbox head, waits for the broker's
-// QoS 1 acknowledgement, marks it and moves to the next. After a reconnect
-// or a restart it starts again from the first unacknowledged event, so a
-// subscriber may see an event twice but never misses one and never sees
-// them out of order; it drops duplicates by seq. Events whose Seq the
-// outbox already has (a controller replaying its journal) are skipped;
-// OutboxLastSeq tells the controller, before it replays, where the outbox
-// stands.
+// reconnect, and it forgets everything on a restart. So Run writes every
+// event to its own outbox under Options.OutboxDir (group commit; the fsync
+// runs while the batch's first message is on its way, see outbox.go), and
+// a single publisher sends the outbox head, waits for the broker's QoS 1
+// acknowledgement, marks it and moves to the next; an event and the state
+// after it are in flight together, one per topic. After a reconnect or a
+// restart it starts again from the first unacknowledged event, so a
+// subscriber may see an event twice but never sees a topic out of order;
+// it drops duplicates by seq. Events whose Seq the outbox already has (a
+// controller replaying its journal) are skipped; OutboxLastSeq tells the
+// controller, before it replays, where the outbox stands. Events a broker
+// loses after acknowledging them (a crash before it saved them) are
+// recovered by the backend's resend command (resend.go), answered from
+// Options.History.
 //
 // # Commands
 //

@@ -50,10 +50,12 @@ type Link struct {
 	published  atomic.Uint64
 	duplicates atomic.Uint64
 	gaps       atomic.Uint64
-	syncs      atomic.Uint64
 	accepted   atomic.Uint64
 	rejected   atomic.Uint64
 	repeats    atomic.Uint64
+
+	resendRequests atomic.Uint64
+	resent         atomic.Uint64
 
 	connectFailures  atomic.Uint64
 	failuresInRow    atomic.Uint64
@@ -120,6 +122,7 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 		Str("broker", l.opts.BrokerURL).Msg("link starting")
 
 	q := newCommandQueue()
+	rq := make(chan resendReq, resendQueueLen)
 	connected := make(chan struct{}, 1)
 	client := paho.NewClient(l.clientOptions(q, connected))
 	// With ConnectRetry the token completes only once connected; nothing
@@ -128,9 +131,11 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return l.intake(gctx, events, ob) })
+	g.Go(func() error { return ob.SyncLoop(gctx) })
 	g.Go(func() error { return l.publish(gctx, client, ob) })
 	g.Go(func() error { return l.session(gctx, client, connected) })
-	g.Go(func() error { return l.commands(gctx, client, q, led, sub) })
+	g.Go(func() error { return l.commands(gctx, client, q, rq, led, sub) })
+	g.Go(func() error { return l.resends(gctx, client, rq) })
 	err = g.Wait()
 
 	l.goodbye(client)
@@ -250,7 +255,7 @@ func (l *Link) subscribe(ctx context.Context, client paho.Client) error {
 	return nil
 }
 
-// intake journals events in the outbox, many per fsync when they come in
+// intake writes events to the outbox, many per write when they come in
 // bursts. Events the outbox already has (a controller replaying after a
 // restart) are skipped; a jump in Seq is logged, since the backend will
 // see the same gap.
@@ -309,7 +314,6 @@ func (l *Link) intake(ctx context.Context, events <-chan table.Event, ob *outbox
 		if err := ob.Append(ctx, batch); err != nil {
 			return err
 		}
-		l.syncs.Add(1)
 		batch = batch[:0]
 		if !ok {
 			return nil
@@ -318,50 +322,77 @@ func (l *Link) intake(ctx context.Context, events <-chan table.Event, ob *outbox
 }
 
 // publish sends the outbox head, waits for the broker's acknowledgement,
-// marks it and moves on: one message in flight, so the broker sees the
-// events strictly in order even across reconnects.
+// marks it and moves on: one message in flight per topic, so the broker
+// sees each topic's messages strictly in order even across reconnects.
+// An event and the state after it go out together (HeadPair): the state
+// is on its own topic, so it need not wait for the event's PUBACK, which
+// is a broker round trip off every card's path.
 func (l *Link) publish(ctx context.Context, client paho.Client, ob *outbox) error {
+	var recs []record
+	var toks [2]paho.Token
+	var starts [2]time.Time
 	for {
-		rec, err := ob.Head(ctx)
+		var err error
+		recs, err = ob.HeadPair(ctx, recs)
 		if err != nil {
 			return err
 		}
-		topic := l.topics.Events
-		if rec.state {
-			topic = l.topics.State
+		for i := range recs {
+			starts[i] = time.Now()
+			toks[i] = l.send(client, &recs[i])
 		}
-		for attempt := 0; ; attempt++ {
-			start := time.Now()
-			err := waitToken(ctx, client.Publish(topic, l.opts.QoS, rec.state, rec.payload))
-			if err == nil {
-				l.lat.add(time.Since(start))
-				break
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			l.log.Warn().Err(err).Uint64("seq", rec.seq).Int("attempt", attempt).Msg("publish failed; retrying")
-			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
+		for i := range recs {
+			if err := l.confirm(ctx, client, &recs[i], toks[i], starts[i]); err != nil {
 				return err
 			}
+			if err := ob.Ack(recs[i].pos); err != nil {
+				return err
+			}
+			l.published.Add(1)
+			toks[i] = nil
 		}
-		if err := ob.Ack(rec.pos); err != nil {
+	}
+}
+
+func (l *Link) send(client paho.Client, rec *record) paho.Token {
+	topic := l.topics.Events
+	if rec.state {
+		topic = l.topics.State
+	}
+	return client.Publish(topic, l.opts.QoS, rec.state, rec.payload)
+}
+
+// confirm waits for rec's acknowledgement, publishing it again (with
+// back-off) for as long as the broker refuses or the token fails.
+func (l *Link) confirm(ctx context.Context, client paho.Client, rec *record, tok paho.Token, start time.Time) error {
+	for attempt := 0; ; attempt++ {
+		err := waitToken(ctx, tok)
+		if err == nil {
+			l.lat.add(time.Since(start))
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		l.log.Warn().Err(err).Uint64("seq", rec.seq).Int("attempt", attempt).Msg("publish failed; retrying")
+		if err := sleepCtx(ctx, backoff(attempt)); err != nil {
 			return err
 		}
-		l.published.Add(1)
+		start = time.Now()
+		tok = l.send(client, rec)
 	}
 }
 
 // commands answers each command in arrival order. The broker message is
 // acknowledged only after the reply is recorded and published, so a crash
 // in between gets the command redelivered, and the ledger answers it.
-func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue, led *ledger, sub Submitter) error {
+func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue, rq chan<- resendReq, led *ledger, sub Submitter) error {
 	for {
 		msg, err := q.pop(ctx)
 		if err != nil {
 			return err
 		}
-		rep, fresh, err := l.answer(ctx, msg, led, sub)
+		rep, fresh, err := l.answer(ctx, msg, rq, led, sub)
 		if err != nil {
 			return err
 		}
@@ -393,7 +424,7 @@ func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue
 // repeated id, otherwise by decoding, authorising and submitting it.
 // fresh is false for a repeat. The error is non-nil only when the link
 // must stop (ctx cancelled mid-submit, ledger write failure).
-func (l *Link) answer(ctx context.Context, msg paho.Message, led *ledger, sub Submitter) (rep Reply, fresh bool, err error) {
+func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq, led *ledger, sub Submitter) (rep Reply, fresh bool, err error) {
 	cmd, derr := DecodeCommand(msg.Payload())
 	if derr == nil {
 		derr = l.checkTopic(msg.Topic(), cmd)
@@ -420,6 +451,8 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, led *ledger, sub Su
 		} else {
 			rep.Reason = derr.Error()
 		}
+	case cmd.Type == CmdResend:
+		rep, remember = l.queueResend(cmd, rq)
 	default:
 		sctx, cancel := context.WithTimeout(ctx, l.opts.SubmitTimeout)
 		serr := sub.Submit(sctx, cmd.Input)

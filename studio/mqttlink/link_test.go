@@ -178,6 +178,10 @@ func TestLinkPublishesInOrderWithEmbeddedBroker(t *testing.T) {
 	require.Eventually(t, func() bool { return r.link.OutboxDepth() == 0 }, waitFor, poll)
 	st := r.link.Stats()
 	assert.Equal(t, uint64(n+n/10), st.Published, "events and snapshots")
+	// The fsyncs run on their own goroutine, so the last may follow the
+	// acknowledgements.
+	require.Eventually(t, func() bool { return r.link.Stats().OutboxSyncs > 0 }, waitFor, poll, "the outbox is synced")
+	assert.LessOrEqual(t, r.link.Stats().OutboxSyncs, st.Published, "at most one fsync per event")
 	lat := r.link.PublishLatency()
 	assert.Equal(t, uint64(n+n/10), lat.Count)
 	assert.LessOrEqual(t, lat.P50, lat.P99)

@@ -74,20 +74,32 @@ type Stats struct {
 	Duplicates uint64
 	// Gaps counts jumps in the event Seq seen at intake.
 	Gaps uint64
-	// OutboxSyncs counts the outbox's fsyncs: one per batch of events
-	// written together, so events/OutboxSyncs is the group-commit factor.
+	// OutboxSyncs counts the outbox's fsyncs: each makes everything
+	// written since the last one durable, so events/OutboxSyncs is the
+	// group-commit factor.
 	OutboxSyncs uint64
 	// Accepted and Rejected count answered commands; Repeats counts
 	// repeated ids answered from the ledger.
 	Accepted uint64
 	Rejected uint64
 	Repeats  uint64
+	// ResendRequests counts resend commands carried out; Resent counts
+	// the events they published again.
+	ResendRequests uint64
+	Resent         uint64
 	// ConnectFailures counts failed connection attempts (broker away,
 	// refused credentials, TLS errors).
 	ConnectFailures uint64
 	// SubscribeRefused counts command subscriptions the broker refused
 	// (an ACL that does not give this table its own commands).
 	SubscribeRefused uint64
+}
+
+func (l *Link) outboxSyncs() uint64 {
+	if ob := l.ob.Load(); ob != nil {
+		return ob.Syncs()
+	}
+	return 0
 }
 
 // OutboxDepth is the number of events waiting for the broker's
@@ -111,10 +123,13 @@ func (l *Link) Stats() Stats {
 		Published:   l.published.Load(),
 		Duplicates:  l.duplicates.Load(),
 		Gaps:        l.gaps.Load(),
-		OutboxSyncs: l.syncs.Load(),
+		OutboxSyncs: l.outboxSyncs(),
 		Accepted:    l.accepted.Load(),
 		Rejected:    l.rejected.Load(),
 		Repeats:     l.repeats.Load(),
+
+		ResendRequests: l.resendRequests.Load(),
+		Resent:         l.resent.Load(),
 
 		ConnectFailures:  l.connectFailures.Load(),
 		SubscribeRefused: l.subscribeRefused.Load(),

@@ -83,6 +83,9 @@ type Options struct {
 	// SubmitTimeout bounds how long one command may wait for the
 	// controller. Default 5 s.
 	SubmitTimeout time.Duration
+	// History reads back published events to answer resend commands
+	// (tabled's reads the controller's journal). Nil rejects every resend.
+	History EventSource
 
 	// KeepAlive is the MQTT keep-alive. Default 10 s.
 	KeepAlive time.Duration

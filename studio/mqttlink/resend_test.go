@@ -1,0 +1,120 @@
+package mqttlink_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/table"
+)
+
+// keptEvents is an event history holding events first..last as the link
+// was fed them (states included, as a journal replay gives them), from an
+// older point than asked, as a replay from a checkpoint does.
+type keptEvents struct{ first, last uint64 }
+
+func (k keptEvents) Events(ctx context.Context, from, to uint64, fn func(table.Event) error) error {
+	start := k.first
+	if from > k.first+5 {
+		start = from - 5 // a replay starts at a checkpoint before from
+	}
+	for seq := start; seq <= k.last; seq++ {
+		if err := fn(makeEvent(seq)); err != nil {
+			return err
+		}
+		if seq%10 == 0 {
+			if err := fn(makeState(seq)); err != nil {
+				return err
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// TestResend: a backend that lost events asks for them again and gets
+// exactly the range it asked (clipped to what exists and what is kept),
+// identical to the first publication; bad ranges are refused with a reason.
+func TestResend(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	opts.History = keptEvents{first: 11, last: 60}
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, b.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{CleanSession: true})
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+	feed(r, 1, 60)
+	require.Eventually(t, func() bool { return sub.MaxSeq() == 60 && r.link.OutboxDepth() == 0 }, waitFor, poll)
+	first := map[uint64]string{}
+	for _, m := range sub.MessagesOn(topics.Events) {
+		var e mqttlinktest.Event
+		require.NoError(t, json.Unmarshal(m.Payload, &e))
+		first[e.Seq] = string(m.Payload)
+	}
+	require.Len(t, first, 60)
+
+	tests := []struct {
+		name    string
+		cmd     string
+		reply   mqttlink.Reply
+		resent  []uint64 // seqs published again
+		missing bool     // part of the range is older than the history
+	}{
+		{"a range", `{"schema":1,"id":"r1","type":"resend","from":20,"to":24}`,
+			mqttlink.Reply{Schema: 1, ID: "r1", Accepted: true, Note: "resending events 20 to 24"}, []uint64{20, 21, 22, 23, 24}, false},
+		{"to the newest", `{"schema":1,"id":"r2","type":"resend","from":58}`,
+			mqttlink.Reply{Schema: 1, ID: "r2", Accepted: true, Note: "resending events 58 to 60"}, []uint64{58, 59, 60}, false},
+		{"past the newest is clipped", `{"schema":1,"id":"r3","type":"resend","from":59,"to":90}`,
+			mqttlink.Reply{Schema: 1, ID: "r3", Accepted: true, Note: "resending events 59 to 60"}, []uint64{59, 60}, false},
+		{"older than the history: what is kept", `{"schema":1,"id":"r4","type":"resend","from":8,"to":12}`,
+			mqttlink.Reply{Schema: 1, ID: "r4", Accepted: true, Note: "resending events 8 to 12"}, []uint64{11, 12}, true},
+		{"nothing published yet", `{"schema":1,"id":"r5","type":"resend","from":61}`,
+			mqttlink.Reply{Schema: 1, ID: "r5", Reason: "nothing to resend from 61: the newest event is 60"}, nil, false},
+		{"backwards", `{"schema":1,"id":"r6","type":"resend","from":30,"to":20}`,
+			mqttlink.Reply{Schema: 1, ID: "r6", Reason: "to 20 is before from 30"}, nil, false},
+	}
+	ctx := context.Background()
+	for i, tc := range tests {
+		before := len(sub.MessagesOn(topics.Events))
+		resent0 := r.link.Stats().Resent
+		require.NoError(t, sub.Publish(ctx, topics.Root+"commands/resend", []byte(tc.cmd)), tc.name)
+		require.Eventually(t, func() bool { return len(sub.MessagesOn(topics.Replies)) == i+1 }, waitFor, poll, tc.name)
+		var got mqttlink.Reply
+		require.NoError(t, json.Unmarshal(sub.MessagesOn(topics.Replies)[i].Payload, &got))
+		assert.Equal(t, tc.reply, got, tc.name)
+		require.Eventually(t, func() bool { return r.link.Stats().Resent == resent0+uint64(len(tc.resent)) }, waitFor, poll, tc.name)
+		msgs := sub.MessagesOn(topics.Events)
+		require.Len(t, msgs, before+len(tc.resent), tc.name)
+		for j, m := range msgs[before:] {
+			var e mqttlinktest.Event
+			require.NoError(t, json.Unmarshal(m.Payload, &e))
+			assert.Equal(t, tc.resent[j], e.Seq, "%s: in order", tc.name)
+			assert.Equal(t, first[e.Seq], string(m.Payload), "%s: seq %d as first published", tc.name, e.Seq)
+		}
+	}
+	st := r.link.Stats()
+	assert.EqualValues(t, 4, st.ResendRequests)
+	distinct, dups, gaps, _ := sub.Counts()
+	assert.Equal(t, 60, distinct)
+	assert.Equal(t, 12, dups, "every resent event is a duplicate here")
+	assert.Zero(t, gaps)
+}
+
+// TestResendWithoutHistory: a link with no history says so.
+func TestResendWithoutHistory(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, b.URL(), topics.Replies, mqttlinktest.SubscriberOptions{CleanSession: true})
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+	require.NoError(t, sub.Publish(context.Background(), topics.Root+"commands/resend", []byte(`{"schema":1,"id":"r1","type":"resend","from":1}`)))
+	require.Eventually(t, func() bool { return len(sub.MessagesOn(topics.Replies)) == 1 }, waitFor, poll)
+	var got mqttlink.Reply
+	require.NoError(t, json.Unmarshal(sub.MessagesOn(topics.Replies)[0].Payload, &got))
+	assert.Equal(t, mqttlink.Reply{Schema: 1, ID: "r1", Reason: "this table keeps no event history to resend from"}, got)
+}
