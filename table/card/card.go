@@ -39,7 +39,11 @@ const NumRanks = 13
 const rankChars = "A23456789TJQK"
 
 // Valid reports whether r is one of the thirteen ranks.
-func (r Rank) Valid() bool { return r >= Ace && r <= King }
+func (r Rank) Valid() bool {
+	// One unsigned comparison: Rank(0)-1 wraps to 255. The engine checks
+	// every card it is given.
+	return r-Ace < NumRanks
+}
 
 // String returns the rank's wire character ("A", "2".."9", "T", "J", "Q", "K").
 func (r Rank) String() string {
@@ -74,7 +78,7 @@ const NumSuits = 4
 const suitChars = "shdc"
 
 // Valid reports whether s is one of the four suits.
-func (s Suit) Valid() bool { return s >= Spades && s <= Clubs }
+func (s Suit) Valid() bool { return s-Spades < NumSuits }
 
 // Red reports whether the suit is red (hearts, diamonds). Perfect-pair
 // paytables pay more for a pair of the same colour.

@@ -96,3 +96,12 @@ func TestCompositionAndShoe(t *testing.T) {
 	again := NewShoe(8, rand.New(rand.NewPCG(1, 2)))
 	assert.Equal(t, shoe, again)
 }
+
+// TestValidBounds: Valid is an unsigned range test; every byte value of a
+// rank and a suit gets the answer of the plain bounds.
+func TestValidBounds(t *testing.T) {
+	for i := 0; i < 256; i++ {
+		assert.Equal(t, i >= 1 && i <= 13, Rank(i).Valid(), "rank %d", i)
+		assert.Equal(t, i >= 1 && i <= 4, Suit(i).Valid(), "suit %d", i)
+	}
+}
