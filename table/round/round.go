@@ -151,9 +151,8 @@ type Round struct {
 	// up through every call of an input, a dozen calls per round.
 	out []Event
 	// drop has a bit set for each event kind the caller does not keep
-	// (KeepEvents); scratch is where such an event is filled and dropped.
-	drop    uint32
-	scratch Event
+	// (KeepEvents).
+	drop uint32
 }
 
 func New(rs *rules.Set) *Round { return &Round{rs: rs} }
@@ -237,8 +236,9 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		r.dealEnd++
 	}
 	r.phase = PhaseDealing
-	e := r.emit(EvRoundStarted)
-	e.Players = int32(len(bets))
+	if e := r.emit(EvRoundStarted); e != nil {
+		e.Players = int32(len(bets))
+	}
 	return r.out, nil
 }
 
@@ -482,10 +482,11 @@ func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 				p.hands[0].add(c)
 				p.cursor++
 			}
-			// Every player of the box holds the box's cards.
-			tot, soft := bx.players[0].hands[0].total()
-			e := r.emit(EvCardDealt)
-			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
+			if e := r.emit(EvCardDealt); e != nil {
+				// Every player of the box holds the box's cards.
+				tot, soft := bx.players[0].hands[0].total()
+				e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
+			}
 		}
 		if r.dealPos == r.dealEnd {
 			r.afterDeal()
@@ -555,8 +556,9 @@ func (r *Round) applyOther(in *Input) error {
 				p := &r.boxes[i].players[j]
 				if p.asked && p.insurance == 0 {
 					p.insurance = 2
-					e := r.emit(EvInsuranceAnswered)
-					e.Seat, e.Player, e.Auto = r.boxes[i].seat, p.id, true
+					if e := r.emit(EvInsuranceAnswered); e != nil {
+						e.Seat, e.Player, e.Auto = r.boxes[i].seat, p.id, true
+					}
 				}
 			}
 		}
@@ -577,16 +579,18 @@ func (r *Round) dealerCard(c card.Card) {
 	if hole {
 		r.holeDealt = true
 		// The hole card is face down: its value is not published until turned.
-		e := r.emit(EvCardDealt)
-		e.Hole = true
+		if e := r.emit(EvCardDealt); e != nil {
+			e.Hole = true
+		}
 		return
 	}
 	// Every other dealer card is face up and shows the whole hand: the up
 	// card, and the cards drawn in the dealer's turn after the hole card
 	// was turned (in no phase before it does the dealer get a card).
-	tot, soft := r.dealer.total()
-	e := r.emit(EvCardDealt)
-	e.Card, e.Total, e.Soft = c, int8(tot), soft
+	if e := r.emit(EvCardDealt); e != nil {
+		tot, soft := r.dealer.total()
+		e.Card, e.Total, e.Soft = c, int8(tot), soft
+	}
 }
 
 func (r *Round) upValue() int { return r.dealer.c[0].Value() }
@@ -619,8 +623,9 @@ func (r *Round) afterDeal() {
 				n++
 			}
 		}
-		e := r.emit(EvInsuranceOffered)
-		e.Players = int32(n)
+		if e := r.emit(EvInsuranceOffered); e != nil {
+			e.Players = int32(n)
+		}
 		return
 	}
 	r.afterInsurance()
@@ -647,8 +652,9 @@ func (r *Round) applyInsurance(seat int, id string, take bool) error {
 	} else {
 		p.insurance = 2
 	}
-	e := r.emit(EvInsuranceAnswered)
-	e.Seat, e.Player, e.Flag = bx.seat, p.id, take
+	if e := r.emit(EvInsuranceAnswered); e != nil {
+		e.Seat, e.Player, e.Flag = bx.seat, p.id, take
+	}
 	for i := range r.boxes {
 		for j := range r.boxes[i].players {
 			q := &r.boxes[i].players[j]
@@ -665,8 +671,9 @@ func (r *Round) afterInsurance() {
 	if r.rs.Peeks(r.upValue()) {
 		r.peeked = true
 		bj := r.dealerBJ()
-		e := r.emit(EvPeeked)
-		e.Flag = bj
+		if e := r.emit(EvPeeked); e != nil {
+			e.Flag = bj
+		}
 		if bj {
 			r.finish()
 			return
@@ -715,15 +722,16 @@ func (r *Round) advance(bx *box, p *player) {
 		p.awaiting = true
 		bx.awaiting++
 		r.awaiting++
-		tot, soft := h.total()
-		pair := 0
-		if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
-			pair = h.c[0].Value()
+		if e := r.emit(EvDecisionRequested); e != nil {
+			tot, soft := h.total()
+			pair := 0
+			if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
+				pair = h.c[0].Value()
+			}
+			e.Seat, e.Player, e.Hand = bx.seat, p.id, int8(p.cur+1)
+			e.Total, e.Soft, e.Options = int8(tot), soft, r.options(p, h)
+			e.Cards, e.PairValue, e.Up = int8(h.n), int8(pair), int8(r.upValue())
 		}
-		e := r.emit(EvDecisionRequested)
-		e.Seat, e.Player, e.Hand = bx.seat, p.id, int8(p.cur+1)
-		e.Total, e.Soft, e.Options = int8(tot), soft, r.options(p, h)
-		e.Cards, e.PairValue, e.Up = int8(h.n), int8(pair), int8(r.upValue())
 		return
 	}
 	p.done = true
@@ -749,16 +757,18 @@ func (r *Round) fill(bx *box, p *player) {
 		tot, soft := h.total()
 		verbose := len(bx.players) <= 16
 		if verbose {
-			e := r.emit(EvCardDealt)
-			e.Seat, e.Player, e.Hand, e.Card, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), c, int8(tot), soft
+			if e := r.emit(EvCardDealt); e != nil {
+				e.Seat, e.Player, e.Hand, e.Card, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), c, int8(tot), soft
+			}
 		}
 		switch {
 		case tot > 21, tot == 21, h.doubled, h.splitAces && h.n == 2,
 			r.rs.Charlie > 0 && int(h.n) >= r.rs.Charlie:
 			h.done = true
 			if verbose {
-				e := r.emit(EvHandDone)
-				e.Seat, e.Player, e.Hand, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), int8(tot), soft
+				if e := r.emit(EvHandDone); e != nil {
+					e.Seat, e.Player, e.Hand, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), int8(tot), soft
+				}
 			}
 		}
 		if p.nslots == 0 {
@@ -883,8 +893,9 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 		p.firstDone = true
 	}
 	hi := p.cur
-	e := r.emit(EvDecisionMade)
-	e.Seat, e.Player, e.Hand, e.Action, e.Auto = bx.seat, p.id, int8(hi+1), a, auto
+	if e := r.emit(EvDecisionMade); e != nil {
+		e.Seat, e.Player, e.Hand, e.Action, e.Auto = bx.seat, p.id, int8(hi+1), a, auto
+	}
 	switch a {
 	case ActStand:
 		h.done = true
@@ -1027,9 +1038,10 @@ func (r *Round) progress() {
 			if r.dealerNeeds {
 				return
 			}
-			t, soft := r.dealer.total()
-			e := r.emit(EvDealerDone)
-			e.Total, e.Soft = int8(t), soft
+			if e := r.emit(EvDealerDone); e != nil {
+				t, soft := r.dealer.total()
+				e.Total, e.Soft = int8(t), soft
+			}
 			r.finish()
 			return
 		default:
@@ -1051,9 +1063,10 @@ func (r *Round) startDealer() {
 	}
 	r.dealerNeeds = r.dealerNeedsCard()
 	if r.holeDealt {
-		t, soft := r.dealer.total()
-		e := r.emit(EvHoleRevealed)
-		e.Card, e.Total, e.Soft, e.Hole = r.dealer.c[1], int8(t), soft, true
+		if e := r.emit(EvHoleRevealed); e != nil {
+			t, soft := r.dealer.total()
+			e.Card, e.Total, e.Soft, e.Hole = r.dealer.c[1], int8(t), soft, true
+		}
 	}
 }
 
@@ -1119,8 +1132,9 @@ func (r *Round) void(reason string) {
 		}
 	}
 	r.phase = PhaseSettled
-	e := r.emit(EvSettled)
-	e.Settlement = s
+	if e := r.emit(EvSettled); e != nil {
+		e.Settlement = s
+	}
 }
 
 type Waiter struct {

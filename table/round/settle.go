@@ -66,8 +66,9 @@ func (r *Round) finish() {
 		}
 	}
 	r.phase = PhaseSettled
-	e := r.emit(EvSettled)
-	e.Settlement = s
+	if e := r.emit(EvSettled); e != nil {
+		e.Settlement = s
+	}
 }
 
 func (r *Round) settlePlayer(bx *box, p *player, sr *SeatResult) {
