@@ -745,6 +745,15 @@ func (r *Round) want(bx *box, p *player, hi int) {
 	}
 }
 
+// fillDealt fills p's waiting hands from cards the box was dealt already:
+// in a common-draw game the box's cards may run ahead of a player; at a
+// table of one player per box there are none, and no call is made.
+func (r *Round) fillDealt(bx *box, p *player) {
+	if p.cursor < len(bx.stream) {
+		r.fill(bx, p)
+	}
+}
+
 func (r *Round) fill(bx *box, p *player) {
 	for p.nslots > 0 && p.cursor < len(bx.stream) {
 		hi := int(p.slots[0])
@@ -906,7 +915,7 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 		r.advance(bx, p)
 	case ActHit:
 		r.want(bx, p, hi)
-		r.fill(bx, p)
+		r.fillDealt(bx, p)
 	case ActDouble:
 		t, soft := h.total()
 		h.doubled = true
@@ -918,7 +927,7 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 			p.staked += h.base
 		}
 		r.want(bx, p, hi)
-		r.fill(bx, p)
+		r.fillDealt(bx, p)
 	case ActSplit:
 		c1, c2 := h.c[0], h.c[1]
 		base := h.base
@@ -940,7 +949,7 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 		if r.rs.SplitDeal == rules.SplitBothFirst {
 			r.want(bx, p, 1)
 		}
-		r.fill(bx, p)
+		r.fillDealt(bx, p)
 	}
 	r.refreshQueue(bx)
 	if r.stays() {
