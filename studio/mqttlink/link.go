@@ -321,66 +321,74 @@ func (l *Link) intake(ctx context.Context, events <-chan table.Event, ob *outbox
 	}
 }
 
-// publish sends the outbox head, waits for the broker's acknowledgement,
-// marks it and moves on: one message in flight per topic, so the broker
-// sees each topic's messages strictly in order even across reconnects.
-// An event and the state after it go out together (HeadPair): the state
-// is on its own topic, so it need not wait for the event's PUBACK, which
-// is a broker round trip off every card's path.
+// publish sends the outbox in order and marks each record when the broker
+// acknowledged it, with at most one message in flight per topic: each
+// topic's messages reach the broker strictly in order, even across
+// reconnects (paho resends what was in flight, in the order first sent).
+// An event and the state after it are in flight together: the state need
+// not wait for the event's PUBACK, a broker round trip off every card's
+// path. Records are marked in outbox order whatever order the
+// acknowledgements come in.
 func (l *Link) publish(ctx context.Context, client paho.Client, ob *outbox) error {
-	var recs []record
-	var toks [2]paho.Token
-	var starts [2]time.Time
+	var fl []flight // in outbox order; at most two, on different topics
 	for {
-		var err error
-		recs, err = ob.HeadPair(ctx, recs)
-		if err != nil {
+		if len(fl) < 2 {
+			if next, ok := ob.Pending(len(fl)); ok && (len(fl) == 0 || next.state != fl[0].rec.state) {
+				fl = append(fl, l.launch(client, next))
+				continue
+			}
+		}
+		if len(fl) == 0 {
+			if _, err := ob.Head(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		var appended <-chan struct{}
+		if len(fl) == 1 {
+			appended = ob.Appended() // the next record may take the other topic
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-appended:
+			continue
+		case <-fl[0].tok.Done():
+		}
+		if err := fl[0].tok.Error(); err != nil {
+			l.log.Warn().Err(err).Uint64("seq", fl[0].rec.seq).Int("attempt", fl[0].attempt).Msg("publish failed; retrying")
+			if err := sleepCtx(ctx, backoff(fl[0].attempt)); err != nil {
+				return err
+			}
+			again := l.launch(client, fl[0].rec)
+			again.attempt = fl[0].attempt + 1
+			fl[0] = again
+			continue
+		}
+		l.lat.add(time.Since(fl[0].start))
+		if err := ob.Ack(fl[0].rec.pos); err != nil {
 			return err
 		}
-		for i := range recs {
-			starts[i] = time.Now()
-			toks[i] = l.send(client, &recs[i])
-		}
-		for i := range recs {
-			if err := l.confirm(ctx, client, &recs[i], toks[i], starts[i]); err != nil {
-				return err
-			}
-			if err := ob.Ack(recs[i].pos); err != nil {
-				return err
-			}
-			l.published.Add(1)
-			toks[i] = nil
-		}
+		l.published.Add(1)
+		fl[0] = fl[len(fl)-1]
+		fl = fl[:len(fl)-1]
 	}
 }
 
-func (l *Link) send(client paho.Client, rec *record) paho.Token {
+// flight is a record handed to paho and not yet acknowledged.
+type flight struct {
+	rec     record
+	tok     paho.Token
+	start   time.Time
+	attempt int
+}
+
+func (l *Link) launch(client paho.Client, rec record) flight {
 	topic := l.topics.Events
 	if rec.state {
 		topic = l.topics.State
 	}
-	return client.Publish(topic, l.opts.QoS, rec.state, rec.payload)
-}
-
-// confirm waits for rec's acknowledgement, publishing it again (with
-// back-off) for as long as the broker refuses or the token fails.
-func (l *Link) confirm(ctx context.Context, client paho.Client, rec *record, tok paho.Token, start time.Time) error {
-	for attempt := 0; ; attempt++ {
-		err := waitToken(ctx, tok)
-		if err == nil {
-			l.lat.add(time.Since(start))
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		l.log.Warn().Err(err).Uint64("seq", rec.seq).Int("attempt", attempt).Msg("publish failed; retrying")
-		if err := sleepCtx(ctx, backoff(attempt)); err != nil {
-			return err
-		}
-		start = time.Now()
-		tok = l.send(client, rec)
-	}
+	return flight{rec: rec, start: time.Now(), tok: client.Publish(topic, l.opts.QoS, rec.state, rec.payload)}
 }
 
 // commands answers each command in arrival order. The broker message is

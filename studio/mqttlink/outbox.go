@@ -19,9 +19,8 @@ import (
 // The outbox is the durable queue between the controller's events and the
 // broker. paho's own store cannot be trusted with ordering across
 // reconnects, and loses whatever was queued before the first connection,
-// so every event is written here first (fsync, group commit) and the
-// publisher sends strictly from the head, one acknowledged message at a
-// time.
+// so every event is written here first and the publisher sends in order
+// from the head, with at most one unacknowledged message per topic.
 //
 // The publisher may send a record before its fsync has finished: Append
 // writes the batch and hands it to the publisher, and SyncLoop, on its own
@@ -83,8 +82,9 @@ type record struct {
 
 func (r *record) size() int64 { return int64(recordHeaderLen + len(r.payload)) }
 
-// outbox is safe for one appending goroutine and one publishing goroutine
-// at a time: Append and compaction touch the file only from the appender.
+// outbox is safe for one appending goroutine, one publishing goroutine and
+// SyncLoop at a time: Append and compaction write the file only from the
+// appender, and SyncLoop syncs it under fileMu.
 type outbox struct {
 	dir          string
 	log          zerolog.Logger
@@ -396,24 +396,19 @@ func (ob *outbox) Head(ctx context.Context) (record, error) {
 	}
 }
 
-// HeadPair is Head, with the record after it when that one goes to the
-// other topic (an event and a state, in either order), so the publisher
-// can have both in flight: one message per topic at a time keeps each
-// topic's order, and the state no longer waits for the event's
-// acknowledgement. Both stay pending until acknowledged.
-func (ob *outbox) HeadPair(ctx context.Context, buf []record) ([]record, error) {
-	head, err := ob.Head(ctx)
-	if err != nil {
-		return nil, err
-	}
-	buf = append(buf[:0], head)
+// Pending returns the i-th unacknowledged record (0 is the head), if there
+// is one, without waiting.
+func (ob *outbox) Pending(i int) (record, bool) {
 	ob.mu.Lock()
-	if len(ob.pending) > 1 && ob.pending[0].pos == head.pos && ob.pending[1].state != head.state {
-		buf = append(buf, ob.pending[1])
+	defer ob.mu.Unlock()
+	if ob.closed || i >= len(ob.pending) {
+		return record{}, false
 	}
-	ob.mu.Unlock()
-	return buf, nil
+	return ob.pending[i], true
 }
+
+// Appended is signalled (cap 1) when records are appended.
+func (ob *outbox) Appended() <-chan struct{} { return ob.notify }
 
 // Ack marks the head record, which must be at pos, acknowledged by the
 // broker, and persists the mark (without fsync: see the file comment).

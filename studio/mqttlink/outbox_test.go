@@ -261,3 +261,32 @@ func TestOutboxLastSeq(t *testing.T) {
 	assert.Equal(t, uint64(7), ob.LastSeq())
 	assert.Zero(t, ob.Depth())
 }
+
+// TestOutboxSyncLoop: SyncLoop makes written records durable off the
+// append path, several appends per fsync when they come quickly, and what
+// was written (synced or not) is there after a reopen.
+func TestOutboxSyncLoop(t *testing.T) {
+	dir := t.TempDir()
+	ob := open(t, dir, 1<<20, 1<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ob.SyncLoop(ctx) }()
+	for s := uint64(1); s <= 40; s++ {
+		require.NoError(t, ob.Append(ctx, entries(s, s)))
+	}
+	require.Eventually(t, func() bool { return ob.Syncs() > 0 }, 5*time.Second, time.Millisecond)
+	assert.LessOrEqual(t, ob.Syncs(), uint64(40))
+	r, ok := ob.Pending(3)
+	require.True(t, ok)
+	assert.EqualValues(t, 4, r.seq, "Pending(i) is the i-th unacknowledged record")
+	_, ok = ob.Pending(40)
+	assert.False(t, ok)
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	require.NoError(t, ob.Close())
+
+	ob = open(t, dir, 1<<20, 1<<20)
+	defer ob.Close()
+	assert.Equal(t, 40, ob.Depth())
+	assert.EqualValues(t, 40, ob.LastSeq())
+}
