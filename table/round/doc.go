@@ -30,5 +30,7 @@
 //
 // Events are flat values appended to the caller's slice, hands are fixed
 // arrays and the settlement is cut from buffers kept across rounds: a
-// simulator loop allocates nothing in its steady state.
+// simulator loop allocates nothing in its steady state. A caller that reads
+// few of the events (a simulator reads the decision requests) says so with
+// KeepEvents, and the round does not build the others.
 package round
