@@ -148,7 +148,9 @@ type Round struct {
 	wagerBuf     []Wager
 	// out is the caller's events slice while Start or Apply runs: the
 	// handlers append to it (emit) rather than passing it down and back
-	// up through every call of an input, a dozen calls per round.
+	// up through every call of an input, a dozen calls per round. It is
+	// set at the start of each Start and Apply and never read outside
+	// them (it keeps the last slice until then, which the caller has).
 	out []Event
 	// drop has a bit set for each event kind the caller does not keep
 	// (KeepEvents).
