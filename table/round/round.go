@@ -518,9 +518,6 @@ func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 			r.queue = r.queue[:len(r.queue)-1]
 			r.refreshQueue(bx)
 		}
-		if r.stays() {
-			return r.out, nil
-		}
 		r.progress()
 		return r.out, nil
 	case PhaseDealer:
@@ -954,9 +951,6 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 		r.fillDealt(bx, p)
 	}
 	r.refreshQueue(bx)
-	if r.stays() {
-		return nil
-	}
 	r.progress()
 	return nil
 }
@@ -1004,19 +998,6 @@ func (r *Round) applyTimeout() error {
 		}
 	}
 	return nil
-}
-
-// stays reports that the round stays where it is after a card or a
-// decision in seat-order play: the current box still has a hand that
-// decides or waits for a card. Most inputs leave it there, so the card and
-// decision handlers test it inline and call progress only when the round
-// may move on.
-func (r *Round) stays() bool {
-	if r.first || r.cur >= len(r.boxes) {
-		return false
-	}
-	bx := &r.boxes[r.cur]
-	return bx.activated && (bx.awaiting > 0 || bx.waiting > 0)
 }
 
 func (r *Round) progress() {
