@@ -55,8 +55,8 @@ const benchSeats = 7
 // of a small message. Target (issue 6): the daemon's p99 within 1.5x the
 // bare path's (p99-ratio). The ack- and event- metrics split the daemon's
 // time: the shoe has its ACK (sent once the journal has the card), and the
-// card's card_dealt event is at the subscriber (the state follows it on
-// the link's one-message-in-flight publisher). rss-MiB is the whole test
+// card's card_dealt event is at the subscriber (the state is published
+// alongside it: one message in flight per topic). rss-MiB is the whole test
 // process, daemon and harness together.
 func BenchmarkCardToState(b *testing.B) {
 	mosq := mqttlinktest.StartMosquitto(b, mqttlinktest.MosquittoOptions{})
