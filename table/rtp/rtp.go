@@ -298,7 +298,12 @@ func (p *Player) decide(evs []round.Event) round.Action {
 	return round.ActStand
 }
 
-func (p *Player) play(ctx context.Context, n int64, a *acc) error {
+// play sums n rounds into *out. The sums are kept in a local and stored
+// once: the workers' results sit side by side in one slice, and writing
+// them every round would pass their cache line from core to core.
+func (p *Player) play(ctx context.Context, n int64, out *acc) error {
+	var a acc
+	defer func() { *out = a }()
 	bet := float64(p.bet)
 	for i := int64(0); i < n; i++ {
 		if i&0xFFFF == 0 && ctx.Err() != nil {
