@@ -293,6 +293,7 @@ type backend struct {
 	dups      int
 	settled   int
 	pending   map[string][]byte // command id -> payload, until answered
+	next      map[string]func() // command id -> the command to send once it is applied
 	answered  map[string]bool
 	midRound  int
 	retries   int
@@ -317,7 +318,7 @@ func newBackend(t *testing.T, broker, root, name string) *backend {
 	require.NoError(t, err)
 	b := &backend{t: t, root: root, states: make(chan table.Event, 1024), strat: strat,
 		events: map[uint64]json.RawMessage{}, kinds: map[uint64]string{}, rounds: map[uint64]string{},
-		pending: map[string][]byte{}, answered: map[string]bool{}, stop: make(chan struct{})}
+		pending: map[string][]byte{}, answered: map[string]bool{}, next: map[string]func(){}, stop: make(chan struct{})}
 	o := paho.NewClientOptions().AddBroker(broker).SetClientID("backend-" + name).SetCleanSession(false).
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(100 * time.Millisecond).SetOrderMatters(true)
 	o.SetOnConnectHandler(func(c paho.Client) {
@@ -386,9 +387,15 @@ func (b *backend) onEvent(payload []byte) {
 			b.betPending = 0
 		}
 	case "insurance_offered":
-		for _, seat := range []int{1, 2} {
-			b.sendLocked(fmt.Sprintf("ins-%d-%d", e.Seq, seat), map[string]any{"type": "insurance", "seat": seat, "take": false})
+		// One answer at a time: a restart's pause rejects the answers that
+		// come before the resume and they are sent again, so two answers
+		// sent together could be applied in either order, and the run
+		// would differ from the uninterrupted one.
+		first := fmt.Sprintf("ins-%d-1", e.Seq)
+		b.next[first] = func() {
+			b.sendLocked(fmt.Sprintf("ins-%d-2", e.Seq), map[string]any{"type": "insurance", "seat": 2, "take": false})
 		}
+		b.sendLocked(first, map[string]any{"type": "insurance", "seat": 1, "take": false})
 	case "decision_requested":
 		var d struct {
 			Seat      int      `json:"seat"`
@@ -474,6 +481,12 @@ func (b *backend) onReply(payload []byte) {
 		base, _, _ := strings.Cut(r.ID, "~")
 		b.retries++
 		b.sendLocked(fmt.Sprintf("%s~%d", base, b.retries), cmd)
+		return
+	}
+	base, _, _ := strings.Cut(r.ID, "~")
+	if then := b.next[base]; then != nil {
+		delete(b.next, base)
+		then()
 	}
 }
 

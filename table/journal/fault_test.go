@@ -2,6 +2,7 @@ package journal_test
 
 import (
 	"errors"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -152,4 +153,55 @@ func TestMaxBatch(t *testing.T) {
 	}
 	// The queued eight fit one batch of MaxBatch.
 	assert.Equal(t, 2, fs.Syncs()-syncsAtStart)
+}
+
+// TestAppendDirectKeepsCallOrder: an Append made while appends are queued
+// (its caller's own AppendAsync, or another goroutine's) is not written
+// ahead of them, and Appends mixed with AppendAsync from many goroutines
+// give every record one seq, each goroutine's in call order.
+func TestAppendDirectKeepsCallOrder(t *testing.T) {
+	fs := journaltest.NewFS()
+	j, _ := open(t, journal.Options{Dir: t.TempDir(), OpenFile: fs.OpenFile, MaxBatch: 64})
+	release := fs.HoldSync()
+	first := j.AppendAsync(rec(0))
+	waitFor(t, "the writer to enter fsync", func() bool { return fs.Waiting() == 1 })
+	queued := j.AppendAsync(rec(1))
+	direct := make(chan uint64, 1)
+	go func() {
+		seq, err := j.Append(rec(2))
+		assert.NoError(t, err)
+		direct <- seq
+	}()
+	release()
+	s0, err := first.Wait()
+	require.NoError(t, err)
+	s1, err := queued.Wait()
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{1, 2, 3}, []uint64{s0, s1, <-direct})
+
+	const workers, each = 8, 50
+	seqs := make([][]uint64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				var seq uint64
+				var err error
+				if i%3 == 0 {
+					seq, err = j.AppendAsync(rec(i)).Wait()
+				} else {
+					seq, err = j.Append(rec(i))
+				}
+				if !assert.NoError(t, err) {
+					return
+				}
+				seqs[w] = append(seqs[w], seq)
+			}
+		}()
+	}
+	wg.Wait()
+	checkWriterSeqs(t, seqs, each)
+	assert.EqualValues(t, 3+workers*each, j.LastSeq())
 }

@@ -198,3 +198,21 @@ func sameFiles(t testing.TB, a, b string) {
 		require.True(t, slices.Equal(x, y), "%s changed", filepath.Base(pa[i]))
 	}
 }
+
+// checkWriterSeqs checks the seqs concurrent writers got: each writer has
+// each of them, no seq was given twice, and every writer's records are in
+// the order it appended them.
+func checkWriterSeqs(t *testing.T, seqs [][]uint64, each int) {
+	t.Helper()
+	seen := make(map[uint64]bool)
+	for w := range seqs {
+		require.Len(t, seqs[w], each)
+		for i, s := range seqs[w] {
+			require.False(t, seen[s], "seq %d given twice", s)
+			seen[s] = true
+			if i > 0 {
+				require.Greater(t, s, seqs[w][i-1], "writer %d's records keep their order", w)
+			}
+		}
+	}
+}

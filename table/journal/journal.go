@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -60,8 +61,10 @@ type RecoveryReport struct {
 func (r RecoveryReport) Truncated() bool { return r.Tail != nil }
 
 // Journal is an append-only, checksummed, hash-chained log of inputs in
-// segment files. Append is safe for concurrent use; one writer goroutine,
-// owned by the journal and stopped by Close, does all writing.
+// segment files. Append is safe for concurrent use. Writing is done under
+// writeMu: by the journal's writer goroutine (stopped by Close) for queued
+// appends, or by an Append's own goroutine when nothing is queued (see
+// Append).
 type Journal struct {
 	opts Options
 	log  zerolog.Logger
@@ -83,13 +86,21 @@ type Journal struct {
 	failed  error // first write failure; appends are refused after it
 	readers int   // replays in progress; retention waits for them
 
-	// Owned by the writer goroutine (and by Open before it starts).
-	f     File
-	ch    *chainer
-	hash  [hashSize]byte // hash of the last durable record
-	buf   []byte
-	batch []*Pending
-	offs  []int64
+	// queued counts appends sent to reqs and not yet committed: Append
+	// commits on its own goroutine only when it is 0, so records keep the
+	// order of the calls.
+	queued atomic.Int64
+
+	// writeMu is held by whoever writes: the writer goroutine for a batch,
+	// or an Append committing directly. It guards the following (and Open
+	// owns them before the writer starts).
+	writeMu sync.Mutex
+	f       File
+	ch      *chainer
+	hash    [hashSize]byte // hash of the last durable record
+	buf     []byte
+	batch   []*Pending
+	offs    []int64
 }
 
 // Pending is an append in flight. Wait blocks until the record is durable
@@ -351,6 +362,7 @@ func (j *Journal) AppendAsync(r Record) *Pending {
 		p.finish(0, err)
 		return p
 	}
+	j.queued.Add(1)
 	j.reqs <- p
 	return p
 }
@@ -359,8 +371,46 @@ func (j *Journal) AppendAsync(r Record) *Pending {
 // fsync'd, together with whatever other appends arrived meanwhile (group
 // commit). After a write or fsync failure every Append fails (ErrFailed,
 // and ErrDiskFull when the disk is full) until the journal is reopened.
+//
+// When no append is queued and no group commit window is set (a single
+// appender, the table controller), Append writes and syncs on the caller's
+// goroutine: the same write and fsync, without the two goroutine hand-offs
+// to the writer and back, which cost tens of microseconds each on a
+// loaded machine, on every card's path.
 func (j *Journal) Append(r Record) (uint64, error) {
+	if p, ok := j.appendDirect(r); ok {
+		return p.Wait()
+	}
 	return j.AppendAsync(r).Wait()
+}
+
+// appendDirect commits r on the caller's goroutine if the writer is idle
+// and nothing is queued; ok is false when r must take the queue.
+func (j *Journal) appendDirect(r Record) (p *Pending, ok bool) {
+	if j.opts.GroupCommitWindow > 0 || j.opts.ReadOnly || j.queued.Load() != 0 {
+		return nil, false
+	}
+	if n := encodedSize(&r); n > j.opts.MaxRecordBytes {
+		return nil, false // AppendAsync reports it
+	}
+	j.sendMu.RLock()
+	defer j.sendMu.RUnlock()
+	if j.closed || j.Err() != nil {
+		return nil, false // AppendAsync reports it
+	}
+	if !j.writeMu.TryLock() {
+		return nil, false
+	}
+	defer j.writeMu.Unlock()
+	// Checked again under writeMu: an append queued meanwhile goes first.
+	if j.queued.Load() != 0 {
+		return nil, false
+	}
+	p = &Pending{rec: r, done: make(chan struct{})}
+	j.batch = append(j.batch[:0], p)
+	j.commit(j.batch)
+	clear(j.batch)
+	return p, true
 }
 
 // Err returns the failure that stopped appends (matching ErrFailed), or nil.
@@ -449,9 +499,13 @@ func (j *Journal) run() {
 		if !ok {
 			return
 		}
+		j.writeMu.Lock()
 		j.batch = j.gather(append(j.batch[:0], p))
+		n := len(j.batch)
 		j.commit(j.batch)
 		clear(j.batch)
+		j.writeMu.Unlock()
+		j.queued.Add(-int64(n))
 	}
 }
 

@@ -206,17 +206,7 @@ func TestConcurrentAppends(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	seen := make(map[uint64]bool)
-	for w := range writers {
-		require.Len(t, seqs[w], each)
-		for i, s := range seqs[w] {
-			require.False(t, seen[s], "seq %d given twice", s)
-			seen[s] = true
-			if i > 0 {
-				require.Greater(t, s, seqs[w][i-1], "one writer's records keep their order")
-			}
-		}
-	}
+	checkWriterSeqs(t, seqs, each)
 	got := replayAll(t, j, 0)
 	require.Len(t, got, writers*each)
 	for i, r := range got {
