@@ -3,6 +3,7 @@ package mqttlink_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -117,4 +118,46 @@ func TestResendWithoutHistory(t *testing.T) {
 	var got mqttlink.Reply
 	require.NoError(t, json.Unmarshal(sub.MessagesOn(topics.Replies)[0].Payload, &got))
 	assert.Equal(t, mqttlink.Reply{Schema: 1, ID: "r1", Reason: "this table keeps no event history to resend from"}, got)
+}
+
+// TestResendRecoversBrokerLoss is the loss no outbox can see: events the
+// broker acknowledged, queued for a backend that was away, and lost when
+// the broker died (here a mosquitto without persistence, SIGKILLed). The
+// backend sees the gap when the next events come, asks for it, and the
+// stream is whole again.
+func TestResendRecoversBrokerLoss(t *testing.T) {
+	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
+	opts := testOptions(t, mosq.URL())
+	opts.History = keptEvents{first: 1, last: 25}
+	topics := mqttlink.TopicsFor("s1", "t1")
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+	backend := mqttlinktest.Subscribe(t, mosq.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{ClientID: "backend"})
+
+	feed(r, 1, 5)
+	require.Eventually(t, func() bool { return backend.MaxSeq() == 5 }, waitFor, poll)
+	backend.Client().Disconnect(100) // the backend is away...
+	feed(r, 6, 20)
+	require.Eventually(t, func() bool { return r.link.Stats().Published == 20+2 && r.link.OutboxDepth() == 0 }, waitFor, poll,
+		"the broker acknowledged everything")
+	mosq.Kill() // ...and the broker dies with events 6-20 queued for it
+	mosq.Restart()
+	require.True(t, backend.Client().Connect().WaitTimeout(waitFor))
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+
+	feed(r, 21, 25)
+	require.Eventually(t, func() bool { return backend.MaxSeq() == 25 }, waitFor, poll)
+	missing := backend.Missing()
+	require.Len(t, missing, 15, "events 6-20 went with the broker")
+	assert.EqualValues(t, 6, missing[0])
+	cmd := fmt.Sprintf(`{"schema":1,"id":"gap-%d","type":"resend","from":%d,"to":%d}`, missing[0], missing[0], missing[len(missing)-1])
+	require.NoError(t, backend.Publish(context.Background(), topics.Root+"commands/resend", []byte(cmd)))
+	require.Eventually(t, func() bool { return len(backend.Missing()) == 0 }, waitFor, poll)
+	distinct, _, gaps, bad := backend.Counts()
+	assert.Equal(t, 25, distinct)
+	assert.Equal(t, 1, gaps, "one gap opened")
+	assert.Equal(t, 15, backend.Late(), "and the resend filled it")
+	assert.Zero(t, bad)
+	t.Logf("broker lost %d acknowledged events; one resend brought them back (link: %d resends, %d events resent)",
+		len(missing), r.link.Stats().ResendRequests, r.link.Stats().Resent)
 }

@@ -63,9 +63,11 @@ type Subscriber struct {
 	events []Event
 	// states are the snapshots (seq 0) in arrival order.
 	states []Event
+	seen   map[uint64]bool
 	maxSeq uint64
 	dups   int
 	gaps   int
+	late   int
 	bad    int
 }
 
@@ -76,7 +78,7 @@ func Subscribe(t testing.TB, url, filter string, opts SubscriberOptions) *Subscr
 	if opts.ClientID == "" {
 		opts.ClientID = "test-subscriber"
 	}
-	s := &Subscriber{}
+	s := &Subscriber{seen: map[uint64]bool{}}
 	o := paho.NewClientOptions().AddBroker(url).SetClientID(opts.ClientID).
 		SetCleanSession(opts.CleanSession).SetOrderMatters(true).
 		SetAutoReconnect(true).SetConnectRetry(true).
@@ -136,13 +138,17 @@ func (s *Subscriber) handle(_ paho.Client, m paho.Message) {
 		return
 	}
 	switch {
-	case ev.Seq <= s.maxSeq:
+	case s.seen[ev.Seq]:
 		s.dups++
 		return
+	case ev.Seq < s.maxSeq:
+		// Behind the newest: it fills a gap (a resend).
+		s.late++
 	case s.maxSeq != 0 && ev.Seq != s.maxSeq+1:
 		s.gaps++
 	}
-	s.maxSeq = ev.Seq
+	s.seen[ev.Seq] = true
+	s.maxSeq = max(s.maxSeq, ev.Seq)
 	s.events = append(s.events, ev)
 }
 
@@ -205,6 +211,27 @@ func (s *Subscriber) Counts() (distinct, duplicates, gaps, bad int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.events), s.dups, s.gaps, s.bad
+}
+
+// Late counts events that arrived after a higher seq: the ones a resend
+// brought back into a gap (gaps counts the jumps that opened them).
+func (s *Subscriber) Late() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.late
+}
+
+// Missing lists the seqs below the highest received that never came.
+func (s *Subscriber) Missing() []uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []uint64
+	for seq := uint64(1); seq < s.maxSeq; seq++ {
+		if !s.seen[seq] {
+			out = append(out, seq)
+		}
+	}
+	return out
 }
 
 // MaxSeq is the highest seq received.
