@@ -73,30 +73,30 @@ func BenchmarkTablesMosquitto(b *testing.B) {
 // process, with the broker's and this process's CPU and the outbox fsyncs
 // per second at the breaking step.
 //
-// Why it breaks. Each card is one batch for its link's outbox (the event
-// and the state come together; group commit cannot merge the cards of
-// different tables), so the fsyncs per second equal the cards per second
-// until a link falls behind and starts batching; each link has one
-// message in flight, so it sends at most 1/(publish to PUBACK) messages a
-// second.
+// Why it breaks. Each card is one write for its link's outbox (the event
+// and the state usually come separately; group commit cannot merge the
+// cards of different tables), and each link's SyncLoop fsyncs what it
+// wrote, so the fsyncs per second follow the cards per second until a
+// link falls behind and its fsyncs start covering several cards. Each
+// link has one message per topic in flight, so it sends at most
+// 2/(publish to PUBACK) messages a second.
 //
-// Measured on this 2-core VM, shared with other work (mosquitto 2.0.11,
-// 2026-11-22 04:04 UTC, the outbox fsync'd before each publish): held
-// 6,000 cards/s (12,000 messages a second into the broker and as many
-// out) with p50 0.7 ms and p99 21 ms, nothing lost; broke at 8,000: p50
-// 27-72 ms, p99 110-205 ms, 350-410 events waiting in the outboxes as the
-// step ended, 6,600-7,000 fsyncs a second for the 8,000 wanted. This
-// process then used 1.2-1.3 cores and mosquitto 0.4 of one (single
-// threaded), so the two cores were nearly full, and the fsyncs no longer
-// kept up. Publish to PUBACK was 0.2-0.6 ms at its p50: a link's ceiling
-// of 1,700 messages a second is far above the 160 it needed, so the one
-// message in flight is not the limit. Earlier runs (other load on the
-// machine, and variants of the outbox) broke between 4,000 and 12,000
-// cards/s, with fsync rates of 4,700 a second as the limit under someone
-// else's disk load and CPU otherwise; where the 10x line falls also
-// depends on how quiet the single table's baseline was. A studio runs one
-// daemon per table box at 2 cards/s: one mosquitto carries 100 tables
-// (200 cards/s) with a margin of 30 times at a few percent of a core.
+// Measured on this 2-core VM, shared with other work (mosquitto 2.0.11;
+// the outbox fsync on SyncLoop, off the publish path), 2026-11-22:
+//   - 05:45 UTC, another agent benchmarking beside it: one table p99
+//     0.98 ms; held 4,000 cards/s (p99 4.7 ms), broke at 6,000 (p99
+//     21-28 ms, 28-34 events waiting in the outboxes) with this process
+//     at 0.8-0.95 of a core and mosquitto at 0.2-0.25: CPU.
+//   - 06:37 UTC, nothing else running but a slow host (one table p99
+//     7.8 ms, the bare fsync p99 5 ms in the latency benchmark of the
+//     same hour): held 2,000, broke at 3,000 with 2,830-2,855 fsyncs a
+//     second for the 3,000 wanted, publish to PUBACK p50 1.3-2.2 ms and
+//     only 0.66 of a core busy: the disk.
+// The session before (fsync before each publish, one message in flight)
+// held 6,000 and broke at 8,000, on a quieter host. Where it breaks is the
+// host's disk and CPU of the moment; a studio runs one daemon per table
+// box at 2 cards/s, and one mosquitto carries 100 tables (200 cards/s) at
+// a few percent of a core with a margin of 10-30 times.
 //
 // One op is the whole sweep (under 2 minutes): run it with -benchtime=1x.
 func BenchmarkTablesSweep(b *testing.B) {
