@@ -92,6 +92,7 @@ func BenchmarkTablesMosquitto(b *testing.B) {
 //     same hour): held 2,000, broke at 3,000 with 2,830-2,855 fsyncs a
 //     second for the 3,000 wanted, publish to PUBACK p50 1.3-2.2 ms and
 //     only 0.66 of a core busy: the disk.
+//
 // The session before (fsync before each publish, one message in flight)
 // held 6,000 and broke at 8,000, on a quieter host. Where it breaks is the
 // host's disk and CPU of the moment; a studio runs one daemon per table
