@@ -50,16 +50,12 @@ type resendReq struct {
 // it. The reply is the verdict; the events follow on the events topic.
 func (l *Link) queueResend(cmd Command, q chan<- resendReq) (rep Reply, remember bool) {
 	rep = Reply{Schema: CommandSchema, ID: cmd.ID}
-	ob := l.ob.Load()
-	switch {
-	case l.opts.History == nil:
+	if l.opts.History == nil {
 		rep.Reason = "this table keeps no event history to resend from"
 		return rep, true
-	case ob == nil:
-		rep.Reason = "link not running"
-		return rep, false
 	}
-	last := ob.LastSeq()
+	// Run stores the outbox before it takes any command.
+	last := l.ob.Load().LastSeq()
 	if cmd.From > last {
 		rep.Reason = fmt.Sprintf("nothing to resend from %d: the newest event is %d", cmd.From, last)
 		// Not remembered: the same id asked again later may be answered.
