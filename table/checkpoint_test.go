@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -473,6 +474,48 @@ func TestReplayEventsSince(t *testing.T) {
 			} else {
 				assert.Greater(t, first, uint64(1), "started at a checkpoint")
 				assert.Less(t, tc.from-first, last/2, "at the newest checkpoint before it, not an older one")
+			}
+		})
+	}
+}
+
+// TestRepublishAfter is what makes publishing before the outbox's fsync
+// safe: a restart publishes again, identical, every event after the
+// outbox's last one (a power cut took the outbox's unsynced tail), and
+// none before, even when they are older than the newest checkpoint.
+func TestRepublishAfter(t *testing.T) {
+	every := func(o *Options) { o.CheckpointEvery = 2 }
+	j, clk, h := playTable(t, 7, every)
+	opts := DefaultOptions(h.c.opts.Rules)
+	opts.Journal = j
+	all := map[uint64]Event{}
+	var last uint64
+	require.NoError(t, ReplayEvents(opts, func(ev Event) {
+		if ev.Seq != 0 {
+			all[ev.Seq], last = ev, max(last, ev.Seq)
+		}
+	}))
+	require.Greater(t, last, uint64(60))
+	for _, after := range []uint64{last, last - 3, last - 50, 1} {
+		t.Run(fmt.Sprintf("outbox at %d of %d", after, last), func(t *testing.T) {
+			h := startWith(t, "000", j.clone(), clockwork.NewFakeClockAt(clk.Now()), func(o *Options) {
+				every(o)
+				o.RepublishAfter = after
+			})
+			h.ping()
+			h.stop()
+			var got []uint64
+			for ev := range h.events {
+				if ev.Seq == 0 || ev.Seq > last {
+					continue // states, and what the restart itself does
+				}
+				require.Greater(t, ev.Seq, after, "the outbox has it already")
+				require.Equal(t, all[ev.Seq], ev, "event %d as first published", ev.Seq)
+				got = append(got, ev.Seq)
+			}
+			require.Len(t, got, int(last-after), "every event after the outbox's last, once")
+			for i, seq := range got {
+				require.Equal(t, after+1+uint64(i), seq, "in order")
 			}
 		})
 	}
