@@ -432,15 +432,7 @@ func TestReplayEventsFrom(t *testing.T) {
 // full replay does.
 func TestReplayEventsSince(t *testing.T) {
 	j, _, h := playTable(t, 10, func(o *Options) { o.CheckpointEvery = 3 })
-	opts := DefaultOptions(h.c.opts.Rules)
-	opts.Journal = j
-	all := map[uint64]Event{}
-	var last uint64
-	require.NoError(t, ReplayEvents(opts, func(ev Event) {
-		if ev.Seq != 0 {
-			all[ev.Seq], last = ev, max(last, ev.Seq)
-		}
-	}))
+	opts, all, last := publishedEvents(t, h, j)
 	require.Greater(t, last, uint64(100))
 	tests := []struct {
 		name      string
@@ -486,15 +478,7 @@ func TestReplayEventsSince(t *testing.T) {
 func TestRepublishAfter(t *testing.T) {
 	every := func(o *Options) { o.CheckpointEvery = 2 }
 	j, clk, h := playTable(t, 7, every)
-	opts := DefaultOptions(h.c.opts.Rules)
-	opts.Journal = j
-	all := map[uint64]Event{}
-	var last uint64
-	require.NoError(t, ReplayEvents(opts, func(ev Event) {
-		if ev.Seq != 0 {
-			all[ev.Seq], last = ev, max(last, ev.Seq)
-		}
-	}))
+	_, all, last := publishedEvents(t, h, j)
 	require.Greater(t, last, uint64(60))
 	for _, after := range []uint64{last, last - 3, last - 50, 1} {
 		t.Run(fmt.Sprintf("outbox at %d of %d", after, last), func(t *testing.T) {
@@ -519,4 +503,19 @@ func TestRepublishAfter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// publishedEvents replays j whole: the options to replay it again, every
+// numbered event by seq, and the last seq.
+func publishedEvents(t *testing.T, h *harness, j *memJournal) (opts Options, all map[uint64]Event, last uint64) {
+	t.Helper()
+	opts = DefaultOptions(h.c.opts.Rules)
+	opts.Journal = j
+	all = map[uint64]Event{}
+	require.NoError(t, ReplayEvents(opts, func(ev Event) {
+		if ev.Seq != 0 {
+			all[ev.Seq], last = ev, max(last, ev.Seq)
+		}
+	}))
+	return opts, all, last
 }
