@@ -2,7 +2,6 @@ package mqttlink
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
@@ -118,7 +117,7 @@ func (l *Link) resend(ctx context.Context, client paho.Client, req resendReq) (i
 		if ev.Seq < next || ev.Seq > req.to || ev.Kind() == StateKind {
 			return nil
 		}
-		payload, err := json.Marshal(ev)
+		payload, err := ev.MarshalJSON() // as intake encodes it
 		if err != nil {
 			return fmt.Errorf("mqttlink: encode event %d: %w", ev.Seq, err)
 		}
