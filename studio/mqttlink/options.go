@@ -69,7 +69,9 @@ type Options struct {
 	// outbox file may carry before it is rewritten without them.
 	// Default 4 MiB.
 	OutboxCompactBytes int64
-	// OutboxBatch is the most events written under one fsync (group commit).
+	// OutboxBatch is the most events the intake writes to the outbox in
+	// one write (a burst); the fsyncs that follow cover whatever was
+	// written since the last one.
 	// Default 256.
 	OutboxBatch int
 

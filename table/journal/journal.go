@@ -343,6 +343,27 @@ func (j *Journal) createSegment(firstSeq uint64, prev [hashSize]byte) (*segment,
 // called, so a single caller can pipeline inputs and publish each one's
 // effects after its Wait. r.Data must not be modified until then.
 func (j *Journal) AppendAsync(r Record) *Pending {
+	return j.submit(r, false)
+}
+
+// Append writes r and returns its seq once it is durable: written and
+// fsync'd, together with whatever other appends arrived meanwhile (group
+// commit). After a write or fsync failure every Append fails (ErrFailed,
+// and ErrDiskFull when the disk is full) until the journal is reopened.
+//
+// When no append is queued and no group commit window is set (a single
+// appender, the table controller), Append writes and syncs on the caller's
+// goroutine: the same write and fsync, without the two goroutine hand-offs
+// to the writer and back, which cost tens of microseconds each on a
+// loaded machine, on every card's path.
+func (j *Journal) Append(r Record) (uint64, error) {
+	return j.submit(r, true).Wait()
+}
+
+// submit checks r and the journal, then commits r on the caller's
+// goroutine when direct is allowed and the writer is idle with nothing
+// queued, or queues it for the writer.
+func (j *Journal) submit(r Record, direct bool) *Pending {
 	p := &Pending{rec: r, done: make(chan struct{})}
 	if n := encodedSize(&r); n > j.opts.MaxRecordBytes {
 		p.finish(0, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, j.opts.MaxRecordBytes))
@@ -362,55 +383,21 @@ func (j *Journal) AppendAsync(r Record) *Pending {
 		p.finish(0, err)
 		return p
 	}
+	if direct && j.opts.GroupCommitWindow <= 0 && j.queued.Load() == 0 && j.writeMu.TryLock() {
+		// Checked again under writeMu: an append queued meanwhile goes
+		// first, so records keep the order of the calls.
+		if j.queued.Load() == 0 {
+			j.batch = append(j.batch[:0], p)
+			j.commit(j.batch)
+			clear(j.batch)
+			j.writeMu.Unlock()
+			return p
+		}
+		j.writeMu.Unlock()
+	}
 	j.queued.Add(1)
 	j.reqs <- p
 	return p
-}
-
-// Append writes r and returns its seq once it is durable: written and
-// fsync'd, together with whatever other appends arrived meanwhile (group
-// commit). After a write or fsync failure every Append fails (ErrFailed,
-// and ErrDiskFull when the disk is full) until the journal is reopened.
-//
-// When no append is queued and no group commit window is set (a single
-// appender, the table controller), Append writes and syncs on the caller's
-// goroutine: the same write and fsync, without the two goroutine hand-offs
-// to the writer and back, which cost tens of microseconds each on a
-// loaded machine, on every card's path.
-func (j *Journal) Append(r Record) (uint64, error) {
-	if p, ok := j.appendDirect(r); ok {
-		return p.Wait()
-	}
-	return j.AppendAsync(r).Wait()
-}
-
-// appendDirect commits r on the caller's goroutine if the writer is idle
-// and nothing is queued; ok is false when r must take the queue.
-func (j *Journal) appendDirect(r Record) (p *Pending, ok bool) {
-	if j.opts.GroupCommitWindow > 0 || j.opts.ReadOnly || j.queued.Load() != 0 {
-		return nil, false
-	}
-	if n := encodedSize(&r); n > j.opts.MaxRecordBytes {
-		return nil, false // AppendAsync reports it
-	}
-	j.sendMu.RLock()
-	defer j.sendMu.RUnlock()
-	if j.closed || j.Err() != nil {
-		return nil, false // AppendAsync reports it
-	}
-	if !j.writeMu.TryLock() {
-		return nil, false
-	}
-	defer j.writeMu.Unlock()
-	// Checked again under writeMu: an append queued meanwhile goes first.
-	if j.queued.Load() != 0 {
-		return nil, false
-	}
-	p = &Pending{rec: r, done: make(chan struct{})}
-	j.batch = append(j.batch[:0], p)
-	j.commit(j.batch)
-	clear(j.batch)
-	return p, true
 }
 
 // Err returns the failure that stopped appends (matching ErrFailed), or nil.
