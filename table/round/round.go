@@ -140,12 +140,17 @@ type Round struct {
 	dealerPlays  bool
 	dealerNeeds  bool
 	settle       Settlement
-	seatBuf      []int
-	indexes      []map[string]int    // the boxes' index maps, kept from round to round
-	seen         map[seatPlayer]bool // checkBets' duplicate check, kept likewise
-	handBuf      []HandResult        // settlement storage, reused round to round
-	sideBuf      []SideResult
-	wagerBuf     []Wager
+	// unbuilt: finish totalled the round (quickNet, quickRounding) and
+	// left settle to be built when Settlement asks (settleQuick).
+	unbuilt       bool
+	quickNet      int64
+	quickRounding int64
+	seatBuf       []int
+	indexes       []map[string]int    // the boxes' index maps, kept from round to round
+	seen          map[seatPlayer]bool // checkBets' duplicate check, kept likewise
+	handBuf       []HandResult        // settlement storage, reused round to round
+	sideBuf       []SideResult
+	wagerBuf      []Wager
 	// out is the caller's events slice while Start or Apply runs: the
 	// handlers append to it (emit) rather than passing it down and back
 	// up through every call of an input, a dozen calls per round. It is
@@ -321,6 +326,7 @@ func (r *Round) reset(id string) {
 	r.cardsUsed = 0
 	r.awaiting = 0
 	r.dealerSecond, r.dealerPlays, r.dealerNeeds = false, false, false
+	r.unbuilt = false
 }
 
 func (r *Round) checkBets(bets []Bet) error {
@@ -1107,6 +1113,7 @@ func (r *Round) dealerNeedsCard() bool {
 
 func (r *Round) void(reason string) {
 	s := &r.settle
+	r.unbuilt = false
 	r.resetSettlement()
 	s.Void = true
 	s.Reason = reason

@@ -40,8 +40,57 @@ func (r *Round) fillDealer() {
 	s.Dealer.Peeked = r.peeked && s.Dealer.Blackjack
 }
 
-// finish settles every wager and ends the round.
+// finish settles every wager and ends the round. A caller that does not
+// keep EvSettled (KeepEvents) gets the totals only, when settleQuick can
+// give them: the settlement (a result per seat and hand, their cards) is
+// then built when Settlement asks for it, the same, and a simulator that
+// reads Net never has it built.
 func (r *Round) finish() {
+	r.phase = PhaseSettled
+	if r.drop&(1<<EvSettled) != 0 && r.settleQuick() {
+		return
+	}
+	r.settleAll()
+	if e := r.emit(EvSettled); e != nil {
+		e.Settlement = &r.settle
+	}
+}
+
+// settleQuick totals the net and the rounding of a round whose wagers are
+// main bets only (no bet behind, insurance or side bet), with settleHand
+// as settleAll does, and marks the settlement unbuilt. It returns false,
+// having changed nothing, for any other round.
+func (r *Round) settleQuick() bool {
+	for i := range r.boxes {
+		players := r.boxes[i].players
+		for j := range players {
+			if p := &players[j]; p.behind || p.insurance == 1 || len(p.side) > 0 {
+				return false
+			}
+		}
+	}
+	dt, _ := r.dealer.total()
+	dbj := r.dealerBJ()
+	var net, rounding int64
+	for i := range r.boxes {
+		players := r.boxes[i].players
+		for j := range players {
+			p := &players[j]
+			for k := range p.hands[:p.n] {
+				h := &p.hands[k]
+				rounding += r.settleHand(h, k, dt, dbj)
+				net += h.net
+			}
+		}
+	}
+	r.quickNet, r.quickRounding = net, rounding
+	r.unbuilt = true
+	return true
+}
+
+// settleAll builds the settlement of every wager.
+func (r *Round) settleAll() {
+	r.unbuilt = false
 	r.resetSettlement()
 	r.fillDealer()
 	s := &r.settle
@@ -65,10 +114,20 @@ func (r *Round) finish() {
 			s.Net += sr.Net
 		}
 	}
-	r.phase = PhaseSettled
-	if e := r.emit(EvSettled); e != nil {
-		e.Settlement = s
+}
+
+// Net is the settled round's net over every player (Settlement().Net) and
+// the rounding of its payouts (Settlement().Rounding); zeros before the
+// round is settled. It does not build a settlement that finish left
+// unbuilt: a simulator reads it every round.
+func (r *Round) Net() (net, rounding int64) {
+	switch {
+	case r.phase != PhaseSettled:
+		return 0, 0
+	case r.unbuilt:
+		return r.quickNet, r.quickRounding
 	}
+	return r.settle.Net, r.settle.Rounding
 }
 
 func (r *Round) settlePlayer(bx *box, p *player, sr *SeatResult) {
@@ -76,7 +135,7 @@ func (r *Round) settlePlayer(bx *box, p *player, sr *SeatResult) {
 	sr.Hands = r.handResults(p.n)
 	for k := range sr.Hands {
 		h := &p.hands[k]
-		r.settleHand(h, k)
+		r.settle.Rounding += r.settleHand(h, k, r.settle.Dealer.Total, r.settle.Dealer.Blackjack)
 		setHand(&sr.Hands[k], h)
 		sr.MainNet += h.net
 	}
@@ -119,7 +178,7 @@ func (r *Round) settleBehind(bx *box, owner, p *player, sr *SeatResult) {
 		if k == 1 && !p.followSpl {
 			continue
 		}
-		r.settleHand(&h, k)
+		r.settle.Rounding += r.settleHand(&h, k, r.settle.Dealer.Total, r.settle.Dealer.Blackjack)
 		sr.Hands = sr.Hands[:len(sr.Hands)+1]
 		setHand(&sr.Hands[len(sr.Hands)-1], &h)
 		sr.MainNet += h.net
@@ -127,13 +186,12 @@ func (r *Round) settleBehind(bx *box, owner, p *player, sr *SeatResult) {
 	r.closeSeat(bx, p, sr)
 }
 
-// settleHand decides one hand's outcome and net against the dealer, whose
-// result fillDealer has written.
-func (r *Round) settleHand(h *hand, idx int) {
+// settleHand decides one hand's outcome and net against the dealer's total
+// dt (dbj: a blackjack) and returns what a 3:2 payout's rounding dropped.
+func (r *Round) settleHand(h *hand, idx, dt int, dbj bool) (rounding int64) {
 	rs := r.rs
 	stake, base, free := h.stake, h.base, h.free
 	t, _ := h.total()
-	dt, dbj := r.settle.Dealer.Total, r.settle.Dealer.Blackjack
 	charlie := rs.Charlie > 0 && int(h.n) >= rs.Charlie && t <= 21
 	switch {
 	case h.surrender:
@@ -144,8 +202,8 @@ func (r *Round) settleHand(h *hand, idx int) {
 		if dbj {
 			h.outcome, h.net = OutcomePush, 0
 		} else {
-			win, rounding := rs.BlackjackPays.Of(stake)
-			r.settle.Rounding += rounding
+			var win int64
+			win, rounding = rs.BlackjackPays.Of(stake)
 			h.outcome, h.net = OutcomeBlackjack, win
 		}
 	case dbj && !(charlie && rs.CharlieBeatsDealerBJ):
@@ -180,6 +238,7 @@ func (r *Round) settleHand(h *hand, idx int) {
 	default:
 		h.outcome, h.net = OutcomeLose, -stake
 	}
+	return rounding
 }
 
 // closeSeat settles the seat's insurance and side bets, where it has any
@@ -251,10 +310,14 @@ func (r *Round) settleExtras(bx *box, p *player, sr *SeatResult) {
 }
 
 // Settlement returns the round's settlement once it is settled, else nil.
-// It is owned by the round and valid until the next Start.
+// It is owned by the round and valid until the next Start. A round whose
+// caller does not keep EvSettled may build it here, on the first call.
 func (r *Round) Settlement() *Settlement {
 	if r.phase != PhaseSettled {
 		return nil
+	}
+	if r.unbuilt {
+		r.settleAll()
 	}
 	return &r.settle
 }

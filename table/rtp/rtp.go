@@ -154,8 +154,8 @@ func newPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64, firstO
 		rnd: round.New(rs), shoe: comp.Cards(), bet: bet,
 		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Event, 0, 64),
 	}
-	// The player reads the decision requests only (the settlement it reads
-	// from the round).
+	// The player reads the decision requests only (the net it reads from
+	// the round).
 	p.rnd.KeepEvents(round.EvDecisionRequested)
 	p.newShoe()
 	return p
@@ -254,8 +254,10 @@ func (p *Player) Round() (net, rounding int64, err error) {
 		switch {
 		case p.rnd.Phase() == round.PhaseSettled:
 			p.evs = evs
-			s := p.rnd.Settlement()
-			return s.Seats[0].Net, s.Rounding, nil
+			// One seat: the round's net is the seat's. Net does not build
+			// the settlement the player never reads.
+			net, rounding := p.rnd.Net()
+			return net, rounding, nil
 		case p.rnd.Phase() == round.PhaseInsurance:
 			evs, err = p.rnd.Apply(round.Input{Type: round.InInsurance, Seat: 1}, evs[:0])
 		case p.rnd.Awaiting() > 0:
