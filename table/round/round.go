@@ -181,6 +181,36 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	}
 	r.reset(id)
 	r.out = dst
+	if len(bets) == 1 && !bets[0].Behind {
+		// One bet, one box (every round of a simulator): no seats to
+		// collect and sort, no pass for bets behind.
+		r.boxes = growBoxes(r.boxes, 1)
+		r.boxes[0].seat = bets[0].Seat
+		r.addPlayer(&r.boxes[0], &bets[0])
+	} else {
+		r.layout(bets)
+	}
+	if len(bets) > 16 {
+		for i := range r.boxes {
+			if len(r.boxes[i].players) > 16 {
+				r.indexPlayers(i)
+			}
+		}
+	}
+	r.dealEnd = 2*len(r.boxes) + 1
+	if r.rs.HoleCard {
+		r.dealEnd++
+	}
+	r.phase = PhaseDealing
+	if e := r.emit(EvRoundStarted); e != nil {
+		e.Players = int32(len(bets))
+	}
+	return r.out, nil
+}
+
+// layout opens a box per seat with a bet, in seat order, and puts the
+// players on them: the seat's own player first, then the bets behind it.
+func (r *Round) layout(bets []Bet) {
 	// Bets are read in place (&bets[i]): a Bet is 80 bytes, and a range
 	// copy per bet per loop is a measurable share of a simulated round.
 	seats := r.seatBuf[:0]
@@ -202,7 +232,6 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	for i, s := range seats {
 		r.boxes[i].seat = s
 	}
-	// The seat's own player first, then bet-behind players who follow it.
 	passes := 1
 	if behind {
 		passes = 2
@@ -218,35 +247,23 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 				// A bet behind an empty seat is refunded (000): it never enters the round.
 				continue
 			}
-			bx := &r.boxes[bi]
-			// Appended zero and filled in place: a player is a few hundred
-			// bytes, and a composite literal would be built on the stack
-			// and copied.
-			bx.players = append(bx.players, player{})
-			p := &bx.players[len(bx.players)-1]
-			p.id, p.main, p.side = b.Player, b.Main, b.Side
-			p.behind, p.followDbl, p.followSpl = b.Behind, b.FollowDouble, b.FollowSplit
-			p.n = 1
-			p.hands[0].base, p.hands[0].stake = b.Main, b.Main
-			p.staked = b.Main + sideTotal(b.Side)
+			r.addPlayer(&r.boxes[bi], b)
 		}
 	}
-	if len(bets) > 16 {
-		for i := range r.boxes {
-			if len(r.boxes[i].players) > 16 {
-				r.indexPlayers(i)
-			}
-		}
-	}
-	r.dealEnd = 2*len(r.boxes) + 1
-	if r.rs.HoleCard {
-		r.dealEnd++
-	}
-	r.phase = PhaseDealing
-	if e := r.emit(EvRoundStarted); e != nil {
-		e.Players = int32(len(bets))
-	}
-	return r.out, nil
+}
+
+// addPlayer puts bet b's player on box bx.
+func (r *Round) addPlayer(bx *box, b *Bet) {
+	// Appended zero and filled in place: a player is a few hundred
+	// bytes, and a composite literal would be built on the stack and
+	// copied.
+	bx.players = append(bx.players, player{})
+	p := &bx.players[len(bx.players)-1]
+	p.id, p.main, p.side = b.Player, b.Main, b.Side
+	p.behind, p.followDbl, p.followSpl = b.Behind, b.FollowDouble, b.FollowSplit
+	p.n = 1
+	p.hands[0].base, p.hands[0].stake = b.Main, b.Main
+	p.staked = b.Main + sideTotal(b.Side)
 }
 
 // dealTarget is where card number pos of the initial deal goes: a card
@@ -334,6 +351,18 @@ func (r *Round) checkBets(bets []Bet) error {
 	if len(bets) == 0 {
 		return ruleErr(ErrBadBet, 0, "", "no bets")
 	}
+	if len(bets) == 1 {
+		// One bet: nothing to find twice. The checks of the loop below,
+		// in its order.
+		b := &bets[0]
+		if b.Seat < 1 || b.Seat > rs.MaxSeats {
+			return ruleErr(ErrBadBet, b.Seat, b.Player, "seat out of 1..%d", rs.MaxSeats)
+		}
+		if b.Behind && !rs.BetBehind {
+			return ruleErr(ErrBadBet, b.Seat, b.Player, "bet behind is not offered in game %s", rs.Code)
+		}
+		return r.checkStakes(b)
+	}
 	// Duplicate checks: a scan for a table's handful of bets, a map for a
 	// common-draw game's thousands, kept from round to round.
 	var seen map[seatPlayer]bool
@@ -376,30 +405,40 @@ func (r *Round) checkBets(bets []Bet) error {
 				}
 			}
 		}
-		if b.Main < rs.MinBet || (rs.MaxBet > 0 && b.Main > rs.MaxBet) {
-			return ruleErr(ErrBetLimit, b.Seat, b.Player, "main bet %d outside %d..%d", b.Main, rs.MinBet, rs.MaxBet)
+		if err := r.checkStakes(b); err != nil {
+			return err
 		}
-		for j, s := range b.Side {
-			sb, ok := rs.Side(s.Kind)
-			if !ok {
-				return ruleErr(ErrBadBet, b.Seat, b.Player, "side bet %q is not offered in game %s", s.Kind, rs.Code)
-			}
-			if b.Behind {
-				return ruleErr(ErrBadBet, b.Seat, b.Player, "side bets need a seat, not a bet behind")
-			}
-			for _, o := range b.Side[:j] {
-				if o.Kind == s.Kind {
-					return ruleErr(ErrBadBet, b.Seat, b.Player, "side bet %q twice", s.Kind)
-				}
-			}
-			if err := sidebets.CheckStake(s.Stake, sb.Paytable); err != nil ||
-				(sb.Min > 0 && s.Stake < sb.Min) || (sb.Max > 0 && s.Stake > sb.Max) {
-				return ruleErr(ErrBetLimit, b.Seat, b.Player, "side bet %s %d outside %d..%d", s.Kind, s.Stake, sb.Min, sb.Max)
+	}
+	return nil
+}
+
+// checkStakes checks a bet's main and side stakes against the limits, the
+// side bets against the game, and the total against the round cap.
+func (r *Round) checkStakes(b *Bet) error {
+	rs := r.rs
+	if b.Main < rs.MinBet || (rs.MaxBet > 0 && b.Main > rs.MaxBet) {
+		return ruleErr(ErrBetLimit, b.Seat, b.Player, "main bet %d outside %d..%d", b.Main, rs.MinBet, rs.MaxBet)
+	}
+	for j, s := range b.Side {
+		sb, ok := rs.Side(s.Kind)
+		if !ok {
+			return ruleErr(ErrBadBet, b.Seat, b.Player, "side bet %q is not offered in game %s", s.Kind, rs.Code)
+		}
+		if b.Behind {
+			return ruleErr(ErrBadBet, b.Seat, b.Player, "side bets need a seat, not a bet behind")
+		}
+		for _, o := range b.Side[:j] {
+			if o.Kind == s.Kind {
+				return ruleErr(ErrBadBet, b.Seat, b.Player, "side bet %q twice", s.Kind)
 			}
 		}
-		if rs.RoundCap > 0 && b.Main+sideTotal(b.Side) > rs.RoundCap {
-			return ruleErr(ErrRoundCap, b.Seat, b.Player, "%d over the cap of %d", b.Main+sideTotal(b.Side), rs.RoundCap)
+		if err := sidebets.CheckStake(s.Stake, sb.Paytable); err != nil ||
+			(sb.Min > 0 && s.Stake < sb.Min) || (sb.Max > 0 && s.Stake > sb.Max) {
+			return ruleErr(ErrBetLimit, b.Seat, b.Player, "side bet %s %d outside %d..%d", s.Kind, s.Stake, sb.Min, sb.Max)
 		}
+	}
+	if rs.RoundCap > 0 && b.Main+sideTotal(b.Side) > rs.RoundCap {
+		return ruleErr(ErrRoundCap, b.Seat, b.Player, "%d over the cap of %d", b.Main+sideTotal(b.Side), rs.RoundCap)
 	}
 	return nil
 }
