@@ -139,7 +139,11 @@ type Round struct {
 	dealerSecond bool
 	dealerPlays  bool
 	dealerNeeds  bool
-	settle       Settlement
+	// solo is the round's only player when it has one box with one
+	// player of its own (no bet behind): the simulator's every round. The
+	// scans over boxes and players read it directly.
+	solo   *player
+	settle Settlement
 	// unbuilt: finish totalled the round (quickNet, quickRounding) and
 	// left settle to be built when Settlement asks (settleQuick).
 	unbuilt       bool
@@ -187,7 +191,9 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		r.boxes = growBoxes(r.boxes, 1)
 		r.boxes[0].seat = bets[0].Seat
 		r.addPlayer(&r.boxes[0], &bets[0])
+		r.solo = &r.boxes[0].players[0]
 	} else {
+		r.solo = nil
 		r.layout(bets)
 	}
 	if len(bets) > 16 {
@@ -648,13 +654,13 @@ func (r *Round) dealerBJ() bool {
 }
 
 func (r *Round) afterDeal() {
-	for i := range r.boxes {
-		players := r.boxes[i].players
-		for j := range players {
-			h := &players[j].hands[0]
-			if t, _ := h.total(); t == 21 {
-				h.natural = true
-				h.done = true
+	if p := r.solo; p != nil {
+		p.hands[0].checkNatural()
+	} else {
+		for i := range r.boxes {
+			players := r.boxes[i].players
+			for j := range players {
+				players[j].hands[0].checkNatural()
 			}
 		}
 	}
@@ -673,6 +679,14 @@ func (r *Round) afterDeal() {
 		return
 	}
 	r.afterInsurance()
+}
+
+// checkNatural marks a two-card 21 dealt a natural: done before any decision.
+func (h *hand) checkNatural() {
+	if t, _ := h.total(); t == 21 {
+		h.natural = true
+		h.done = true
+	}
 }
 
 func (r *Round) applyInsurance(seat int, id string, take bool) error {
@@ -913,9 +927,15 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 	if r.phase != PhasePlay {
 		return ruleErr(ErrOutOfTurn, seat, id, "no decisions while %s", r.phase)
 	}
-	bx, p, err := r.findPlayer(seat, id)
-	if err != nil {
-		return err
+	var bx *box
+	p := r.solo
+	if p != nil && r.boxes[0].seat == seat && (id == "" || id == p.id) {
+		bx = &r.boxes[0] // what findPlayer finds, without the call
+	} else {
+		var err error
+		if bx, p, err = r.findPlayer(seat, id); err != nil {
+			return err
+		}
 	}
 	if !p.awaiting {
 		return ruleErr(ErrOutOfTurn, seat, id, "no decision is awaited from this player now")
@@ -1109,6 +1129,9 @@ func (r *Round) startDealer() {
 
 func (r *Round) handsState() (live, natural, insured bool) {
 	charlie := r.rs.Charlie
+	if p := r.solo; p != nil {
+		return p.handsState(charlie)
+	}
 	for i := range r.boxes {
 		players := r.boxes[i].players
 		for j := range players {
@@ -1130,6 +1153,23 @@ func (r *Round) handsState() (live, natural, insured bool) {
 					live = true
 				}
 			}
+		}
+	}
+	return
+}
+
+// handsState is Round.handsState of a round whose only player is p.
+func (p *player) handsState(charlie int) (live, natural, insured bool) {
+	insured = p.insurance == 1
+	for k := range p.hands[:p.n] {
+		h := &p.hands[k]
+		switch {
+		case h.natural:
+			natural = true
+		case h.surrender, h.bust():
+		case charlie > 0 && int(h.n) >= charlie:
+		default:
+			live = true
 		}
 	}
 	return

@@ -61,6 +61,23 @@ func (r *Round) finish() {
 // as settleAll does, and marks the settlement unbuilt. It returns false,
 // having changed nothing, for any other round.
 func (r *Round) settleQuick() bool {
+	if p := r.solo; p != nil {
+		if p.insurance == 1 || len(p.side) > 0 {
+			return false
+		}
+		dt, _ := r.dealer.total()
+		dbj := r.dealerBJ()
+		h := &p.hands[0]
+		r.quickRounding = r.settleHand(h, 0, dt, dbj)
+		r.quickNet = h.net
+		if p.n == 2 {
+			h = &p.hands[1]
+			r.quickRounding += r.settleHand(h, 1, dt, dbj)
+			r.quickNet += h.net
+		}
+		r.unbuilt = true
+		return true
+	}
 	for i := range r.boxes {
 		players := r.boxes[i].players
 		for j := range players {
