@@ -506,91 +506,105 @@ func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 // second), so they cost one call, not a dispatch and then a handler.
 func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 	r.out = dst
-	inPlay := r.phase != PhaseSettled && r.phase != PhaseNew
-	if in.Type != InCard || !inPlay {
+	if in.Type != InCard {
 		var err error
-		if in.Type == InDecision && inPlay {
+		if in.Type == InDecision && r.phase != PhaseSettled && r.phase != PhaseNew {
 			err = r.applyDecision(in.Seat, in.Player, in.Action, in.Auto)
 		} else {
 			err = r.applyOther(in)
 		}
 		return r.out, err
 	}
+	// A card the round cannot take falls through to cardErr, which builds
+	// the error: its formatting out of this function keeps the path of
+	// the cards that are taken free of its stack frame and spills.
 	c := in.Card
-	if !c.Valid() {
-		return r.out, ruleErr(ErrUnexpectedCard, 0, "", "invalid card")
-	}
-	switch r.phase {
-	case PhaseDealing:
-		r.cardsUsed++
-		t := r.dealTarget(r.dealPos)
-		r.dealPos++
-		if t < 0 {
-			r.dealerCard(c)
-		} else {
-			bx := &r.boxes[t]
+	if c.Valid() {
+		switch r.phase {
+		case PhaseDealing:
+			r.cardsUsed++
+			t := r.dealTarget(r.dealPos)
+			r.dealPos++
+			if t < 0 {
+				r.dealerCard(c)
+			} else {
+				bx := &r.boxes[t]
+				bx.stream = append(bx.stream, c)
+				for j := range bx.players {
+					p := &bx.players[j]
+					p.hands[0].add(c)
+					p.cursor++
+				}
+				if e := r.emit(EvCardDealt); e != nil {
+					// Every player of the box holds the box's cards.
+					tot, soft := bx.players[0].hands[0].total()
+					e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
+				}
+			}
+			if r.dealPos == r.dealEnd {
+				r.afterDeal()
+			}
+			return r.out, nil
+		case PhasePlay:
+			if len(r.queue) == 0 {
+				break
+			}
+			r.cardsUsed++
+			bi := r.queue[0]
+			bx := &r.boxes[bi]
 			bx.stream = append(bx.stream, c)
+			idx := len(bx.stream) - 1
 			for j := range bx.players {
 				p := &bx.players[j]
-				p.hands[0].add(c)
-				p.cursor++
+				if p.nslots > 0 && p.cursor == idx {
+					r.fill(bx, p)
+				}
 			}
-			if e := r.emit(EvCardDealt); e != nil {
-				// Every player of the box holds the box's cards.
-				tot, soft := bx.players[0].hands[0].total()
-				e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
+			if bx.waiting == 0 || bx.awaiting > 0 {
+				// Served, or some player must decide before the next card.
+				bx.inQueue = false
+				if len(r.queue) > 1 {
+					copy(r.queue, r.queue[1:])
+				}
+				r.queue = r.queue[:len(r.queue)-1]
+				r.refreshQueue(bx)
 			}
-		}
-		if r.dealPos == r.dealEnd {
-			r.afterDeal()
-		}
-		return r.out, nil
-	case PhasePlay:
-		if len(r.queue) == 0 {
-			return r.out, ruleErr(ErrUnexpectedCard, 0, "", "%s: no hand is waiting for a card", c)
-		}
-		r.cardsUsed++
-		bi := r.queue[0]
-		bx := &r.boxes[bi]
-		bx.stream = append(bx.stream, c)
-		idx := len(bx.stream) - 1
-		for j := range bx.players {
-			p := &bx.players[j]
-			if p.nslots > 0 && p.cursor == idx {
-				r.fill(bx, p)
+			r.progress()
+			return r.out, nil
+		case PhaseDealer:
+			if !r.dealerNeeds {
+				break
 			}
-		}
-		if bx.waiting == 0 || bx.awaiting > 0 {
-			// Served, or some player must decide before the next card.
-			bx.inQueue = false
-			if len(r.queue) > 1 {
-				copy(r.queue, r.queue[1:])
+			r.cardsUsed++
+			r.dealerCard(c)
+			if r.dealerNeeds = r.dealerNeedsCard(); r.dealerNeeds {
+				return r.out, nil // the dealer draws on: the round stays where it is
 			}
-			r.queue = r.queue[:len(r.queue)-1]
-			r.refreshQueue(bx)
+			r.progress()
+			return r.out, nil
 		}
-		r.progress()
-		return r.out, nil
-	case PhaseDealer:
-		if !r.dealerNeeds {
-			return r.out, ruleErr(ErrUnexpectedCard, 0, "", "%s: the dealer's hand is complete", c)
-		}
-		r.cardsUsed++
-		r.dealerCard(c)
-		if r.dealerNeeds = r.dealerNeedsCard(); r.dealerNeeds {
-			return r.out, nil // the dealer draws on: the round stays where it is
-		}
-		r.progress()
-		return r.out, nil
 	}
-	return r.out, ruleErr(ErrUnexpectedCard, 0, "", "%s: no card is expected while %s", c, r.phase)
+	return r.out, r.cardErr(c)
+}
+
+// cardErr is the error of a card the round cannot take now (apply has
+// changed nothing).
+func (r *Round) cardErr(c card.Card) error {
+	switch {
+	case r.phase == PhaseSettled || r.phase == PhaseNew:
+		return ruleErr(ErrUnexpectedCard, 0, "", "%s: no round in play", c)
+	case !c.Valid():
+		return ruleErr(ErrUnexpectedCard, 0, "", "invalid card")
+	case r.phase == PhasePlay:
+		return ruleErr(ErrUnexpectedCard, 0, "", "%s: no hand is waiting for a card", c)
+	case r.phase == PhaseDealer:
+		return ruleErr(ErrUnexpectedCard, 0, "", "%s: the dealer's hand is complete", c)
+	}
+	return ruleErr(ErrUnexpectedCard, 0, "", "%s: no card is expected while %s", c, r.phase)
 }
 
 func (r *Round) applyOther(in *Input) error {
 	if r.phase == PhaseSettled || r.phase == PhaseNew {
-		if in.Type == InCard {
-			return ruleErr(ErrUnexpectedCard, 0, "", "%s: no round in play", in.Card)
-		}
 		return ruleErr(ErrFinished, in.Seat, in.Player, "no round in play")
 	}
 	// Cards, and decisions in play, never come here (apply).
