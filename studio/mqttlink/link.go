@@ -131,7 +131,7 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return l.intake(gctx, events, ob) })
-	g.Go(func() error { return ob.SyncLoop(gctx) })
+	g.Go(func() error { return ob.SyncLoop(gctx, l.opts.OutboxSyncInterval) })
 	g.Go(func() error { return l.publish(gctx, client, ob) })
 	g.Go(func() error { return l.session(gctx, client, connected) })
 	g.Go(func() error { return l.commands(gctx, client, q, rq, led, sub) })

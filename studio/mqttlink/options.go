@@ -74,6 +74,13 @@ type Options struct {
 	// written since the last one.
 	// Default 256.
 	OutboxBatch int
+	// OutboxSyncInterval is the least time between two fsyncs of the
+	// outbox. The journal, not the outbox, is what makes events durable:
+	// this bounds only how much a power cut republishes (a duplicate the
+	// backend drops by seq), and keeps the outbox's flushes from queueing
+	// behind (and ahead of) the journal's on every card.
+	// Default 1s; negative means an fsync after every write.
+	OutboxSyncInterval time.Duration
 
 	// SupervisorTokens are the secrets that authorise supervisor commands
 	// (pause, resume, void, correct). Empty means no supervisor command is
@@ -108,6 +115,7 @@ func DefaultOptions() Options {
 		OutboxMaxBytes:       64 << 20,
 		OutboxCompactBytes:   4 << 20,
 		OutboxBatch:          256,
+		OutboxSyncInterval:   time.Second,
 		ReplyCacheSize:       4096,
 		SubmitTimeout:        5 * time.Second,
 		KeepAlive:            10 * time.Second,
@@ -132,6 +140,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.OutboxBatch <= 0 {
 		o.OutboxBatch = d.OutboxBatch
+	}
+	if o.OutboxSyncInterval == 0 {
+		o.OutboxSyncInterval = d.OutboxSyncInterval
 	}
 	if o.ReplyCacheSize <= 0 {
 		o.ReplyCacheSize = d.ReplyCacheSize

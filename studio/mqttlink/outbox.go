@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -24,10 +25,11 @@ import (
 //
 // The publisher may send a record before its fsync has finished: Append
 // writes the batch and hands it to the publisher, and SyncLoop, on its own
-// goroutine, makes whatever has been written durable, many batches per
-// fsync when they come quickly. Neither intake nor publishing ever waits
-// for the disk (an fsync is 0.15-0.3 ms here, several ms at p99, on every
-// card's path before). Durability is not weakened: the outbox is not the source of truth for events, the
+// goroutine, makes whatever has been written durable, at most once per
+// OutboxSyncInterval (many batches per fsync). Neither intake nor
+// publishing ever waits for the disk (an fsync is 0.15-0.3 ms here,
+// several ms at p99, on every card's path before). Durability is not
+// weakened: the outbox is not the source of truth for events, the
 // controller's journal is. A power cut can lose only a tail the outbox
 // wrote but never synced; on restart OutboxLastSeq is lower by that tail,
 // tabled passes it as RepublishAfter, and the controller's replay derives
@@ -324,9 +326,20 @@ func (ob *outbox) Append(ctx context.Context, entries []entry) error {
 
 // SyncLoop fsyncs what Append wrote, off the intake and publish paths (see
 // the file comment for why publishing first loses nothing), until ctx ends.
-// A failed fsync is returned: the link must stop, as the outbox can no
-// longer promise anything.
-func (ob *outbox) SyncLoop(ctx context.Context) error {
+// After each fsync it rests for interval before the next one: the outbox
+// fsync protects nothing the journal does not (a lost tail is derived
+// again), so it only bounds how much a power cut makes the table publish
+// twice, and every fsync it saves is one less flush competing with the
+// journal's, which is on every card's path (two fsyncs per card made the
+// card's p99 wait for the other file's commit). A failed fsync is
+// returned: the link must stop, as the outbox can no longer promise
+// anything.
+func (ob *outbox) SyncLoop(ctx context.Context, interval time.Duration) error {
+	var rest *time.Timer
+	if interval > 0 {
+		rest = time.NewTimer(interval)
+		defer rest.Stop()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -340,6 +353,15 @@ func (ob *outbox) SyncLoop(ctx context.Context) error {
 			return fmt.Errorf("mqttlink: outbox fsync: %w", err)
 		}
 		ob.syncs.Add(1)
+		if rest == nil {
+			continue
+		}
+		rest.Reset(interval)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-rest.C:
+		}
 	}
 }
 

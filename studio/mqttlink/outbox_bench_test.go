@@ -26,7 +26,7 @@ func BenchmarkOutboxAppend(b *testing.B) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- ob.SyncLoop(ctx) }()
+			go func() { done <- ob.SyncLoop(ctx, 0) }()
 			defer func() { cancel(); <-done }()
 			b.SetBytes(int64(batch * len(payload)))
 			b.ResetTimer()

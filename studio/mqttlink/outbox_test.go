@@ -262,6 +262,32 @@ func TestOutboxLastSeq(t *testing.T) {
 	assert.Zero(t, ob.Depth())
 }
 
+// TestOutboxSyncLoopRests: after an fsync SyncLoop rests for its interval
+// however much is written meanwhile (the journal makes events durable; the
+// outbox's fsync must not compete with it on every card), and what was
+// written but not synced is still read back after a reopen.
+func TestOutboxSyncLoopRests(t *testing.T) {
+	dir := t.TempDir()
+	ob := open(t, dir, 1<<20, 1<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ob.SyncLoop(ctx, time.Hour) }()
+	require.NoError(t, ob.Append(ctx, entries(1, 1)))
+	require.Eventually(t, func() bool { return ob.Syncs() == 1 }, 5*time.Second, time.Millisecond)
+	for s := uint64(2); s <= 40; s++ {
+		require.NoError(t, ob.Append(ctx, entries(s, s)))
+	}
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	assert.EqualValues(t, 1, ob.Syncs(), "one fsync, then a rest of an hour")
+	require.NoError(t, ob.Close())
+
+	ob = open(t, dir, 1<<20, 1<<20)
+	defer ob.Close()
+	assert.Equal(t, 40, ob.Depth())
+	assert.EqualValues(t, 40, ob.LastSeq())
+}
+
 // TestOutboxSyncLoop: SyncLoop makes written records durable off the
 // append path, several appends per fsync when they come quickly, and what
 // was written (synced or not) is there after a reopen.
@@ -270,7 +296,7 @@ func TestOutboxSyncLoop(t *testing.T) {
 	ob := open(t, dir, 1<<20, 1<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ob.SyncLoop(ctx) }()
+	go func() { done <- ob.SyncLoop(ctx, 0) }()
 	for s := uint64(1); s <= 40; s++ {
 		require.NoError(t, ob.Append(ctx, entries(s, s)))
 	}
