@@ -99,6 +99,16 @@ type player struct {
 	done      bool
 }
 
+// reset makes a player of an earlier round what a zero player is to the
+// round, without clearing the second hand (a split writes it whole, and
+// nothing reads it before).
+func (p *player) reset() {
+	p.hands[0] = hand{}
+	p.n, p.cur, p.cursor = 0, 0, 0
+	p.slots, p.nslots, p.insurance = [2]int8{}, 0, 0
+	p.asked, p.awaiting, p.firstDone, p.done = false, false, false, false
+}
+
 // box is a position on the layout: it receives cards. In a common-draw
 // game any number of players share its cards, each with his own decisions.
 type box struct {
@@ -263,8 +273,15 @@ func (r *Round) addPlayer(bx *box, b *Bet) {
 	// Appended zero and filled in place: a player is a few hundred
 	// bytes, and a composite literal would be built on the stack and
 	// copied.
-	bx.players = append(bx.players, player{})
-	p := &bx.players[len(bx.players)-1]
+	var p *player
+	if n := len(bx.players); n < cap(bx.players) {
+		bx.players = bx.players[:n+1]
+		p = &bx.players[n]
+		p.reset()
+	} else {
+		bx.players = append(bx.players, player{})
+		p = &bx.players[n]
+	}
 	p.id, p.main, p.side = b.Player, b.Main, b.Side
 	p.behind, p.followDbl, p.followSpl = b.Behind, b.FollowDouble, b.FollowSplit
 	p.n = 1

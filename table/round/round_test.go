@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -275,4 +277,48 @@ func simpleAction(w Waiter) Action {
 		return ActHit
 	}
 	return ActStand
+}
+
+// TestPlayerReset: a player reused from an earlier round is reset to a
+// zero player in every field but those addPlayer writes next and the
+// second hand, which a split writes whole before anything reads it. A new
+// field of player is caught here unless reset clears it.
+func TestPlayerReset(t *testing.T) {
+	var p player
+	dirty(reflect.ValueOf(&p).Elem())
+	require.NotEqual(t, player{}, p)
+	p.reset()
+	p.id, p.main, p.side, p.staked = "", 0, nil, 0
+	p.behind, p.followDbl, p.followSpl = false, false, false
+	p.hands[1] = hand{}
+	require.Equal(t, player{}, p)
+}
+
+// dirty sets every field of v, exported or not, to a non-zero value.
+func dirty(v reflect.Value) {
+	if !v.CanSet() {
+		v = reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			dirty(v.Field(i))
+		}
+	case reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			dirty(v.Index(i))
+		}
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+	default:
+		panic("dirty: no value for " + v.Kind().String())
+	}
 }
