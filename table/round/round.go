@@ -514,28 +514,38 @@ func (r *Round) findPlayer(seat int, id string) (*box, *player, error) {
 func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 	// Apply is small enough to be inlined: the caller's Input stays in the
 	// caller's frame and apply reads it there, where a call would copy
-	// its 88 bytes onto the stack for every card of a simulated round.
+	// its 88 bytes onto the stack for every input.
 	return r.apply(&in, dst)
 }
 
-// apply handles a card itself and hands every other input to its handler.
-// Cards are most of a round's inputs (a simulator applies millions a
-// second), so they cost one call, not a dispatch and then a handler.
+// Card is Apply(Input{Type: InCard, Card: c}, dst): the same events and
+// errors, without the Input. A simulator deals millions of cards a second.
+func (r *Round) Card(c card.Card, dst []Event) ([]Event, error) {
+	return r.card(c, dst)
+}
+
+// apply hands a card to card and every other input to its handler.
 func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
-	r.out = dst
-	if in.Type != InCard {
-		var err error
-		if in.Type == InDecision && r.phase != PhaseSettled && r.phase != PhaseNew {
-			err = r.applyDecision(in.Seat, in.Player, in.Action, in.Auto)
-		} else {
-			err = r.applyOther(in)
-		}
-		return r.out, err
+	if in.Type == InCard {
+		return r.card(in.Card, dst)
 	}
+	r.out = dst
+	var err error
+	if in.Type == InDecision && r.phase != PhaseSettled && r.phase != PhaseNew {
+		err = r.applyDecision(in.Seat, in.Player, in.Action, in.Auto)
+	} else {
+		err = r.applyOther(in)
+	}
+	return r.out, err
+}
+
+// card applies the next card out of the shoe, in one function: cards are
+// most of a round's inputs.
+func (r *Round) card(c card.Card, dst []Event) ([]Event, error) {
+	r.out = dst
 	// A card the round cannot take falls through to cardErr, which builds
 	// the error: its formatting out of this function keeps the path of
 	// the cards that are taken free of its stack frame and spills.
-	c := in.Card
 	if c.Valid() {
 		switch r.phase {
 		case PhaseDealing:

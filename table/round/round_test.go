@@ -322,3 +322,58 @@ func dirty(v reflect.Value) {
 		panic("dirty: no value for " + v.Kind().String())
 	}
 }
+
+// TestCardIsApply: Card gives what Apply of the same card gives, events
+// and errors, cards the round cannot take included; and Net, on a round
+// that leaves its settlement unbuilt, the totals of the settlement.
+func TestCardIsApply(t *testing.T) {
+	for _, code := range rules.Codes() {
+		t.Run(code, func(t *testing.T) {
+			rs := game(t, code)
+			viaApply, viaCard := New(rs), New(rs)
+			viaCard.KeepEvents(EvDecisionRequested, EvCardDealt, EvHandDone)
+			viaApply.KeepEvents(EvDecisionRequested, EvCardDealt, EvHandDone)
+			rng := rand.New(rand.NewPCG(5, uint64(len(code))))
+			bets := []Bet{{Seat: 2, Main: 1000}}
+			for round := 0; round < 500; round++ {
+				a, errA := viaApply.Start("r", bets, nil)
+				b, errB := viaCard.Start("r", bets, nil)
+				require.Equal(t, errA, errB)
+				for steps := 0; steps < 40; steps++ {
+					var in Input
+					switch w := viaApply.Waiting(nil); {
+					case viaApply.Phase() == PhaseInsurance && rng.IntN(2) == 0:
+						in = Input{Type: InInsuranceTimeout}
+					case len(w) > 0 && rng.IntN(4) > 0:
+						in = Input{Type: InDecision, Seat: w[0].Seat, Player: w[0].Player, Action: simpleAction(w[0])}
+					case rng.IntN(20) == 0:
+						in = Input{Type: InCard, Card: card.Card{Rank: card.Rank(rng.IntN(15)), Suit: card.Suit(rng.IntN(6))}}
+					default:
+						in = Input{Type: InCard, Card: card.FromIndex(rng.IntN(52))}
+					}
+					a, errA = viaApply.Apply(in, a[:0])
+					if in.Type == InCard {
+						b, errB = viaCard.Card(in.Card, b[:0])
+					} else {
+						b, errB = viaCard.Apply(in, b[:0])
+					}
+					require.Equal(t, errA, errB)
+					require.Equal(t, a, b)
+					if viaApply.Phase() == PhaseSettled && rng.IntN(3) > 0 {
+						break
+					}
+				}
+				require.Equal(t, viaApply.Phase(), viaCard.Phase())
+				net, rounding := viaCard.Net()
+				if s := viaApply.Settlement(); s != nil {
+					require.Equal(t, s.Net, net)
+					require.Equal(t, s.Rounding, rounding)
+				} else {
+					require.Zero(t, net)
+					viaApply.Apply(Input{Type: InVoid}, nil)
+					viaCard.Apply(Input{Type: InVoid}, nil)
+				}
+			}
+		})
+	}
+}

@@ -263,7 +263,7 @@ func (p *Player) Round() (net, rounding int64, err error) {
 		case p.rnd.Awaiting() > 0:
 			evs, err = p.rnd.Apply(round.Input{Type: round.InDecision, Seat: 1, Action: p.decide(evs)}, evs[:0])
 		default:
-			evs, err = p.rnd.Apply(round.Input{Type: round.InCard, Card: p.draw()}, evs[:0])
+			evs, err = p.rnd.Card(p.draw(), evs[:0])
 		}
 		if err != nil {
 			return 0, 0, fmt.Errorf("rtp: %w", err)
