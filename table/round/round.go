@@ -113,6 +113,7 @@ func (p *player) reset() {
 // game any number of players share its cards, each with his own decisions.
 type box struct {
 	seat      int
+	pos       int         // the box's index in the round's boxes
 	stream    []card.Card // every card dealt to the box, in order
 	players   []player
 	index     map[string]int // player id -> index, for common draw; nil with few players
@@ -321,7 +322,7 @@ func growBoxes(b []box, n int) []box {
 	}
 	b = b[:n]
 	for i := range b {
-		b[i] = box{stream: b[i].stream[:0], players: b[i].players[:0]}
+		b[i] = box{pos: i, stream: b[i].stream[:0], players: b[i].players[:0]}
 	}
 	return b
 }
@@ -557,10 +558,15 @@ func (r *Round) card(c card.Card, dst []Event) ([]Event, error) {
 			} else {
 				bx := &r.boxes[t]
 				bx.stream = append(bx.stream, c)
-				for j := range bx.players {
-					p := &bx.players[j]
+				if p := r.solo; p != nil {
 					p.hands[0].add(c)
 					p.cursor++
+				} else {
+					for j := range bx.players {
+						p := &bx.players[j]
+						p.hands[0].add(c)
+						p.cursor++
+					}
 				}
 				if e := r.emit(EvCardDealt); e != nil {
 					// Every player of the box holds the box's cards.
@@ -891,17 +897,8 @@ func (r *Round) fill(bx *box, p *player) {
 func (r *Round) refreshQueue(bx *box) {
 	if bx.waiting > 0 && bx.awaiting == 0 && !bx.inQueue {
 		bx.inQueue = true
-		r.queue = append(r.queue, r.boxIndexOf(bx))
+		r.queue = append(r.queue, bx.pos)
 	}
-}
-
-func (r *Round) boxIndexOf(bx *box) int {
-	for i := range r.boxes {
-		if &r.boxes[i] == bx {
-			return i
-		}
-	}
-	return -1
 }
 
 func (r *Round) options(p *player, h *hand) Options {
