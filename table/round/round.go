@@ -322,7 +322,10 @@ func growBoxes(b []box, n int) []box {
 	}
 	b = b[:n]
 	for i := range b {
-		b[i] = box{pos: i, stream: b[i].stream[:0], players: b[i].players[:0]}
+		// Field by field: a box literal would be built and copied whole.
+		bx := &b[i]
+		bx.pos, bx.stream, bx.players, bx.index = i, bx.stream[:0], bx.players[:0], nil
+		bx.waiting, bx.awaiting, bx.inQueue, bx.activated = 0, 0, false, false
 	}
 	return b
 }

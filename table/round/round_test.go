@@ -318,6 +318,8 @@ func dirty(v reflect.Value) {
 		v.SetString("x")
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
 	default:
 		panic("dirty: no value for " + v.Kind().String())
 	}
@@ -375,5 +377,19 @@ func TestCardIsApply(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGrowBoxesResets: boxes reused from an earlier round are reset in
+// every field but the seat, which Start writes next.
+func TestGrowBoxesResets(t *testing.T) {
+	b := make([]box, 3)
+	for i := range b {
+		dirty(reflect.ValueOf(&b[i]).Elem())
+	}
+	b = growBoxes(b, 3)
+	for i := range b {
+		b[i].seat = 0
+		require.Equal(t, box{pos: i, stream: b[i].stream[:0], players: b[i].players[:0]}, b[i])
 	}
 }
