@@ -440,12 +440,37 @@ func (r *Round) checkBets(bets []Bet) error {
 }
 
 // checkStakes checks a bet's main and side stakes against the limits, the
-// side bets against the game, and the total against the round cap.
+// side bets against the game, and the total against the round cap. Most
+// bets have no side bet: checkSides, out of line, keeps this small.
 func (r *Round) checkStakes(b *Bet) error {
+	rs := r.rs
+	if b.Main < rs.MinBet || (rs.MaxBet > 0 && b.Main > rs.MaxBet) {
+		return r.stakeErr(b)
+	}
+	if len(b.Side) > 0 {
+		if err := r.checkSides(b); err != nil {
+			return err
+		}
+	}
+	if rs.RoundCap > 0 && b.Main+sideTotal(b.Side) > rs.RoundCap {
+		return r.stakeErr(b)
+	}
+	return nil
+}
+
+// stakeErr is the error of a main bet outside the limits or a bet over the
+// round cap.
+func (r *Round) stakeErr(b *Bet) error {
 	rs := r.rs
 	if b.Main < rs.MinBet || (rs.MaxBet > 0 && b.Main > rs.MaxBet) {
 		return ruleErr(ErrBetLimit, b.Seat, b.Player, "main bet %d outside %d..%d", b.Main, rs.MinBet, rs.MaxBet)
 	}
+	return ruleErr(ErrRoundCap, b.Seat, b.Player, "%d over the cap of %d", b.Main+sideTotal(b.Side), rs.RoundCap)
+}
+
+// checkSides checks a bet's side bets against the game and their limits.
+func (r *Round) checkSides(b *Bet) error {
+	rs := r.rs
 	for j, s := range b.Side {
 		sb, ok := rs.Side(s.Kind)
 		if !ok {
@@ -463,9 +488,6 @@ func (r *Round) checkStakes(b *Bet) error {
 			(sb.Min > 0 && s.Stake < sb.Min) || (sb.Max > 0 && s.Stake > sb.Max) {
 			return ruleErr(ErrBetLimit, b.Seat, b.Player, "side bet %s %d outside %d..%d", s.Kind, s.Stake, sb.Min, sb.Max)
 		}
-	}
-	if rs.RoundCap > 0 && b.Main+sideTotal(b.Side) > rs.RoundCap {
-		return ruleErr(ErrRoundCap, b.Seat, b.Player, "%d over the cap of %d", b.Main+sideTotal(b.Side), rs.RoundCap)
 	}
 	return nil
 }
