@@ -136,6 +136,7 @@ type Player struct {
 	bet       int64
 	bets      []round.Bet
 	evs       []round.Event
+	memo      []uint8 // the strategy's answers (decide)
 	firstOnly bool
 	fresh     bool
 }
@@ -152,7 +153,7 @@ func newPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64, firstO
 	p := &Player{
 		rs: rs, strat: st, rng: rand.NewPCG(seed, seed^0x5851F42D4C957F2D), firstOnly: firstOnly,
 		rnd: round.New(rs), shoe: comp.Cards(), bet: bet,
-		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Event, 0, 64),
+		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Event, 0, 64), memo: make([]uint8, memoSize),
 	}
 	// The player reads the decision requests only (the net it reads from
 	// the round).
@@ -271,33 +272,95 @@ func (p *Player) Round() (net, rounding int64, err error) {
 	}
 }
 
-// decide reads the last decision request and asks the strategy table.
+// decide reads the last decision request and answers it with the
+// strategy table, through the player's memo of its answers.
 func (p *Player) decide(evs []round.Event) round.Action {
 	for i := len(evs) - 1; i >= 0; i-- {
 		e := &evs[i]
 		if e.Type != round.EvDecisionRequested {
 			continue
 		}
-		s := strategy.Situation{Total: int(e.Total), Soft: e.Soft, PairValue: int(e.PairValue), Cards: int(e.Cards), Up: int(e.Up),
-			CanDouble: e.Options.Has(round.ActDouble), CanSplit: e.Options.Has(round.ActSplit)}
-		if s.CanDouble && p.rs.IsFreeDouble(s.Total, e.Soft) && e.Cards == 2 {
-			s.FreeDouble = true
+		k, ok := memoKey(e)
+		if !ok {
+			return p.ask(e)
 		}
-		if s.CanSplit && p.rs.FreeSplit && e.PairValue != 10 {
-			s.FreeSplit = true
+		if a := p.memo[k]; a != 0 {
+			return round.Action(a)
 		}
-		switch p.strat.Decide(s) {
-		case strategy.Hit:
-			return round.ActHit
-		case strategy.Double:
-			return round.ActDouble
-		case strategy.Split:
-			return round.ActSplit
-		default:
-			return round.ActStand
-		}
+		a := p.ask(e)
+		p.memo[k] = uint8(a)
+		return a
 	}
 	return round.ActStand
+}
+
+// ask asks the strategy table for its answer to request e.
+func (p *Player) ask(e *round.Event) round.Action {
+	s := strategy.Situation{Total: int(e.Total), Soft: e.Soft, PairValue: int(e.PairValue), Cards: int(e.Cards), Up: int(e.Up),
+		CanDouble: e.Options.Has(round.ActDouble), CanSplit: e.Options.Has(round.ActSplit)}
+	if s.CanDouble && p.rs.IsFreeDouble(s.Total, e.Soft) && e.Cards == 2 {
+		s.FreeDouble = true
+	}
+	if s.CanSplit && p.rs.FreeSplit && e.PairValue != 10 {
+		s.FreeSplit = true
+	}
+	switch p.strat.Decide(s) {
+	case strategy.Hit:
+		return round.ActHit
+	case strategy.Double:
+		return round.ActDouble
+	case strategy.Split:
+		return round.ActSplit
+	default:
+		return round.ActStand
+	}
+}
+
+// The memo holds the strategy's answer (a round.Action; 0 when not asked
+// yet) to every request, indexed by memoKey: the answer is a function of
+// what ask reads of the request, the player's rules and strategy fixed.
+// Asking the table for each decision (a situation built, a call with it
+// copied onto the stack, the table's lookups) cost twice as much.
+const (
+	memoCards = strategy.MaxCards + 1 - 1       // card counts 2..MaxCards, and every count above
+	memoPairs = 10 * 11 * 2 * 2                 // pair value, up card, double and split offered
+	memoSize  = memoPairs + memoCards*32*2*11*2 // and the rest: cards, total, soft, up, double offered
+)
+
+// memoKey is request e's index in the memo, or false for a request out of
+// its ranges (none in a real round), which ask answers directly. Of the
+// card count, the strategy reads whether it is 2 (the free double) and
+// the rows of 3..MaxCards cards: every count above MaxCards reads alike.
+// A pair has two cards and its total and softness follow from its value,
+// and a split is offered only on a pair.
+func memoKey(e *round.Event) (int, bool) {
+	total, pair, cards, up := int(e.Total), int(e.PairValue), int(e.Cards), int(e.Up)
+	canDouble, canSplit := b2i(e.Options.Has(round.ActDouble)), b2i(e.Options.Has(round.ActSplit))
+	if up < 0 || up > 10 {
+		return 0, false
+	}
+	if pair != 0 {
+		if pair < 1 || pair > 10 || cards != 2 || e.Soft != (pair == 1) || total != max(2*pair, 12*b2i(pair == 1)) {
+			return 0, false
+		}
+		return (((pair-1)*11+up)*2+canDouble)*2 + canSplit, true
+	}
+	if total < 0 || total > 31 || cards < 2 || canSplit != 0 {
+		return 0, false
+	}
+	k := min(cards, strategy.MaxCards+1) - 2
+	k = k*32 + total
+	k = k*2 + b2i(e.Soft)
+	k = k*11 + up
+	k = k*2 + canDouble
+	return memoPairs + k, true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // play sums n rounds into *out. The sums are kept in a local and stored

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/round"
 	"github.com/livetable/livetable/table/rules"
 	"github.com/livetable/livetable/table/strategy"
 )
@@ -97,6 +98,50 @@ func TestRejectIsRandIntN(t *testing.T) {
 				hi = reject(src, n, hi, lo)
 			}
 			require.Equal(t, uint64(ref.IntN(int(n))), hi, "n=%d draw %d", n, i)
+		}
+	}
+}
+
+// TestMemoIsDecide: the player's memo answers every request as the
+// strategy table does, in whatever order the requests come: two requests
+// that share a memo entry get the same answer from the table.
+func TestMemoIsDecide(t *testing.T) {
+	for _, code := range rules.Codes() {
+		rs, st := setup(t, code)
+		var evs []round.Event
+		for cards := 2; cards <= 13; cards++ {
+			for total := 2; total <= 31; total++ {
+				for pair := 0; pair <= 10; pair++ {
+					for up := 1; up <= 10; up++ {
+						for opts := 0; opts < 4; opts++ {
+							for _, soft := range []bool{false, true} {
+								e := round.Event{Type: round.EvDecisionRequested, Total: int8(total), Soft: soft,
+									PairValue: int8(pair), Cards: int8(cards), Up: int8(up)}
+								e.Options = 1<<round.ActHit | 1<<round.ActStand
+								if opts&1 != 0 {
+									e.Options |= 1 << round.ActDouble
+								}
+								if opts&2 != 0 {
+									e.Options |= 1 << round.ActSplit
+								}
+								evs = append(evs, e)
+							}
+						}
+					}
+				}
+			}
+		}
+		p := NewPlayer(rs, st, 1, 1000)
+		for _, order := range []int{1, -1} {
+			for i := range evs {
+				if order < 0 {
+					i = len(evs) - 1 - i
+				}
+				e := &evs[i]
+				if want, got := p.ask(e), p.decide(evs[i:i+1]); got != want {
+					t.Fatalf("game %s request %+v: %v, the table says %v", code, *e, got, want)
+				}
+			}
 		}
 	}
 }
