@@ -32,5 +32,7 @@
 // arrays and the settlement is cut from buffers kept across rounds: a
 // simulator loop allocates nothing in its steady state. A caller that reads
 // few of the events (a simulator reads the decision requests) says so with
-// KeepEvents, and the round does not build the others.
+// KeepEvents, and the round does not build the others; without EvSettled,
+// the settlement is built only when Settlement asks for it, and Net gives
+// its totals. Card applies a card without an Input.
 package round
