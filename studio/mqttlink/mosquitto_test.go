@@ -3,6 +3,7 @@ package mqttlink_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,6 +33,39 @@ func checkExactlyOnce(t *testing.T, sub *mqttlinktest.Subscriber, n int) {
 	assert.Zero(t, bad)
 	for i, ev := range sub.Events() {
 		if !assert.Equal(t, uint64(i+1), ev.Seq) {
+			break
+		}
+	}
+}
+
+// checkExactlyOnceAcrossRestart is checkExactlyOnce for a broker restarted
+// with the subscriber's session in it. The broker then redelivers what it
+// held for the subscriber beside what it routes after the restart, and
+// under load one held message has arrived behind a newer one (about one
+// run in 20 on a loaded 2-core machine, with this link and yesterday's;
+// the link sends each topic strictly in order, one message in flight). The
+// backend holds the events after a gap until it is filled
+// (docs/deploy.md), so what it hands on is still 1..n in order: every
+// event arrives, none twice after dropping duplicates, and a late one only
+// ever fills a gap.
+func checkExactlyOnceAcrossRestart(t *testing.T, sub *mqttlinktest.Subscriber, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return sub.MaxSeq() == uint64(n) && len(sub.Missing()) == 0 }, waitFor, poll)
+	distinct, dups, gaps, bad := sub.Counts()
+	t.Logf("subscriber: %d distinct events, %d duplicates dropped, %d gaps, %d late (filling them), %d undecodable",
+		distinct, dups, gaps, sub.Late(), bad)
+	assert.Equal(t, n, distinct)
+	assert.Zero(t, bad)
+	if gaps > 0 {
+		assert.Positive(t, sub.Late(), "a gap is only ever filled by a late event")
+	}
+	seqs := make([]uint64, 0, n)
+	for _, ev := range sub.Events() {
+		seqs = append(seqs, ev.Seq)
+	}
+	slices.Sort(seqs)
+	for i, s := range seqs {
+		if !assert.Equal(t, uint64(i+1), s) {
 			break
 		}
 	}
@@ -69,7 +103,7 @@ func TestMosquittoBrokerStoppedMidStream(t *testing.T) {
 	t.Logf("broker down with %d events in the outbox", r.link.OutboxDepth())
 	mq.Restart()
 	feed(r, 2*third+1, totalEvents)
-	checkExactlyOnce(t, sub, totalEvents)
+	checkExactlyOnceAcrossRestart(t, sub, totalEvents)
 	require.Eventually(t, func() bool { return r.link.OutboxDepth() == 0 }, waitFor, poll)
 }
 
@@ -93,7 +127,7 @@ func TestMosquittoBrokerKilledMidRound(t *testing.T) {
 	require.Eventually(t, func() bool { return r.link.OutboxDepth() == eventsPerRound/2 }, waitFor, poll)
 	mq.Restart()
 	feed(r, half+eventsPerRound/2+1, totalEvents)
-	checkExactlyOnce(t, sub, totalEvents)
+	checkExactlyOnceAcrossRestart(t, sub, totalEvents)
 }
 
 func TestMosquittoLinkRestartedMidStream(t *testing.T) {
@@ -138,5 +172,5 @@ func TestMosquittoEventsBeforeFirstConnect(t *testing.T) {
 	t.Logf("%d failed connection attempts with 100 events and 10 snapshots waiting", r.link.Stats().ConnectFailures)
 	mq.Restart()
 	feed(r, 101, 200)
-	checkExactlyOnce(t, sub, 200)
+	checkExactlyOnceAcrossRestart(t, sub, 200)
 }
