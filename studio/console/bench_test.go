@@ -29,11 +29,11 @@ func BenchmarkFanout(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				msg, err := encodeSSE(ev)
+				n, err := h.broadcast(func() ([]byte, error) { return encodeSSE(ev) })
 				if err != nil {
 					b.Fatal(err)
 				}
-				if h.broadcast(msg) != 0 {
+				if n != 0 {
 					b.Fatal("dropped")
 				}
 				for _, c := range clients {

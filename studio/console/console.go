@@ -348,12 +348,12 @@ func (s *Server) observe(ev table.Event) {
 	s.metrics.Observe(ev)
 	s.history.Add(ev)
 	s.alarms.add(ev)
-	msg, err := encodeSSE(ev)
+	n, err := s.hub.broadcast(func() ([]byte, error) { return encodeSSE(ev) })
 	if err != nil {
 		s.log.Error().Err(err).Str("kind", ev.Kind()).Msg("event not encodable")
 		return
 	}
-	if n := s.hub.broadcast(msg); n > 0 {
+	if n > 0 {
 		s.metrics.clientsDropped.Add(float64(n))
 		s.log.Warn().Int("browsers", n).Msg("slow browsers disconnected")
 	}

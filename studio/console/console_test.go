@@ -590,15 +590,22 @@ func TestRunListenError(t *testing.T) {
 
 func TestSlowBrowserDropped(t *testing.T) {
 	h := newHub(2)
+	msg := func(b byte) func() ([]byte, error) {
+		return func() ([]byte, error) { return []byte{b}, nil }
+	}
 	slow, ok := h.join()
 	require.True(t, ok)
 	fast, ok := h.join()
 	require.True(t, ok)
 	for i := range 2 {
-		assert.Zero(t, h.broadcast([]byte{byte(i)}))
+		n, err := h.broadcast(msg(byte(i)))
+		require.NoError(t, err)
+		assert.Zero(t, n)
 		<-fast.ch
 	}
-	assert.Equal(t, 1, h.broadcast([]byte{9}), "the browser that read nothing is dropped")
+	n, err := h.broadcast(msg(9))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the browser that read nothing is dropped")
 	select {
 	case <-slow.gone:
 	default:
@@ -608,8 +615,34 @@ func TestSlowBrowserDropped(t *testing.T) {
 	assert.Equal(t, []byte{9}, <-fast.ch)
 	h.closeAll()
 	<-fast.gone
-	_, ok = h.join()
-	assert.False(t, ok, "no browser joins a closed hub")
+}
+
+// TestBroadcastEncodesOnlyForBrowsers: with nobody watching, an event is
+// not encoded at all (the pump runs beside the MQTT link on every card);
+// an encoding error reaches the caller and nothing is handed out.
+func TestBroadcastEncodesOnlyForBrowsers(t *testing.T) {
+	h := newHub(2)
+	calls := 0
+	enc := func() ([]byte, error) { calls++; return []byte("x"), nil }
+	n, err := h.broadcast(enc)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	assert.Zero(t, calls, "no browser, no encoding")
+
+	c, ok := h.join()
+	require.True(t, ok)
+	_, err = h.broadcast(enc)
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls)
+	assert.Equal(t, []byte("x"), <-c.ch)
+
+	_, err = h.broadcast(func() ([]byte, error) { return nil, errors.New("boom") })
+	require.EqualError(t, err, "boom")
+	select {
+	case m := <-c.ch:
+		t.Fatalf("handed out %q after a failed encoding", m)
+	default:
+	}
 }
 
 func TestErrorKind(t *testing.T) {

@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -59,11 +58,22 @@ func (h *hub) dropLocked(c *client) {
 	}
 }
 
-// broadcast queues msg for every browser and returns how many were
-// dropped because their queue was full.
-func (h *hub) broadcast(msg []byte) (dropped int) {
+// broadcast queues the message encode builds for every browser and
+// returns how many were dropped because their queue was full. With no
+// browser connected nothing is encoded: the pump runs beside the MQTT
+// link on every card, and a state's JSON is most of its work. The check
+// and the hand-out are under one lock, so a browser that joins gets either
+// the message or a snapshot taken after it.
+func (h *hub) broadcast(encode func() ([]byte, error)) (dropped int, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.clients) == 0 {
+		return 0, nil
+	}
+	msg, err := encode()
+	if err != nil {
+		return 0, err
+	}
 	for c := range h.clients {
 		select {
 		case c.ch <- msg:
@@ -72,7 +82,7 @@ func (h *hub) broadcast(msg []byte) (dropped int) {
 			dropped++
 		}
 	}
-	return dropped
+	return dropped, nil
 }
 
 // count is the number of connected browsers.
@@ -95,7 +105,10 @@ func (h *hub) closeAll() {
 // encodeSSE is one server-sent event: "state" for snapshots, "event" for
 // everything else, the data being the table.Event JSON envelope.
 func encodeSSE(ev table.Event) ([]byte, error) {
-	data, err := json.Marshal(ev)
+	// MarshalJSON itself: json.Marshal(ev) would check and compact its
+	// output a second time. Its JSON has no raw newline (encoding/json
+	// escapes them in strings), so one data line holds it.
+	data, err := ev.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("console: encode %s: %w", ev.Kind(), err)
 	}
@@ -108,7 +121,6 @@ func encodeSSE(ev table.Event) ([]byte, error) {
 	b.WriteString("event: ")
 	b.WriteString(name)
 	b.WriteString("\ndata: ")
-	// JSON from encoding/json has no raw newlines, so one data line holds it.
 	b.Write(data)
 	b.WriteString("\n\n")
 	return b.Bytes(), nil
