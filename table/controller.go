@@ -109,6 +109,10 @@ type Controller struct {
 	state atomic.Pointer[State] // last published snapshot, for readers outside Run
 
 	// Owned by Run.
+	// outq collects the events of the input being handled while holding
+	// is set; handle fans them out together once the input is applied.
+	outq       []Event
+	holding    bool
 	seq        uint64
 	rnd        *round.Round
 	roundID    string
@@ -392,6 +396,12 @@ func (c *Controller) handle(in Input) error {
 		return errStaleTimer
 	}
 	c.now = c.clk.Now()
+	// The input's events and the state after them go out together when it
+	// is applied: the MQTT link then finds a card's event and the state
+	// showing it in its queue at once and writes and publishes them as one
+	// batch, instead of waking for the event and again for the state.
+	c.holding = true
+	defer c.release()
 	if id := commandID(in); id != "" {
 		if verdict, ok := c.cmdSeen[id]; ok {
 			// Delivered again (a retry, a redelivery after a restart):
@@ -415,6 +425,8 @@ func (c *Controller) handle(in Input) error {
 	}
 	err := c.apply(in)
 	if c.checkpointDue() {
+		// What the input did goes out before the checkpoint's fsync.
+		c.flushHeld()
 		if cerr := c.writeCheckpoint(); cerr != nil {
 			c.log.Error().Err(cerr).Msg("checkpoint not written")
 		}
@@ -934,7 +946,27 @@ func (c *Controller) emit(b Body, roundID string) {
 			return
 		}
 	}
+	if c.holding {
+		c.outq = append(c.outq, ev)
+		return
+	}
 	c.fanout(ev)
+}
+
+// flushHeld fans out the events held so far.
+func (c *Controller) flushHeld() {
+	if len(c.outq) == 0 {
+		return
+	}
+	c.fanout(c.outq...)
+	clear(c.outq) // the bodies belong to the subscribers now
+	c.outq = c.outq[:0]
+}
+
+// release ends an input's holding and fans out what it held.
+func (c *Controller) release() {
+	c.flushHeld()
+	c.holding = false
 }
 
 func (c *Controller) publishState() {

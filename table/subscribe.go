@@ -49,15 +49,19 @@ func (c *Controller) Dropped() map[string]uint64 {
 	return out
 }
 
-func (c *Controller) fanout(ev Event) {
+// fanout hands evs to every subscriber, in order, one subscriber after
+// the other, so each finds them all queued when it wakes.
+func (c *Controller) fanout(evs ...Event) {
 	c.subMu.Lock()
 	defer c.subMu.Unlock()
 	for _, s := range c.subs {
-		select {
-		case s.ch <- ev:
-		default:
-			if s.dropped.Add(1) == 1 {
-				c.log.Error().Str("subscriber", s.name).Msg("subscriber queue full: events dropped")
+		for _, ev := range evs {
+			select {
+			case s.ch <- ev:
+			default:
+				if s.dropped.Add(1) == 1 {
+					c.log.Error().Str("subscriber", s.name).Msg("subscriber queue full: events dropped")
+				}
 			}
 		}
 	}
