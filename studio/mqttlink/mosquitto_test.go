@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,5 +173,35 @@ func TestMosquittoEventsBeforeFirstConnect(t *testing.T) {
 	t.Logf("%d failed connection attempts with 100 events and 10 snapshots waiting", r.link.Stats().ConnectFailures)
 	mq.Restart()
 	feed(r, 101, 200)
+	checkExactlyOnceAcrossRestart(t, sub, 200)
+}
+
+// TestMosquittoOutboxFullHoldsEvents: with the broker away long enough to
+// fill the outbox, the link stops taking events (the controller's queue
+// holds them, nothing is dropped) and, once the broker is back, publishes
+// everything exactly once, in order.
+func TestMosquittoOutboxFullHoldsEvents(t *testing.T) {
+	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, mq.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{ClientID: "backend"})
+	mq.Stop()
+
+	opts := testOptions(t, mq.URL())
+	opts.OutboxMaxBytes = 4 << 10 // a few dozen events
+	opts.OutboxBatch = 8          // a batch may go past the bound
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	feed(r, 1, 200)
+	require.Eventually(t, func() bool {
+		return r.link.OutboxDepth() > 0 && len(r.events) > 0
+	}, waitFor, poll)
+	// Held, not taken: the outbox stays at its bound while the broker is away.
+	depth, queued := r.link.OutboxDepth(), len(r.events)
+	time.Sleep(200 * time.Millisecond)
+	assert.Equal(t, depth, r.link.OutboxDepth(), "nothing more taken while full")
+	assert.Equal(t, queued, len(r.events))
+	assert.Less(t, depth, 40, "the outbox keeps to its bound (one batch past it at most)")
+	t.Logf("broker away: %d events in the outbox, %d waiting in the controller's queue", depth, queued)
+
+	mq.Restart()
 	checkExactlyOnceAcrossRestart(t, sub, 200)
 }

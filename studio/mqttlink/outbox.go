@@ -275,8 +275,8 @@ func (ob *outbox) LastSeq() uint64 {
 	return ob.lastSeq
 }
 
-// Append writes the entries with one write and makes them visible to the
-// publisher; SyncLoop makes them durable. It waits while the outbox is
+// Append makes the entries visible to the publisher and writes them with
+// one write; SyncLoop makes them durable. It waits while the outbox is
 // full.
 func (ob *outbox) Append(ctx context.Context, entries []entry) error {
 	if len(entries) == 0 {
@@ -289,7 +289,33 @@ func (ob *outbox) Append(ctx context.Context, entries []entry) error {
 	if err := ob.waitSpace(ctx, size); err != nil {
 		return err
 	}
+	return ob.appendNow(entries)
+}
+
+// Full reports whether the unacknowledged records reach the outbox's
+// bound: the link's pump then takes no more events until acknowledgements
+// make room (appendNow itself never waits, so one batch may go past the
+// bound).
+func (ob *outbox) Full() bool {
 	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	return len(ob.pending) > 0 && ob.pendingBytes >= ob.maxBytes
+}
+
+// appendNow is Append without waiting for space.
+func (ob *outbox) appendNow(entries []entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	var size int64
+	for _, e := range entries {
+		size += int64(len(e.payload))
+	}
+	ob.mu.Lock()
+	if ob.closed {
+		ob.mu.Unlock()
+		return ErrOutboxClosed
+	}
 	pos := ob.nextPos
 	ob.mu.Unlock()
 
@@ -302,10 +328,15 @@ func (ob *outbox) Append(ctx context.Context, entries []entry) error {
 		off += recs[i].size()
 		recs[i].end = off
 	}
-	if _, err := ob.f.Write(buf); err != nil {
-		return fmt.Errorf("mqttlink: outbox write: %w", err)
-	}
-
+	// The publisher gets the records before the write, which then overlaps
+	// the broker round trip instead of preceding it (a write stalls when
+	// its page is being written back, at the p99 of a card's path). This
+	// is safe for the reason the fsync may follow the publish (file
+	// comment): a crash before the write leaves an outbox whose last seq
+	// is lower, and the journal's replay derives the missing events again.
+	// An acknowledgement may come before the write: the ack mark then
+	// runs ahead of events.log, which load handles (acknowledged records
+	// are skipped, the next pos and seq continue past the mark).
 	ob.mu.Lock()
 	ob.fileBytes = off
 	ob.nextPos = pos + uint64(len(recs))
@@ -317,6 +348,10 @@ func (ob *outbox) Append(ctx context.Context, entries []entry) error {
 	needCompact := ob.headOffset >= ob.compactBytes && ob.headOffset >= ob.fileBytes-ob.headOffset
 	ob.mu.Unlock()
 	signal(ob.notify)
+
+	if _, err := ob.f.Write(buf); err != nil {
+		return fmt.Errorf("mqttlink: outbox write: %w", err)
+	}
 	signal(ob.dirty)
 
 	if needCompact {
@@ -434,9 +469,6 @@ func (ob *outbox) Pending(i int) (record, bool) {
 	}
 	return ob.pending[i], true
 }
-
-// Appended is signalled (cap 1) when records are appended.
-func (ob *outbox) Appended() <-chan struct{} { return ob.notify }
 
 // Ack marks the head record, which must be at pos, acknowledged by the
 // broker, and persists the mark (without fsync: see the file comment).
