@@ -234,7 +234,14 @@ func (c *Controller) Run(ctx context.Context, inputs <-chan Input) error {
 				req.reply <- nil
 				continue
 			}
-			req.reply <- c.handle(req.in)
+			// The caller (the shoe reader with its ACK, the link with its
+			// reply) is answered before the input's events go out: the
+			// goroutine woken last runs first when Run waits again (Go's
+			// "run next" slot), and that should be the MQTT link, on the
+			// way to the players, not the caller.
+			err := c.handleHeld(req.in)
+			req.reply <- err
+			c.release()
 		case tf := <-c.timers:
 			if err := c.handle(tf); err != nil && !errors.Is(err, errStaleTimer) {
 				c.log.Warn().Err(err).Str("timer", tf.Timer).Msg("timer input rejected")
@@ -392,16 +399,22 @@ func (c *Controller) verifyCheckpoint(ck Checkpoint, seq uint64) {
 // rejected are not journaled, so replay sees only what changed the table
 // or must be reported (unexpected cards are journaled: never lose a card).
 func (c *Controller) handle(in Input) error {
-	if tf, ok := in.(TimerFired); ok && tf.Timer != "" && tf.Round != c.timerKey() {
-		return errStaleTimer
-	}
-	c.now = c.clk.Now()
+	defer c.release()
+	return c.handleHeld(in)
+}
+
+// handleHeld is handle without fanning the input's events out: they stay
+// held until release.
+func (c *Controller) handleHeld(in Input) error {
 	// The input's events and the state after them go out together when it
 	// is applied: the MQTT link then finds a card's event and the state
 	// showing it in its queue at once and writes and publishes them as one
 	// batch, instead of waking for the event and again for the state.
 	c.holding = true
-	defer c.release()
+	if tf, ok := in.(TimerFired); ok && tf.Timer != "" && tf.Round != c.timerKey() {
+		return errStaleTimer
+	}
+	c.now = c.clk.Now()
 	if id := commandID(in); id != "" {
 		if verdict, ok := c.cmdSeen[id]; ok {
 			// Delivered again (a retry, a redelivery after a restart):

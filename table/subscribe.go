@@ -17,6 +17,13 @@ type subscriber struct {
 // Subscribe returns a channel of every event from now on, with a queue of
 // buf events, and a function that ends the subscription. The channel is
 // closed when the subscription ends or Run returns.
+//
+// Each input's events are handed to the subscribers in the reverse order
+// of their subscriptions, so the first subscriber's goroutine is the last
+// one woken: Go's scheduler runs the goroutine woken last first (its "run
+// next" slot) when the controller waits again, and queues the others
+// behind. Subscribe first what is on the path to the players (tabled: the
+// MQTT link), and the lamp, log and console after it.
 func (c *Controller) Subscribe(name string, buf int) (<-chan Event, func()) {
 	s := &subscriber{name: name, ch: make(chan Event, buf)}
 	c.subMu.Lock()
@@ -50,11 +57,14 @@ func (c *Controller) Dropped() map[string]uint64 {
 }
 
 // fanout hands evs to every subscriber, in order, one subscriber after
-// the other, so each finds them all queued when it wakes.
+// the other, so each finds them all queued when it wakes. Subscribers are
+// served in the reverse order of their subscriptions, so the first one's
+// goroutine is woken last and runs first (see Subscribe).
 func (c *Controller) fanout(evs ...Event) {
 	c.subMu.Lock()
 	defer c.subMu.Unlock()
-	for _, s := range c.subs {
+	for i := len(c.subs) - 1; i >= 0; i-- {
+		s := c.subs[i]
 		for _, ev := range evs {
 			select {
 			case s.ch <- ev:
