@@ -323,6 +323,10 @@ func (d *Device) Run(ctx context.Context) error {
 			p := d.port
 			readers = append(readers, p)
 			d.sendHelloLocked(time.Now())
+			// Cleared here, not in readLoop: a Run cancelled before the
+			// new goroutine first ran would have its wake-up deadline
+			// cleared after it was set, and wait for that Read for ever.
+			_ = p.master.SetReadDeadline(time.Time{})
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -346,7 +350,6 @@ func (d *Device) readLoop(p *ptyPair) {
 	var dec shoeproto.Decoder
 	var m shoeproto.Message
 	buf := make([]byte, 1024)
-	_ = p.master.SetReadDeadline(time.Time{})
 	for {
 		n, err := p.master.Read(buf)
 		if err != nil {
