@@ -24,6 +24,7 @@ import (
 
 	simdealer "github.com/livetable/livetable/simulators/dealer"
 	simshoe "github.com/livetable/livetable/simulators/shoe"
+	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/journal"
@@ -322,6 +323,7 @@ func newBackend(t *testing.T, broker, root, name string) *backend {
 		events: map[uint64]json.RawMessage{}, kinds: map[uint64]string{}, rounds: map[uint64]string{},
 		pending: map[string][]byte{}, answered: map[string]bool{}, next: map[string]func(){}, stop: make(chan struct{})}
 	o := paho.NewClientOptions().AddBroker(broker).SetClientID("backend-" + name).SetCleanSession(false).
+		SetStore(mqttlink.NewStore()). // paho's MemoryStore races on a reconnect
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(100 * time.Millisecond).SetOrderMatters(true)
 	o.SetOnConnectHandler(func(c paho.Client) {
 		c.Subscribe(root+"events", 1, func(_ paho.Client, m paho.Message) { b.onEvent(m.Payload()) })

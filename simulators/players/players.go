@@ -16,6 +16,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/rs/zerolog"
 
+	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table/rules"
 	"github.com/livetable/livetable/table/strategy"
 )
@@ -97,6 +98,7 @@ func (b *Backend) root() string { return fmt.Sprintf("livetable/%s/%s/", b.opts.
 // Run connects and plays until ctx is done.
 func (b *Backend) Run(ctx context.Context) error {
 	co := paho.NewClientOptions().AddBroker(b.opts.BrokerURL).
+		SetStore(mqttlink.NewStore()). // paho's MemoryStore races on a reconnect
 		SetClientID(fmt.Sprintf("players-%s-%s", b.opts.Studio, b.opts.Table)).
 		SetCleanSession(true).SetAutoReconnect(true).SetConnectRetry(true).
 		SetConnectRetryInterval(200 * time.Millisecond).SetOrderMatters(false)

@@ -30,6 +30,12 @@ var _ paho.Store = (*copyStore)(nil)
 
 func newCopyStore() *copyStore { return &copyStore{data: map[string][]byte{}} }
 
+// NewStore returns the in-flight store the Link gives paho, for any other
+// paho client that publishes at QoS 1 across reconnects (a backend, a
+// tool, the tests' backends): with paho's default MemoryStore such a
+// client races with itself on every reconnect, as described above.
+func NewStore() paho.Store { return newCopyStore() }
+
 // Open implements paho.Store.
 func (s *copyStore) Open() {
 	s.mu.Lock()

@@ -12,6 +12,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table"
 )
 
@@ -80,6 +81,7 @@ func Subscribe(t testing.TB, url, filter string, opts SubscriberOptions) *Subscr
 	}
 	s := &Subscriber{seen: map[uint64]bool{}}
 	o := paho.NewClientOptions().AddBroker(url).SetClientID(opts.ClientID).
+		SetStore(mqttlink.NewStore()). // paho's MemoryStore races on a reconnect
 		SetCleanSession(opts.CleanSession).SetOrderMatters(true).
 		SetAutoReconnect(true).SetConnectRetry(true).
 		SetConnectRetryInterval(100 * time.Millisecond).SetMaxReconnectInterval(500 * time.Millisecond).
