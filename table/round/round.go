@@ -1199,23 +1199,13 @@ func (r *Round) handsState() (live, natural, insured bool) {
 		players := r.boxes[i].players
 		for j := range players {
 			p := &players[j]
-			if p.insurance == 1 {
-				insured = true
-			}
 			if p.behind {
+				// A bet behind has no hands of its own, only its insurance.
+				insured = insured || p.insurance == 1
 				continue
 			}
-			for k := range p.hands[:p.n] {
-				h := &p.hands[k]
-				switch {
-				case h.natural:
-					natural = true
-				case h.surrender, h.bust():
-				case charlie > 0 && int(h.n) >= charlie:
-				default:
-					live = true
-				}
-			}
+			l, n, ins := p.handsState(charlie)
+			live, natural, insured = live || l, natural || n, insured || ins
 		}
 	}
 	return
