@@ -304,6 +304,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	retrying := false // fl[0] failed and waits for retry to fire
+	full := false     // the outbox reached its bound (logged once)
 	defer retry.Stop()
 	for {
 		for len(fl) < 2 && !retrying {
@@ -316,6 +317,14 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 		in := events
 		if ob.Full() {
 			in = nil
+			if !full {
+				full = true
+				l.log.Warn().Int64("max_bytes", l.opts.OutboxMaxBytes).Int("depth", ob.Depth()).
+					Msg("outbox full: events wait in the controller's queue for the broker")
+			}
+		} else if full {
+			full = false
+			l.log.Info().Int("depth", ob.Depth()).Msg("outbox has room again")
 		}
 		var acked <-chan struct{}
 		if len(fl) > 0 && !retrying {
@@ -345,7 +354,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 					break drain
 				}
 			}
-			if err := ob.appendNow(batch); err != nil {
+			if err := ob.Append(batch); err != nil {
 				return err
 			}
 			clear(batch)

@@ -85,8 +85,8 @@ type record struct {
 
 func (r *record) size() int64 { return int64(recordHeaderLen + len(r.payload)) }
 
-// outbox is safe for one appending goroutine, one publishing goroutine and
-// SyncLoop at a time: Append and compaction write the file only from the
+// outbox is safe for one goroutine appending and acknowledging (the link's
+// pump) and SyncLoop at a time: Append and compaction write the file only from the
 // appender, and SyncLoop syncs it under fileMu.
 type outbox struct {
 	dir          string
@@ -98,9 +98,7 @@ type outbox struct {
 	f    *os.File
 	ackf *os.File
 
-	notify chan struct{} // cap 1: a record was appended
-	space  chan struct{} // cap 1: a record was acknowledged
-	dirty  chan struct{} // cap 1: a record was written, not yet synced
+	dirty chan struct{} // cap 1: a record was written, not yet synced
 
 	// fileMu keeps compaction from swapping f while SyncLoop syncs it.
 	fileMu sync.Mutex
@@ -130,7 +128,7 @@ func openOutbox(dir string, maxBytes, compactBytes int64, log zerolog.Logger) (*
 	}
 	ob := &outbox{
 		dir: dir, log: log, maxBytes: maxBytes, compactBytes: compactBytes,
-		notify: make(chan struct{}, 1), space: make(chan struct{}, 1), dirty: make(chan struct{}, 1),
+		dirty: make(chan struct{}, 1),
 	}
 	ackf, err := os.OpenFile(filepath.Join(dir, outboxAckName), os.O_RDWR|os.O_CREATE, 0o640)
 	if err != nil {
@@ -275,26 +273,9 @@ func (ob *outbox) LastSeq() uint64 {
 	return ob.lastSeq
 }
 
-// Append makes the entries visible to the publisher and writes them with
-// one write; SyncLoop makes them durable. It waits while the outbox is
-// full.
-func (ob *outbox) Append(ctx context.Context, entries []entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	var size int64
-	for _, e := range entries {
-		size += int64(len(e.payload))
-	}
-	if err := ob.waitSpace(ctx, size); err != nil {
-		return err
-	}
-	return ob.appendNow(entries)
-}
-
 // Full reports whether the unacknowledged records reach the outbox's
 // bound: the link's pump then takes no more events until acknowledgements
-// make room (appendNow itself never waits, so one batch may go past the
+// make room (Append itself never waits, so one batch may go past the
 // bound).
 func (ob *outbox) Full() bool {
 	ob.mu.Lock()
@@ -302,8 +283,10 @@ func (ob *outbox) Full() bool {
 	return len(ob.pending) > 0 && ob.pendingBytes >= ob.maxBytes
 }
 
-// appendNow is Append without waiting for space.
-func (ob *outbox) appendNow(entries []entry) error {
+// Append makes the entries visible to the publisher and writes them with
+// one write; SyncLoop makes them durable. It never waits: the caller keeps
+// to the bound with Full.
+func (ob *outbox) Append(entries []entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -347,7 +330,6 @@ func (ob *outbox) appendNow(entries []entry) error {
 	ob.pendingBytes += size
 	needCompact := ob.headOffset >= ob.compactBytes && ob.headOffset >= ob.fileBytes-ob.headOffset
 	ob.mu.Unlock()
-	signal(ob.notify)
 
 	if _, err := ob.f.Write(buf); err != nil {
 		return fmt.Errorf("mqttlink: outbox write: %w", err)
@@ -409,56 +391,6 @@ func (ob *outbox) SyncLoop(ctx context.Context, interval time.Duration) error {
 // Syncs is how many fsyncs SyncLoop has done.
 func (ob *outbox) Syncs() uint64 { return ob.syncs.Load() }
 
-// waitSpace blocks until size more bytes fit under the bound. An outbox
-// with nothing pending always accepts, so one oversized batch cannot wedge.
-func (ob *outbox) waitSpace(ctx context.Context, size int64) error {
-	warned := false
-	for {
-		ob.mu.Lock()
-		closed := ob.closed
-		fits := len(ob.pending) == 0 || ob.pendingBytes+size <= ob.maxBytes
-		ob.mu.Unlock()
-		if closed {
-			return ErrOutboxClosed
-		}
-		if fits {
-			return nil
-		}
-		if !warned {
-			ob.log.Warn().Int64("max_bytes", ob.maxBytes).Msg("outbox full; intake waits for the broker")
-			warned = true
-		}
-		select {
-		case <-ob.space:
-		case <-ctx.Done():
-			return fmt.Errorf("mqttlink: outbox full: %w", ctx.Err())
-		}
-	}
-}
-
-// Head waits for the oldest unacknowledged record and returns it. It stays
-// the head until Ack.
-func (ob *outbox) Head(ctx context.Context) (record, error) {
-	for {
-		ob.mu.Lock()
-		if ob.closed {
-			ob.mu.Unlock()
-			return record{}, ErrOutboxClosed
-		}
-		if len(ob.pending) > 0 {
-			r := ob.pending[0]
-			ob.mu.Unlock()
-			return r, nil
-		}
-		ob.mu.Unlock()
-		select {
-		case <-ob.notify:
-		case <-ctx.Done():
-			return record{}, ctx.Err()
-		}
-	}
-}
-
 // Pending returns the i-th unacknowledged record (0 is the head), if there
 // is one, without waiting.
 func (ob *outbox) Pending(i int) (record, bool) {
@@ -487,7 +419,6 @@ func (ob *outbox) Ack(pos uint64) error {
 	ob.pendingBytes -= int64(len(r.payload))
 	ob.headOffset = r.end
 	ob.ackedPos, ob.ackedSeq = r.pos, max(ob.ackedSeq, r.seq)
-	signal(ob.space)
 	return ob.writeAckLocked()
 }
 
@@ -580,8 +511,8 @@ func (ob *outbox) Depth() int {
 	return len(ob.pending)
 }
 
-// Close flushes the ack mark and closes the files. Waiters return
-// ErrOutboxClosed.
+// Close flushes the ack mark and closes the files; later appends and
+// acknowledgements return ErrOutboxClosed.
 func (ob *outbox) Close() error {
 	ob.mu.Lock()
 	if ob.closed {
@@ -590,8 +521,6 @@ func (ob *outbox) Close() error {
 	}
 	ob.closed = true
 	ob.mu.Unlock()
-	signal(ob.notify)
-	signal(ob.space)
 	errAck := ob.ackf.Sync()
 	ob.fileMu.Lock()
 	defer ob.fileMu.Unlock()

@@ -1,7 +1,6 @@
 package mqttlink
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,7 +54,7 @@ func FuzzOutboxLoad(f *testing.F) {
 		if ob.Depth() != depth || ob.LastSeq() != last {
 			t.Fatalf("reopen changed the outbox: depth %d→%d, last seq %d→%d", depth, ob.Depth(), last, ob.LastSeq())
 		}
-		if err := ob.Append(context.Background(), entries(last+1, last+1)); err != nil {
+		if err := ob.Append(entries(last+1, last+1)); err != nil {
 			t.Fatalf("append after load: %v", err)
 		}
 		if ob.Depth() != depth+1 {
