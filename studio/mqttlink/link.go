@@ -270,8 +270,25 @@ func (l *Link) subscribe(ctx context.Context, client paho.Client) error {
 // the controller's queue holds them.
 func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.Client, ob *outbox) error {
 	lastSeq := ob.LastSeq()
-	batch := make([]entry, 0, l.opts.OutboxBatch)
-	add := func(ev table.Event) {
+	var fl []flight // in outbox order; at most two, on different topics
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	retrying := false // fl[0] failed and waits for retry to fire
+	full := false     // the outbox reached its bound (logged once)
+	defer retry.Stop()
+	launch := func() {
+		for len(fl) < 2 && !retrying {
+			next, ok := ob.Pending(len(fl))
+			if !ok || (len(fl) == 1 && next.state == fl[0].rec.state) {
+				break
+			}
+			fl = append(fl, l.launch(client, next))
+		}
+	}
+	var one [1]entry
+	// take encodes ev into the outbox (a replayed one is skipped) and
+	// launches what may be in flight.
+	take := func(ev table.Event) error {
 		if ev.Seq != 0 {
 			if ev.Seq <= lastSeq {
 				// A replay after a restart; the first one is logged so a
@@ -281,7 +298,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 					l.log.Info().Uint64("seq", ev.Seq).Uint64("outbox_last_seq", lastSeq).
 						Msg("skipping events the outbox already has")
 				}
-				return
+				return nil
 			}
 			if lastSeq != 0 && ev.Seq != lastSeq+1 {
 				l.gaps.Add(1)
@@ -295,25 +312,18 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 		payload, err := ev.MarshalJSON()
 		if err != nil {
 			l.log.Error().Err(err).Uint64("seq", ev.Seq).Str("kind", ev.Kind()).Msg("event not encodable; dropped")
-			return
+			return nil
 		}
-		batch = append(batch, entry{seq: ev.Seq, state: ev.Kind() == StateKind, payload: payload})
+		one[0] = entry{seq: ev.Seq, state: ev.Kind() == StateKind, payload: payload}
+		if err := ob.Append(one[:]); err != nil {
+			return err
+		}
+		launch()
+		return nil
 	}
 
-	var fl []flight // in outbox order; at most two, on different topics
-	retry := time.NewTimer(time.Hour)
-	retry.Stop()
-	retrying := false // fl[0] failed and waits for retry to fire
-	full := false     // the outbox reached its bound (logged once)
-	defer retry.Stop()
 	for {
-		for len(fl) < 2 && !retrying {
-			next, ok := ob.Pending(len(fl))
-			if !ok || (len(fl) == 1 && next.state == fl[0].rec.state) {
-				break
-			}
-			fl = append(fl, l.launch(client, next))
-		}
+		launch()
 		in := events
 		if ob.Full() {
 			in = nil
@@ -338,27 +348,34 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 				events = nil // the controller stopped; publish what is left
 				continue
 			}
-			add(ev)
-			// Take what else is queued (a card's event and state come
-			// together): one write and, when the pump falls behind, fewer.
-		drain:
-			for len(batch) < cap(batch) {
+			// Each event is launched as soon as it is encoded and in the
+			// outbox: a card's event goes to paho while its state is being
+			// encoded (the state's JSON is most of the encoding). What else
+			// is queued is taken now (a card's event and state come
+			// together), and the file gets one write after them all,
+			// overlapping the broker round trip.
+			for n := 0; ; n++ {
+				if err := take(ev); err != nil {
+					return err
+				}
+				if n+1 >= l.opts.OutboxBatch {
+					break
+				}
+				var more bool
 				select {
-				case ev, ok = <-events:
-					if !ok {
+				case ev, more = <-events:
+					if !more {
 						events = nil
-						break drain
 					}
-					add(ev)
 				default:
-					break drain
+				}
+				if !more {
+					break
 				}
 			}
-			if err := ob.Append(batch); err != nil {
+			if err := ob.Flush(); err != nil {
 				return err
 			}
-			clear(batch)
-			batch = batch[:0]
 		case <-retry.C:
 			retrying = false
 			again := l.launch(client, fl[0].rec)

@@ -69,7 +69,7 @@ type Options struct {
 	// outbox file may carry before it is rewritten without them.
 	// Default 4 MiB.
 	OutboxCompactBytes int64
-	// OutboxBatch is the most events the intake writes to the outbox in
+	// OutboxBatch is the most events the pump writes to the outbox in
 	// one write (a burst); the fsyncs that follow cover whatever was
 	// written since the last one.
 	// Default 256.

@@ -24,8 +24,9 @@ import (
 // so every event is written here first and the publisher sends in order
 // from the head, with at most one unacknowledged message per topic.
 //
-// The publisher may send a record before its fsync has finished: Append
-// writes the batch and hands it to the publisher, and SyncLoop, on its own
+// The publisher may send a record before it is written and before its
+// fsync has finished: Append hands the batch to the publisher, Flush then
+// writes it, and SyncLoop, on its own
 // goroutine, makes whatever has been written durable, at most once per
 // OutboxSyncInterval (many batches per fsync). Neither intake nor
 // publishing ever waits for the disk (an fsync is 0.15-0.3 ms here,
@@ -111,12 +112,15 @@ type outbox struct {
 	// headOffset is where the first unacknowledged record starts in
 	// events.log (everything before it is acknowledged).
 	headOffset int64
-	fileBytes  int64
-	nextPos    uint64
-	lastSeq    uint64
-	ackedPos   uint64
-	ackedSeq   uint64
-	closed     bool
+	fileBytes  int64 // including unwritten
+	// unwritten are the records Append encoded and Flush has not written;
+	// spare is the other buffer, reused.
+	unwritten, spare []byte
+	nextPos          uint64
+	lastSeq          uint64
+	ackedPos         uint64
+	ackedSeq         uint64
+	closed           bool
 }
 
 // openOutbox opens or creates the outbox in dir and loads the records that
@@ -283,59 +287,61 @@ func (ob *outbox) Full() bool {
 	return len(ob.pending) > 0 && ob.pendingBytes >= ob.maxBytes
 }
 
-// Append makes the entries visible to the publisher and writes them with
-// one write; SyncLoop makes them durable. It never waits: the caller keeps
-// to the bound with Full.
+// Append makes the entries visible to the publisher and encodes them for
+// the next Flush, which writes them; SyncLoop makes them durable. It never
+// waits and makes no system call: the pump launches the records first and
+// writes them after, so the write overlaps the broker round trip instead
+// of preceding it (a write stalls when its page is being written back, at
+// the p99 of a card's path). The caller keeps to the bound with Full.
+//
+// Publishing before the write is safe for the reason the fsync may follow
+// the publish (file comment): a crash before the write leaves an outbox
+// whose last seq is lower, and the journal's replay derives the missing
+// events again. An acknowledgement may come before the write: the ack mark
+// then runs ahead of events.log, which load handles (acknowledged records
+// are skipped, the next pos and seq continue past the mark).
 func (ob *outbox) Append(entries []entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	var size int64
-	for _, e := range entries {
-		size += int64(len(e.payload))
-	}
 	ob.mu.Lock()
+	defer ob.mu.Unlock()
 	if ob.closed {
-		ob.mu.Unlock()
 		return ErrOutboxClosed
 	}
-	pos := ob.nextPos
-	ob.mu.Unlock()
-
-	recs := make([]record, len(entries))
-	var buf []byte
-	off := ob.fileBytes
-	for i, e := range entries {
-		recs[i] = record{pos: pos + uint64(i), seq: e.seq, state: e.state, payload: e.payload}
-		buf = appendRecord(buf, &recs[i])
-		off += recs[i].size()
-		recs[i].end = off
-	}
-	// The publisher gets the records before the write, which then overlaps
-	// the broker round trip instead of preceding it (a write stalls when
-	// its page is being written back, at the p99 of a card's path). This
-	// is safe for the reason the fsync may follow the publish (file
-	// comment): a crash before the write leaves an outbox whose last seq
-	// is lower, and the journal's replay derives the missing events again.
-	// An acknowledgement may come before the write: the ack mark then
-	// runs ahead of events.log, which load handles (acknowledged records
-	// are skipped, the next pos and seq continue past the mark).
-	ob.mu.Lock()
-	ob.fileBytes = off
-	ob.nextPos = pos + uint64(len(recs))
-	for _, r := range recs {
+	for _, e := range entries {
+		r := record{pos: ob.nextPos, seq: e.seq, state: e.state, payload: e.payload}
+		ob.unwritten = appendRecord(ob.unwritten, &r)
+		ob.fileBytes += r.size()
+		r.end = ob.fileBytes
+		ob.nextPos++
 		ob.lastSeq = max(ob.lastSeq, r.seq)
+		ob.pending = append(ob.pending, r)
+		ob.pendingBytes += int64(len(r.payload))
 	}
-	ob.pending = append(ob.pending, recs...)
-	ob.pendingBytes += size
+	return nil
+}
+
+// Flush writes what Append encoded since the last Flush, with one write,
+// and compacts events.log when its acknowledged head has grown large.
+// Called by the appending goroutine.
+func (ob *outbox) Flush() error {
+	ob.mu.Lock()
+	buf := ob.unwritten
+	ob.unwritten = ob.spare[:0]
 	needCompact := ob.headOffset >= ob.compactBytes && ob.headOffset >= ob.fileBytes-ob.headOffset
 	ob.mu.Unlock()
-
-	if _, err := ob.f.Write(buf); err != nil {
+	if len(buf) == 0 {
+		return nil
+	}
+	_, err := ob.f.Write(buf)
+	ob.mu.Lock()
+	ob.spare = buf[:0] // the buffers take turns: no allocation per batch
+	ob.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("mqttlink: outbox write: %w", err)
 	}
 	signal(ob.dirty)
-
 	if needCompact {
 		return ob.compact()
 	}
@@ -511,8 +517,9 @@ func (ob *outbox) Depth() int {
 	return len(ob.pending)
 }
 
-// Close flushes the ack mark and closes the files; later appends and
-// acknowledgements return ErrOutboxClosed.
+// Close writes what is not written yet, flushes the ack mark and closes the
+// files; later appends and acknowledgements return ErrOutboxClosed. Called
+// once the appending goroutine has stopped.
 func (ob *outbox) Close() error {
 	ob.mu.Lock()
 	if ob.closed {
@@ -520,11 +527,19 @@ func (ob *outbox) Close() error {
 		return nil
 	}
 	ob.closed = true
+	buf := ob.unwritten
+	ob.unwritten = nil
 	ob.mu.Unlock()
+	var errWrite error
+	if len(buf) > 0 {
+		if _, err := ob.f.Write(buf); err != nil {
+			errWrite = fmt.Errorf("write: %w", err)
+		}
+	}
 	errAck := ob.ackf.Sync()
 	ob.fileMu.Lock()
 	defer ob.fileMu.Unlock()
-	errs := errors.Join(errAck, ob.f.Sync(), ob.ackf.Close(), ob.f.Close())
+	errs := errors.Join(errWrite, errAck, ob.f.Sync(), ob.ackf.Close(), ob.f.Close())
 	if errs != nil {
 		return fmt.Errorf("mqttlink: close outbox: %w", errs)
 	}

@@ -32,6 +32,7 @@ func BenchmarkOutboxAppend(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				require.NoError(b, ob.Append(es))
+				require.NoError(b, ob.Flush())
 				for range batch {
 					r, _ := ob.Pending(0)
 					require.NoError(b, ob.Ack(r.pos))

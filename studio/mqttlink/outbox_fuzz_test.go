@@ -57,6 +57,9 @@ func FuzzOutboxLoad(f *testing.F) {
 		if err := ob.Append(entries(last+1, last+1)); err != nil {
 			t.Fatalf("append after load: %v", err)
 		}
+		if err := ob.Flush(); err != nil {
+			t.Fatalf("write after load: %v", err)
+		}
 		if ob.Depth() != depth+1 {
 			t.Fatalf("depth %d after append, want %d", ob.Depth(), depth+1)
 		}

@@ -134,6 +134,7 @@ func TestOutboxCompacts(t *testing.T) {
 	var next uint64 = 1
 	for range 50 {
 		require.NoError(t, ob.Append(entries(next, next+9)))
+		require.NoError(t, ob.Flush()) // compaction is Flush's
 		next += 10
 		ackN(t, ob, 8)
 	}
@@ -167,6 +168,44 @@ func TestOutboxFull(t *testing.T) {
 	assert.Equal(t, 19, ob.Depth())
 	ackN(t, ob, 10)
 	assert.False(t, ob.Full(), "acknowledgements make room")
+}
+
+// TestOutboxAppendThenFlush: Append only hands records to the publisher
+// (the pump publishes them before the file write); Flush writes them, and
+// Close writes what is left. A crash between Append and Flush loses the
+// records from the file, which the journal's replay derives again.
+func TestOutboxAppendThenFlush(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, outboxLogName)
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		return fi.Size()
+	}
+	ob := open(t, dir, 1<<20, 1<<20)
+	require.NoError(t, ob.Append(entries(1, 3)))
+	assert.Zero(t, size(), "Append makes no write")
+	r, ok := ob.Pending(2)
+	require.True(t, ok, "the publisher sees the records at once")
+	assert.EqualValues(t, 3, r.seq)
+	require.NoError(t, ob.Flush())
+	written := size()
+	assert.Positive(t, written)
+	require.NoError(t, ob.Flush())
+	assert.Equal(t, written, size(), "nothing left to write")
+
+	require.NoError(t, ob.Append(entries(4, 4)))
+	// A crash now: a second outbox reads the file as it is.
+	crashed, err := openOutbox(dir, 1<<20, 1<<20, zerolog.Nop())
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, crashed.LastSeq(), "the unwritten record is not in the file")
+	require.NoError(t, crashed.Close())
+
+	require.NoError(t, ob.Close())
+	ob = open(t, dir, 1<<20, 1<<20)
+	defer ob.Close()
+	assert.EqualValues(t, 4, ob.LastSeq(), "Close writes what Flush had not")
+	assert.Equal(t, 4, ob.Depth())
 }
 
 func TestOutboxClosed(t *testing.T) {
@@ -269,9 +308,11 @@ func TestOutboxSyncLoopRests(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- ob.SyncLoop(ctx, time.Hour) }()
 	require.NoError(t, ob.Append(entries(1, 1)))
+	require.NoError(t, ob.Flush())
 	require.Eventually(t, func() bool { return ob.Syncs() == 1 }, 5*time.Second, time.Millisecond)
 	for s := uint64(2); s <= 40; s++ {
 		require.NoError(t, ob.Append(entries(s, s)))
+		require.NoError(t, ob.Flush())
 	}
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
@@ -295,6 +336,7 @@ func TestOutboxSyncLoop(t *testing.T) {
 	go func() { done <- ob.SyncLoop(ctx, 0) }()
 	for s := uint64(1); s <= 40; s++ {
 		require.NoError(t, ob.Append(entries(s, s)))
+		require.NoError(t, ob.Flush())
 	}
 	require.Eventually(t, func() bool { return ob.Syncs() > 0 }, 5*time.Second, time.Millisecond)
 	assert.LessOrEqual(t, ob.Syncs(), uint64(40))
