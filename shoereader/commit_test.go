@@ -1,6 +1,7 @@
 package shoereader_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -43,6 +44,43 @@ func TestAckOnCommit(t *testing.T) {
 		t.Fatalf("unexpected host frame %v %d", m.Type, m.Seq)
 	case <-time.After(50 * time.Millisecond):
 	}
+}
+
+// TestRunFuncCommitsInline: with RunFunc the consumer runs on the reader's
+// goroutine and may commit there (tabled journals the card, then commits):
+// the frame is acknowledged once, after its events are committed, and a
+// frame the consumer did not commit keeps the device's ACK where it was.
+func TestRunFuncCommitsInline(t *testing.T) {
+	var r *shoereader.Reader
+	pr := startPipeRig(t, shoereader.Options{AckOnCommit: true}, func(ctx context.Context, rd *shoereader.Reader, events chan shoereader.Event) error {
+		r = rd
+		return rd.RunFunc(ctx, func(ev shoereader.Event) {
+			if ev.Kind != shoereader.Card || ev.Card.String() != "Qh" { // Qh: the journal failed
+				rd.Commit(ev.Seq)
+			}
+			events <- ev
+		})
+	})
+	pr.write(t, shoetest.Hello(1, "SN1", "1.0", 77))
+	require.Equal(t, shoereader.Connected, pr.event(t).Kind)
+	assert.Equal(t, []string{"CONFIG", "ACK 0"}, pr.hostUntil(t, 0))
+
+	pr.write(t, shoetest.Card(1, "As"))
+	assert.Equal(t, "As", pr.event(t).Card.String())
+	assert.Equal(t, []string{"ACK 1"}, collect(pr, 1), "one ACK, after the commit")
+	pr.write(t, shoetest.Card(2, "Kd"))
+	assert.Equal(t, "Kd", pr.event(t).Card.String())
+	assert.Equal(t, []string{"ACK 2"}, collect(pr, 1))
+
+	pr.write(t, shoetest.Card(3, "Qh"))
+	assert.Equal(t, "Qh", pr.event(t).Card.String())
+	assert.Equal(t, []string{"ACK 2"}, collect(pr, 1), "not committed: the device keeps frame 3")
+	r.Commit(3) // committed later, from another goroutine
+	assert.Equal(t, []string{"ACK 3"}, collect(pr, 1))
+
+	pr.stop()
+	assert.ErrorIs(t, r.RunFunc(context.Background(), func(shoereader.Event) {}), shoereader.ErrRunTwice)
+	assert.ErrorIs(t, r.Run(context.Background(), make(chan shoereader.Event)), shoereader.ErrRunTwice)
 }
 
 func collect(pr *pipeRig, n int) []string {

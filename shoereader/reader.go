@@ -34,10 +34,11 @@ type Reader struct {
 	wbuf     []byte
 	port     Port
 	ctx      context.Context
-	out      chan<- Event
-	fail     error // set by a handler to end the connection
-	emitted  bool  // an event was sent since the flag was cleared
-	emittedN int   // sequenced events sent for the frame being dispatched
+	out      chan<- Event // Run's consumer; nil with RunFunc
+	deliver  func(Event)  // RunFunc's consumer; nil with Run
+	fail     error        // set by a handler to end the connection
+	emitted  bool         // an event was sent since the flag was cleared
+	emittedN int          // sequenced events sent for the frame being dispatched
 
 	hostSeq    uint32
 	session    bool   // a HELLO was accepted at least once
@@ -127,7 +128,29 @@ func (r *Reader) Run(ctx context.Context, out chan<- Event) error {
 		return ErrRunTwice
 	}
 	defer close(out)
-	r.ctx, r.out = ctx, out
+	r.out = out
+	return r.run(ctx)
+}
+
+// RunFunc is Run with the consumer called on the reader's own goroutine:
+// deliver gets each event in order and the next frame is read once it
+// returns. It is for a consumer that would only hand the event on and
+// wait for its verdict (tabled: the controller journals a card and the
+// reader acknowledges it), which through Run's channel costs a goroutine
+// hand-off and wake-up on every card's path. deliver may call Commit.
+// While deliver works the port is not read: the device keeps what it
+// sends in the line's buffer and its own window, as it does for any
+// unacknowledged frame. A Reader runs once, by Run or RunFunc.
+func (r *Reader) RunFunc(ctx context.Context, deliver func(Event)) error {
+	if !r.running.CompareAndSwap(false, true) {
+		return ErrRunTwice
+	}
+	r.deliver = deliver
+	return r.run(ctx)
+}
+
+func (r *Reader) run(ctx context.Context) error {
+	r.ctx = ctx
 	clk := r.opts.Clock
 	backoff := r.opts.BackoffMin
 	r.lastHeard = clk.Now()
@@ -292,7 +315,7 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 		r.wmu.Unlock()
 	}
 	r.dispatch(f.Seq, m, now)
-	if r.emitted {
+	if r.emitted && r.out != nil {
 		r.yieldToConsumer()
 	}
 	if r.opts.AckOnCommit {
@@ -538,6 +561,14 @@ func (r *Reader) emit(ev Event) {
 		ev.Time = r.opts.Clock.Now()
 	}
 	ev.Session = r.sessionID
+	if r.deliver != nil {
+		if ev.Seq != 0 {
+			r.emittedN++
+		}
+		r.emitted = true
+		r.deliver(ev)
+		return
+	}
 	select {
 	case r.out <- ev:
 		r.emitted = true

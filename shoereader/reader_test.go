@@ -35,6 +35,15 @@ type pipeRig struct {
 
 func newPipeRig(t *testing.T, opts shoereader.Options) *pipeRig {
 	t.Helper()
+	return startPipeRig(t, opts, func(ctx context.Context, r *shoereader.Reader, events chan shoereader.Event) error {
+		return r.Run(ctx, events)
+	})
+}
+
+// startPipeRig is newPipeRig with the reader started by run, which sends
+// the reader's events on events.
+func startPipeRig(t *testing.T, opts shoereader.Options, run func(context.Context, *shoereader.Reader, chan shoereader.Event) error) *pipeRig {
+	t.Helper()
 	port, dev := shoetest.Pipe()
 	ports := make(chan shoereader.Port, 1)
 	ports <- port
@@ -43,7 +52,7 @@ func newPipeRig(t *testing.T, opts shoereader.Options) *pipeRig {
 	pr := &pipeRig{dev: dev, events: make(chan shoereader.Event, 256), host: make(chan shoeproto.Message, 256), reader: r, ctx: ctx}
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); _ = r.Run(ctx, pr.events) }()
+	go func() { defer wg.Done(); _ = run(ctx, r, pr.events) }()
 	go func() {
 		defer wg.Done()
 		var d shoeproto.Decoder

@@ -157,14 +157,16 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		return errors.New("tabled: no shoe configured (shoe.path or shoe.usb_serial, or --demo)")
 	}
 	reader := shoereader.New(opener, ropts, log.With().Str("part", "shoe").Logger())
-	shoeEvents := make(chan shoereader.Event, 256)
-	g.Go(func() error { return ignoreCancel(reader.Run(ctx, shoeEvents)) })
-	var cutSensor func()
-	if hw.studio != nil {
-		cutSensor = hw.studio.PulseCutCard // the simulated cut card also passes the GPIO sensor
-	}
 	shoeLink := &linkState{}
-	g.Go(func() error { return bridgeShoe(ctx, shoeEvents, ctrl, reader, cutSensor, shoeLink, log) })
+	bridge := &shoeBridge{ctx: ctx, ctrl: ctrl, reader: reader, link: shoeLink, log: log}
+	if hw.studio != nil {
+		bridge.cutSensor = hw.studio.PulseCutCard // the simulated cut card also passes the GPIO sensor
+	}
+	// The reader's goroutine hands each event to the controller itself and
+	// acknowledges the shoe when the controller has journaled it: a
+	// bridging goroutine between them cost one more wake-up on every
+	// card's path.
+	g.Go(func() error { return ignoreCancel(reader.RunFunc(ctx, bridge.deliver)) })
 
 	lopts := light.DefaultOptions()
 	lopts.LastCall = -1 // the controller announces the last call itself
@@ -296,51 +298,51 @@ func journalOptions(cfg Config) journal.Options {
 	return o
 }
 
-// bridgeShoe turns the reader's events into controller inputs: cards, cut
+// shoeBridge turns the reader's events into controller inputs: cards, cut
 // card and shoe changes go to the round; alarms pause the table. Each frame
 // is acknowledged to the shoe only once the controller has journaled it
 // (AckOnCommit), so a crash in between loses nothing: the shoe sends the
 // frame again and the controller drops what it already has.
-func bridgeShoe(ctx context.Context, in <-chan shoereader.Event, ctrl *table.Controller, reader *shoereader.Reader, cutSensor func(), link *linkState, log zerolog.Logger) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-in:
-			if !ok {
-				return nil
-			}
-			link.observe(ev)
-			var inp table.Input
-			if ev.Kind == shoereader.CutCard && cutSensor != nil {
-				cutSensor()
-			}
-			if i, ok := ev.Input(); ok {
-				inp = i
-			} else if ev.Kind.Alarm() {
-				inp = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: ev.String(), Pauses: true,
-					Device: ev.Session, DeviceSeq: uint64(ev.Seq)}
-			} else {
-				log.Info().Str("shoe", ev.Kind.String()).Msg(ev.String())
-				reader.Commit(ev.Seq)
-				continue
-			}
-			err := ctrl.Submit(ctx, inp)
-			switch {
-			case err == nil, errors.Is(err, table.ErrDuplicateFrame):
-			case ctx.Err() != nil:
-				return nil
-			case errors.Is(err, table.ErrJournal):
-				// Not durable: no ACK, the shoe keeps the frame.
-				log.Error().Err(err).Msg("shoe input not journaled")
-				continue
-			default:
-				// Journaled, and rejected by the rules (the controller raised the alarm).
-				log.Warn().Err(err).Str("input", inp.Kind()).Msg("shoe input rejected")
-			}
-			reader.Commit(ev.Seq)
-		}
+type shoeBridge struct {
+	ctx       context.Context
+	ctrl      *table.Controller
+	reader    *shoereader.Reader
+	cutSensor func()
+	link      *linkState
+	log       zerolog.Logger
+}
+
+// deliver runs on the reader's goroutine (RunFunc), once per event.
+func (b *shoeBridge) deliver(ev shoereader.Event) {
+	b.link.observe(ev)
+	var inp table.Input
+	if ev.Kind == shoereader.CutCard && b.cutSensor != nil {
+		b.cutSensor()
 	}
+	if i, ok := ev.Input(); ok {
+		inp = i
+	} else if ev.Kind.Alarm() {
+		inp = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: ev.String(), Pauses: true,
+			Device: ev.Session, DeviceSeq: uint64(ev.Seq)}
+	} else {
+		b.log.Info().Str("shoe", ev.Kind.String()).Msg(ev.String())
+		b.reader.Commit(ev.Seq)
+		return
+	}
+	err := b.ctrl.Submit(b.ctx, inp)
+	switch {
+	case err == nil, errors.Is(err, table.ErrDuplicateFrame):
+	case b.ctx.Err() != nil:
+		return // stopping: not acknowledged, the shoe keeps the frame
+	case errors.Is(err, table.ErrJournal):
+		// Not durable: no ACK, the shoe keeps the frame.
+		b.log.Error().Err(err).Msg("shoe input not journaled")
+		return
+	default:
+		// Journaled, and rejected by the rules (the controller raised the alarm).
+		b.log.Warn().Err(err).Str("input", inp.Kind()).Msg("shoe input rejected")
+	}
+	b.reader.Commit(ev.Seq)
 }
 
 // portTaken reports whether addr cannot be listened on now.
