@@ -113,14 +113,15 @@ type outbox struct {
 	// events.log (everything before it is acknowledged).
 	headOffset int64
 	fileBytes  int64 // including unwritten
-	// unwritten are the records Append encoded and Flush has not written;
-	// spare is the other buffer, reused.
-	unwritten, spare []byte
-	nextPos          uint64
-	lastSeq          uint64
-	ackedPos         uint64
-	ackedSeq         uint64
-	closed           bool
+	nextPos    uint64
+	lastSeq    uint64
+	ackedPos   uint64
+	ackedSeq   uint64
+	closed     bool
+
+	// unwritten are the records Append encoded and Flush has not written
+	// yet; only the appending goroutine (and Close, after it) touches it.
+	unwritten []byte
 }
 
 // openOutbox opens or creates the outbox in dir and loads the records that
@@ -326,21 +327,17 @@ func (ob *outbox) Append(entries []entry) error {
 // and compacts events.log when its acknowledged head has grown large.
 // Called by the appending goroutine.
 func (ob *outbox) Flush() error {
-	ob.mu.Lock()
-	buf := ob.unwritten
-	ob.unwritten = ob.spare[:0]
-	needCompact := ob.headOffset >= ob.compactBytes && ob.headOffset >= ob.fileBytes-ob.headOffset
-	ob.mu.Unlock()
-	if len(buf) == 0 {
+	if len(ob.unwritten) == 0 {
 		return nil
 	}
-	_, err := ob.f.Write(buf)
-	ob.mu.Lock()
-	ob.spare = buf[:0] // the buffers take turns: no allocation per batch
-	ob.mu.Unlock()
+	_, err := ob.f.Write(ob.unwritten)
+	ob.unwritten = ob.unwritten[:0] // kept: no allocation per batch
 	if err != nil {
 		return fmt.Errorf("mqttlink: outbox write: %w", err)
 	}
+	ob.mu.Lock()
+	needCompact := ob.headOffset >= ob.compactBytes && ob.headOffset >= ob.fileBytes-ob.headOffset
+	ob.mu.Unlock()
 	signal(ob.dirty)
 	if needCompact {
 		return ob.compact()
@@ -527,12 +524,10 @@ func (ob *outbox) Close() error {
 		return nil
 	}
 	ob.closed = true
-	buf := ob.unwritten
-	ob.unwritten = nil
 	ob.mu.Unlock()
 	var errWrite error
-	if len(buf) > 0 {
-		if _, err := ob.f.Write(buf); err != nil {
+	if len(ob.unwritten) > 0 {
+		if _, err := ob.f.Write(ob.unwritten); err != nil {
 			errWrite = fmt.Errorf("write: %w", err)
 		}
 	}
