@@ -158,7 +158,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 	reader := shoereader.New(opener, ropts, log.With().Str("part", "shoe").Logger())
 	shoeLink := &linkState{}
-	bridge := &shoeBridge{ctx: ctx, ctrl: ctrl, reader: reader, link: shoeLink, log: log}
+	bridge := &shoeBridge{ctrl: ctrl, reader: reader, link: shoeLink, log: log}
 	if hw.studio != nil {
 		bridge.cutSensor = hw.studio.PulseCutCard // the simulated cut card also passes the GPIO sensor
 	}
@@ -166,7 +166,9 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	// acknowledges the shoe when the controller has journaled it: a
 	// bridging goroutine between them cost one more wake-up on every
 	// card's path.
-	g.Go(func() error { return ignoreCancel(reader.RunFunc(ctx, bridge.deliver)) })
+	g.Go(func() error {
+		return ignoreCancel(reader.RunFunc(ctx, func(ev shoereader.Event) { bridge.deliver(ctx, ev) }))
+	})
 
 	lopts := light.DefaultOptions()
 	lopts.LastCall = -1 // the controller announces the last call itself
@@ -304,7 +306,6 @@ func journalOptions(cfg Config) journal.Options {
 // (AckOnCommit), so a crash in between loses nothing: the shoe sends the
 // frame again and the controller drops what it already has.
 type shoeBridge struct {
-	ctx       context.Context
 	ctrl      *table.Controller
 	reader    *shoereader.Reader
 	cutSensor func()
@@ -313,7 +314,7 @@ type shoeBridge struct {
 }
 
 // deliver runs on the reader's goroutine (RunFunc), once per event.
-func (b *shoeBridge) deliver(ev shoereader.Event) {
+func (b *shoeBridge) deliver(ctx context.Context, ev shoereader.Event) {
 	b.link.observe(ev)
 	var inp table.Input
 	if ev.Kind == shoereader.CutCard && b.cutSensor != nil {
@@ -329,10 +330,10 @@ func (b *shoeBridge) deliver(ev shoereader.Event) {
 		b.reader.Commit(ev.Seq)
 		return
 	}
-	err := b.ctrl.Submit(b.ctx, inp)
+	err := b.ctrl.Submit(ctx, inp)
 	switch {
 	case err == nil, errors.Is(err, table.ErrDuplicateFrame):
-	case b.ctx.Err() != nil:
+	case ctx.Err() != nil:
 		return // stopping: not acknowledged, the shoe keeps the frame
 	case errors.Is(err, table.ErrJournal):
 		// Not durable: no ACK, the shoe keeps the frame.
