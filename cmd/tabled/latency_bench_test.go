@@ -57,7 +57,7 @@ const benchSeats = 7
 // bare path's (p99-ratio). The ack- and event- metrics split the daemon's
 // time: the shoe has its ACK (sent once the journal has the card), and the
 // card's card_dealt event is at the subscriber (the state is published
-// alongside it: one message in flight per topic). rss-MiB is the whole test
+// right after it, both in flight together). rss-MiB is the whole test
 // process, daemon and harness together.
 func BenchmarkCardToState(b *testing.B) {
 	mosq := mqttlinktest.StartMosquitto(b, mqttlinktest.MosquittoOptions{})

@@ -26,9 +26,12 @@
 // reconnect, and it forgets everything on a restart. So Run writes every
 // event to its own outbox under Options.OutboxDir (group commit; the fsync
 // runs while the batch's first message is on its way, see outbox.go), and
-// a single publisher sends the outbox head, waits for the broker's QoS 1
-// acknowledgement, marks it and moves to the next; an event and the state
-// after it are in flight together, one per topic. After a reconnect or a
+// a single publisher sends the outbox from its head, in order, up to
+// Options.MaxInflight messages unacknowledged, and marks each record as
+// the broker's QoS 1 acknowledgements come (in order, as MQTT sends them).
+// After a reconnect it sends nothing new until the broker has acknowledged
+// what paho resends (paho marks the connection up before it resends; the
+// store, copyStore, tells the publisher when that is over). After a
 // restart it starts again from the first unacknowledged event, so a
 // subscriber may see an event twice but never sees a topic out of order;
 // it drops duplicates by seq. Events whose Seq the outbox already has (a

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,13 +125,14 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 	q := newCommandQueue()
 	rq := make(chan resendReq, resendQueueLen)
 	connected := make(chan struct{}, 1)
-	client := paho.NewClient(l.clientOptions(q, connected))
+	store := newCopyStore()
+	client := paho.NewClient(l.clientOptions(q, connected, store))
 	// With ConnectRetry the token completes only once connected; nothing
 	// waits for it, since the outbox keeps everything until then.
 	client.Connect()
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return l.pump(gctx, events, client, ob) })
+	g.Go(func() error { return l.pump(gctx, events, client, store, ob) })
 	g.Go(func() error { return ob.SyncLoop(gctx, l.opts.OutboxSyncInterval) })
 	g.Go(func() error { return l.session(gctx, client, connected) })
 	g.Go(func() error { return l.commands(gctx, client, q, rq, led, sub) })
@@ -144,12 +146,18 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 	return err
 }
 
-func (l *Link) clientOptions(q *commandQueue, connected chan struct{}) *paho.ClientOptions {
+func (l *Link) clientOptions(q *commandQueue, connected chan struct{}, store *copyStore) *paho.ClientOptions {
 	o := paho.NewClientOptions().
 		AddBroker(l.opts.BrokerURL).
 		SetClientID(l.opts.ClientID).
 		SetCleanSession(false).
-		SetStore(newCopyStore()).
+		SetStore(store).
+		// Called on paho's connecting goroutine before each attempt: what
+		// the store holds will be resent, and nothing new may overtake it.
+		SetConnectionAttemptHandler(func(_ *url.URL, cfg *tls.Config) *tls.Config {
+			store.connecting()
+			return cfg
+		}).
 		SetOrderMatters(true).
 		SetAutoAckDisabled(true).
 		SetAutoReconnect(true).
@@ -260,29 +268,98 @@ func (l *Link) subscribe(ctx context.Context, client paho.Client) error {
 // without a second hand-off (a wake-up of another goroutine, tens of
 // microseconds at a card's p99 on two cores).
 //
-// At most one message is in flight per topic: each topic's messages reach
-// the broker strictly in order, even across reconnects (paho resends what
-// was in flight, in the order first sent). An event and the state after
-// it are in flight together: the state need not wait for the event's
-// PUBACK, a broker round trip off every card's path. Records are marked
-// in outbox order whatever order the acknowledgements come in. While the
-// outbox is full (a long broker outage) the pump stops taking events and
-// the controller's queue holds them.
-func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.Client, ob *outbox) error {
+// Up to Options.MaxInflight records are at the broker unacknowledged, in
+// outbox order, on one connection: MQTT keeps a connection's messages in
+// order, and the broker acknowledges them in order, so records are marked
+// as their acknowledgements come. A settlement's dozen events and the
+// state after them go out back to back instead of one broker round trip
+// each. A reconnect could reorder them: paho resends what it held only
+// after it marks the connection up, and anything published in between
+// would overtake it. So while paho has packets to send again (gate.Held,
+// see copyStore) the pump sends nothing and marks nothing: the
+// acknowledgements paho reports on resume are not the broker's. When they
+// are all acknowledged (gate.Released) it goes on. A failed publish
+// (paho gave up on it) stops the window: after a back-off every record in
+// flight is published again, in order, with a new id; the subscriber
+// drops the duplicates by seq. While the outbox is full (a long broker
+// outage) the pump stops taking events and the controller's queue holds
+// them.
+func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.Client, gate resendGate, ob *outbox) error {
 	lastSeq := ob.LastSeq()
-	var fl []flight // in outbox order; at most two, on different topics
+	var fl []flight // in outbox order
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
-	retrying := false // fl[0] failed and waits for retry to fire
+	stalled := false  // fl[0] failed: the window is sent again once retrying ends
+	retrying := false // waiting for retry to fire
 	full := false     // the outbox reached its bound (logged once)
 	defer retry.Stop()
+	// failed reports a record in flight that paho gave up on: nothing new
+	// may follow it until the window has been sent again.
+	failed := func() bool {
+		for _, f := range fl {
+			select {
+			case <-f.tok.Done():
+				if f.tok.Error() != nil {
+					return true
+				}
+			default:
+			}
+		}
+		return false
+	}
 	launch := func() {
-		for len(fl) < 2 && !retrying {
+		if stalled || len(fl) >= l.opts.MaxInflight {
+			return
+		}
+		if _, ok := ob.Pending(len(fl)); !ok || gate.Held() || failed() {
+			return
+		}
+		for len(fl) < l.opts.MaxInflight {
 			next, ok := ob.Pending(len(fl))
-			if !ok || (len(fl) == 1 && next.state == fl[0].rec.state) {
+			if !ok {
 				break
 			}
 			fl = append(fl, l.launch(client, next))
+		}
+	}
+	// settle marks the records at the head the broker has acknowledged, and
+	// stalls the window at one that failed.
+	settle := func() error {
+		for len(fl) > 0 && !stalled {
+			select {
+			case <-fl[0].tok.Done():
+			default:
+				return nil
+			}
+			if gate.Held() {
+				// Completed by paho's resume (it hands each resent packet
+				// a new token and completes the old one), not by the
+				// broker: looked at again once the broker has them all.
+				return nil
+			}
+			if err := fl[0].tok.Error(); err != nil {
+				l.log.Warn().Err(err).Uint64("seq", fl[0].rec.seq).Int("attempt", fl[0].attempt).Int("in_flight", len(fl)).
+					Msg("publish failed; sending what is in flight again")
+				stalled, retrying = true, true
+				retry.Reset(backoff(fl[0].attempt))
+				return nil
+			}
+			l.lat.add(time.Since(fl[0].start))
+			if err := ob.Ack(fl[0].rec.pos); err != nil {
+				return err
+			}
+			l.published.Add(1)
+			fl[0] = flight{}
+			fl = fl[1:]
+		}
+		return nil
+	}
+	// again publishes every record in flight once more, in order.
+	again := func() {
+		for i := range fl {
+			f := l.launch(client, fl[i].rec)
+			f.attempt = fl[i].attempt + 1
+			fl[i] = f
 		}
 	}
 	var one [1]entry
@@ -323,6 +400,16 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 	}
 
 	for {
+		held := gate.Held()
+		if !held {
+			if err := settle(); err != nil {
+				return err
+			}
+		}
+		if stalled && !retrying && !held {
+			stalled = false
+			again()
+		}
 		launch()
 		in := events
 		if ob.Full() {
@@ -337,7 +424,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 			l.log.Info().Int("depth", ob.Depth()).Msg("outbox has room again")
 		}
 		var acked <-chan struct{}
-		if len(fl) > 0 && !retrying {
+		if len(fl) > 0 && !stalled && !held {
 			acked = fl[0].tok.Done()
 		}
 		select {
@@ -376,27 +463,21 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 			if err := ob.Flush(); err != nil {
 				return err
 			}
+		case <-gate.Released():
+			// The loop looks at the gate again.
 		case <-retry.C:
 			retrying = false
-			again := l.launch(client, fl[0].rec)
-			again.attempt = fl[0].attempt + 1
-			fl[0] = again
 		case <-acked:
-			if err := fl[0].tok.Error(); err != nil {
-				l.log.Warn().Err(err).Uint64("seq", fl[0].rec.seq).Int("attempt", fl[0].attempt).Msg("publish failed; retrying")
-				retrying = true
-				retry.Reset(backoff(fl[0].attempt))
-				continue
-			}
-			l.lat.add(time.Since(fl[0].start))
-			if err := ob.Ack(fl[0].rec.pos); err != nil {
-				return err
-			}
-			l.published.Add(1)
-			fl[0] = fl[len(fl)-1]
-			fl = fl[:len(fl)-1]
+			// settle, at the top of the loop, takes it from here.
 		}
 	}
+}
+
+// resendGate tells the pump when paho is sending packets again after a
+// reconnect (copyStore).
+type resendGate interface {
+	Held() bool
+	Released() <-chan struct{}
 }
 
 // flight is a record handed to paho and not yet acknowledged.

@@ -78,8 +78,8 @@ func BenchmarkTablesMosquitto(b *testing.B) {
 // cards of different tables); each link's SyncLoop fsyncs them at most
 // about once a second (OutboxSyncInterval, with jitter so the 100 links do
 // not fsync together), so the disk sees about 100 fsyncs a second whatever
-// the rate. Each link has one message per topic in flight, so it sends at
-// most 2/(publish to PUBACK) messages a second.
+// the rate. Each link keeps up to MaxInflight messages in flight, so
+// broker round trips do not bound its rate.
 //
 // Measured on this 2-core VM (mosquitto 2.0.11), 2026-11-23 13:20 UTC,
 // outbox fsync at most once a second: one table p99 2.9 ms (a noisy

@@ -74,6 +74,14 @@ type Options struct {
 	// written since the last one.
 	// Default 256.
 	OutboxBatch int
+	// MaxInflight is how many outbox records may be at the broker
+	// unacknowledged at once, in order, on one connection. A settlement
+	// is a dozen events and the state after them: one at a time they
+	// would take a dozen broker round trips before the players see the
+	// result. After a reconnect nothing new is sent until the broker has
+	// acknowledged what paho sends again (see copyStore), so the window
+	// never reorders a topic. Default 32.
+	MaxInflight int
 	// OutboxSyncInterval is the least time between two fsyncs of the
 	// outbox. The journal, not the outbox, is what makes events durable:
 	// this bounds only how much a power cut republishes (a duplicate the
@@ -107,6 +115,10 @@ type Options struct {
 	MaxReconnectInterval time.Duration
 }
 
+// maxInflight bounds Options.MaxInflight well below paho's 65,535 message
+// ids, which replies, statuses and resends share with the outbox.
+const maxInflight = 4096
+
 // DefaultOptions returns the production defaults. Studio, Table, BrokerURL
 // and OutboxDir are left for the caller.
 func DefaultOptions() Options {
@@ -115,6 +127,7 @@ func DefaultOptions() Options {
 		OutboxMaxBytes:       64 << 20,
 		OutboxCompactBytes:   4 << 20,
 		OutboxBatch:          256,
+		MaxInflight:          32,
 		OutboxSyncInterval:   time.Second,
 		ReplyCacheSize:       4096,
 		SubmitTimeout:        5 * time.Second,
@@ -140,6 +153,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.OutboxBatch <= 0 {
 		o.OutboxBatch = d.OutboxBatch
+	}
+	if o.MaxInflight <= 0 {
+		o.MaxInflight = d.MaxInflight
 	}
 	if o.OutboxSyncInterval == 0 {
 		o.OutboxSyncInterval = d.OutboxSyncInterval
@@ -182,6 +198,10 @@ func (o *Options) validate() error {
 	}
 	if o.OutboxDir == "" {
 		return fmt.Errorf("%w: no outbox directory", ErrBadOptions)
+	}
+	if o.MaxInflight > maxInflight {
+		// paho has 65,535 message ids for everything this client sends.
+		return fmt.Errorf("%w: max in flight %d (at most %d)", ErrBadOptions, o.MaxInflight, maxInflight)
 	}
 	if (o.TLS.CertFile == "") != (o.TLS.KeyFile == "") {
 		return fmt.Errorf("%w: TLS client certificate and key must be set together", ErrBadOptions)

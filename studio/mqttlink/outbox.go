@@ -22,7 +22,7 @@ import (
 // broker. paho's own store cannot be trusted with ordering across
 // reconnects, and loses whatever was queued before the first connection,
 // so every event is written here first and the publisher sends in order
-// from the head, with at most one unacknowledged message per topic.
+// from the head, up to Options.MaxInflight unacknowledged (see pump).
 //
 // The publisher may send a record before it is written and before its
 // fsync has finished: Append hands the batch to the publisher, Flush then

@@ -354,3 +354,82 @@ func TestOutboxSyncLoop(t *testing.T) {
 	assert.Equal(t, 40, ob.Depth())
 	assert.EqualValues(t, 40, ob.LastSeq())
 }
+
+// The store holds the pump back from the first connection attempt until
+// the broker has acknowledged everything paho resends on resume.
+func TestCopyStoreHeldWhilePahoResends(t *testing.T) {
+	put := func(s *copyStore, key string) {
+		p := packets.NewControlPacket(packets.Publish).(*packets.PublishPacket)
+		p.Qos, p.TopicName = 1, "a/b"
+		s.Put(key, p)
+	}
+	type step struct {
+		op   string // put, del, connecting, resume (All), reset
+		key  string
+		held bool // Held() after the step
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"connected: nothing held", []step{
+			{"put", "o.1", false}, {"put", "o.2", false}, {"del", "o.1", false},
+		}},
+		{"reconnect: held until what was in flight is acknowledged", []step{
+			{"put", "o.1", false}, {"put", "o.2", false},
+			{"connecting", "", true},
+			{"resume", "", true},
+			{"del", "o.1", true}, {"del", "o.2", false},
+			{"put", "o.3", false}, // published after resume: sent in order
+		}},
+		{"stored while connecting is resent too", []step{
+			{"connecting", "", false}, // nothing stored yet
+			{"put", "o.1", true},
+			{"resume", "", true},
+			{"del", "o.1", false},
+		}},
+		{"stored between the loss and the attempt", []step{
+			{"put", "o.1", false}, // the connection is gone but paho has not retried yet
+			{"resume", "", true},  // resume lists it
+			{"del", "o.1", false},
+		}},
+		{"a failed attempt keeps holding", []step{
+			{"put", "o.1", false},
+			{"connecting", "", true}, {"connecting", "", true}, {"put", "o.2", true},
+			{"resume", "", true}, {"del", "o.1", true}, {"del", "o.2", false},
+		}},
+		{"inbound keys are not paho's to resend", []step{
+			{"connecting", "", false}, {"put", "i.7", false}, {"resume", "", false},
+		}},
+		{"reset forgets", []step{
+			{"put", "o.1", false}, {"connecting", "", true}, {"reset", "", false},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newCopyStore()
+			s.Open()
+			for i, st := range tc.steps {
+				switch st.op {
+				case "put":
+					put(s, st.key)
+				case "del":
+					s.Del(st.key)
+				case "connecting":
+					s.connecting()
+				case "resume":
+					s.All()
+				case "reset":
+					s.Reset()
+				}
+				require.Equal(t, st.held, s.Held(), "after step %d (%s %s)", i, st.op, st.key)
+				if i > 0 && tc.steps[i-1].held && !st.held {
+					select {
+					case <-s.Released():
+					default:
+						t.Fatalf("step %d (%s %s): no release signal", i, st.op, st.key)
+					}
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package mqttlink
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"sync"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
@@ -19,16 +20,79 @@ import (
 //
 // It holds only what is in flight at the broker: our own outbox is the
 // durable queue, so nothing here needs to survive a restart.
+//
+// It also tells the Link when paho is sending packets again. After a
+// reconnect paho marks the connection up first and only then resends what
+// the store holds (resume), so a publish made in between would overtake
+// them and reorder a topic. The store sees both ends of that: every
+// connection attempt (connecting, from paho's OnConnectAttempt, called on
+// paho's connecting goroutine before the attempt) and the start of resume
+// (All). What it holds at either moment, and whatever is stored while
+// the connection is being made, is "resent": paho will send it (again)
+// before anything published later. The Link sends nothing new while any
+// resent packet is unacknowledged (Held), and is told when the last one is
+// (Released).
 type copyStore struct {
-	mu    sync.Mutex // guards the following
-	open  bool
-	data  map[string][]byte
-	order []string
+	mu      sync.Mutex // guards the following
+	open    bool
+	data    map[string][]byte
+	order   []string
+	down    bool                // between a connection attempt and resume
+	resent  map[string]struct{} // outbound keys paho sends again, not yet acknowledged
+	release chan struct{}       // signalled when resent empties
 }
 
 var _ paho.Store = (*copyStore)(nil)
 
-func newCopyStore() *copyStore { return &copyStore{data: map[string][]byte{}} }
+func newCopyStore() *copyStore {
+	return &copyStore{data: map[string][]byte{}, resent: map[string]struct{}{}, release: make(chan struct{}, 1)}
+}
+
+// isOutbound reports whether key is one of paho's outbound keys ("o.<id>":
+// publishes, and pubrels at QoS 2), the ones resume sends again.
+func isOutbound(key string) bool { return strings.HasPrefix(key, "o.") }
+
+// connecting marks the start of a connection attempt: everything held so
+// far will be resent, and so will whatever is stored until resume starts.
+func (s *copyStore) connecting() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = true
+	s.markAllLocked()
+}
+
+func (s *copyStore) markAllLocked() {
+	for _, k := range s.order {
+		if isOutbound(k) {
+			s.resent[k] = struct{}{}
+		}
+	}
+}
+
+// Held reports whether paho has packets to send again that the broker has
+// not acknowledged yet: anything published now could overtake them.
+func (s *copyStore) Held() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.resent) > 0
+}
+
+// Released is signalled when the last resent packet is acknowledged (or
+// dropped); a stale signal only costs the receiver a look at Held.
+func (s *copyStore) Released() <-chan struct{} { return s.release }
+
+func (s *copyStore) unmarkLocked(key string) {
+	if _, ok := s.resent[key]; !ok {
+		return
+	}
+	delete(s.resent, key)
+	if len(s.resent) == 0 {
+		select {
+		case s.release <- struct{}{}:
+		default:
+		}
+	}
+}
 
 // NewStore returns the in-flight store the Link gives paho, for any other
 // paho client that publishes at QoS 1 across reconnects (a backend, a
@@ -59,6 +123,9 @@ func (s *copyStore) Put(key string, m packets.ControlPacket) {
 		s.order = append(s.order, key)
 	}
 	s.data[key] = buf.Bytes()
+	if s.down && isOutbound(key) {
+		s.resent[key] = struct{}{}
+	}
 }
 
 // Get implements paho.Store: a new packet decoded from the stored bytes.
@@ -76,10 +143,14 @@ func (s *copyStore) Get(key string) packets.ControlPacket {
 	return p
 }
 
-// All implements paho.Store, oldest first.
+// All implements paho.Store, oldest first. paho calls it when resume
+// starts (and when Connect reserves the stored ids): everything listed is
+// about to be sent again, and the connection is up.
 func (s *copyStore) All() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.markAllLocked()
+	s.down = false
 	return slices.Clone(s.order)
 }
 
@@ -94,6 +165,7 @@ func (s *copyStore) Del(key string) {
 	if i := slices.Index(s.order, key); i >= 0 {
 		s.order = slices.Delete(s.order, i, i+1)
 	}
+	s.unmarkLocked(key)
 }
 
 // Close implements paho.Store.
@@ -109,4 +181,7 @@ func (s *copyStore) Reset() {
 	defer s.mu.Unlock()
 	s.data = map[string][]byte{}
 	s.order = nil
+	for k := range s.resent {
+		s.unmarkLocked(k)
+	}
 }

@@ -1,0 +1,280 @@
+package mqttlink
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/table"
+)
+
+// The pump's window, tested against a fake paho client: the test decides
+// when each publish is acknowledged, fails or is completed by a resume.
+
+type fakeToken struct {
+	once sync.Once
+	done chan struct{}
+	err  error
+}
+
+func newFakeToken() *fakeToken { return &fakeToken{done: make(chan struct{})} }
+
+func (t *fakeToken) finish(err error) {
+	t.once.Do(func() { t.err = err; close(t.done) })
+}
+
+func (t *fakeToken) Wait() bool { <-t.done; return true }
+func (t *fakeToken) WaitTimeout(d time.Duration) bool {
+	select {
+	case <-t.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+func (t *fakeToken) Done() <-chan struct{} { return t.done }
+func (t *fakeToken) Error() error          { <-t.done; return t.err }
+
+type fakePub struct {
+	topic string
+	seq   uint64 // the envelope's seq; 0 for a state
+	tok   *fakeToken
+}
+
+// fakeClient records publishes; the embedded nil Client makes any other
+// call panic, so the test notices if the pump starts using more of paho.
+type fakeClient struct {
+	paho.Client
+	pubs chan fakePub
+}
+
+func (c *fakeClient) Publish(topic string, _ byte, _ bool, payload any) paho.Token {
+	var env struct {
+		Seq uint64 `json:"seq"`
+	}
+	if b, ok := payload.([]byte); !ok || json.Unmarshal(b, &env) != nil {
+		panic("fakeClient: payload is not an event")
+	}
+	p := fakePub{topic: topic, seq: env.Seq, tok: newFakeToken()}
+	c.pubs <- p
+	return p.tok
+}
+
+type fakeGate struct {
+	mu      sync.Mutex
+	held    bool
+	release chan struct{}
+}
+
+func (g *fakeGate) Held() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.held }
+
+func (g *fakeGate) Released() <-chan struct{} { return g.release }
+
+func (g *fakeGate) set(held bool) {
+	g.mu.Lock()
+	g.held = held
+	g.mu.Unlock()
+	if !held {
+		g.release <- struct{}{}
+	}
+}
+
+type pumpRig struct {
+	t      *testing.T
+	client *fakeClient
+	gate   *fakeGate
+	ob     *outbox
+	events chan table.Event
+	seq    uint64
+}
+
+func startPump(t *testing.T, window int) *pumpRig {
+	t.Helper()
+	l, err := New(Options{Studio: "s1", Table: "t1", BrokerURL: "tcp://127.0.0.1:1", OutboxDir: t.TempDir(), MaxInflight: window}, zerolog.Nop())
+	require.NoError(t, err)
+	ob, err := openOutbox(l.opts.OutboxDir, l.opts.OutboxMaxBytes, l.opts.OutboxCompactBytes, zerolog.Nop())
+	require.NoError(t, err)
+	r := &pumpRig{
+		t:      t,
+		client: &fakeClient{pubs: make(chan fakePub, 1024)},
+		gate:   &fakeGate{release: make(chan struct{}, 1)},
+		ob:     ob,
+		events: make(chan table.Event, 1024),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.pump(ctx, r.events, r.client, r.gate, ob) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.ErrorIs(t, <-done, context.Canceled)
+		assert.NoError(t, ob.Close())
+	})
+	return r
+}
+
+// send queues n events, each followed by a state snapshot when withState.
+func (r *pumpRig) send(n int, withState bool) {
+	for range n {
+		r.seq++
+		r.events <- table.Event{Seq: r.seq, Table: "t1", Body: table.CutCard{Source: "test"}}
+		if withState {
+			r.events <- table.Event{Table: "t1", Body: &table.State{Seq: r.seq, Table: "t1"}}
+		}
+	}
+}
+
+// next returns the next publish; the wait only bounds a broken pump.
+func (r *pumpRig) next() fakePub {
+	r.t.Helper()
+	select {
+	case p := <-r.client.pubs:
+		return p
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("no publish")
+		return fakePub{}
+	}
+}
+
+// take returns the next n publishes.
+func (r *pumpRig) take(n int) []fakePub {
+	r.t.Helper()
+	out := make([]fakePub, n)
+	for i := range out {
+		out[i] = r.next()
+	}
+	return out
+}
+
+// quiet asserts that nothing is published while the pump has had every
+// chance to: it waits for the pump to take a probe event (Depth grows),
+// which it does on the same goroutine that publishes.
+func (r *pumpRig) quiet(depth int) {
+	r.t.Helper()
+	require.Eventually(r.t, func() bool { return r.ob.Depth() == depth }, 10*time.Second, time.Millisecond)
+	select {
+	case p := <-r.client.pubs:
+		r.t.Fatalf("unexpected publish of seq %d on %s", p.seq, p.topic)
+	default:
+	}
+}
+
+func seqs(ps []fakePub) []uint64 {
+	out := make([]uint64, len(ps))
+	for i, p := range ps {
+		out[i] = p.seq
+	}
+	return out
+}
+
+func TestPumpWindowKeepsOrder(t *testing.T) {
+	for _, window := range []int{1, 2, 5, 32} {
+		t.Run("", func(t *testing.T) {
+			r := startPump(t, window)
+			const n = 12
+			r.send(n, false)
+			var got []uint64
+			inFlight := r.take(min(window, n))
+			for len(got) < n {
+				// The window is full: nothing more goes out until the head
+				// is acknowledged.
+				select {
+				case p := <-r.client.pubs:
+					t.Fatalf("seq %d published with %d in flight (window %d)", p.seq, len(inFlight), window)
+				default:
+				}
+				head := inFlight[0]
+				inFlight = inFlight[1:]
+				got = append(got, head.seq)
+				head.tok.finish(nil)
+				if sent := len(got) + len(inFlight); sent < n {
+					inFlight = append(inFlight, r.next())
+				}
+			}
+			for i, s := range got {
+				assert.Equal(t, uint64(i+1), s)
+			}
+			require.Eventually(t, func() bool { return r.ob.Depth() == 0 }, 10*time.Second, time.Millisecond)
+		})
+	}
+}
+
+func TestPumpStateFollowsItsEventsInOneWindow(t *testing.T) {
+	r := startPump(t, 32)
+	r.send(3, true)
+	ps := r.take(6)
+	for i, p := range ps {
+		if i%2 == 0 {
+			assert.Equal(t, "livetable/s1/t1/events", p.topic)
+			assert.Equal(t, uint64(i/2+1), p.seq)
+		} else {
+			assert.Equal(t, "livetable/s1/t1/state", p.topic, "the state right after its event")
+		}
+	}
+}
+
+// While paho resends after a reconnect the pump neither sends nor marks:
+// the completions resume reports are not the broker's acknowledgements.
+func TestPumpWaitsForResendToBeAcknowledged(t *testing.T) {
+	r := startPump(t, 8)
+	r.send(3, false)
+	first := r.take(3)
+
+	r.gate.set(true)
+	for _, p := range first {
+		p.tok.finish(nil) // paho's resume completing the old tokens
+	}
+	r.send(2, false)
+	r.quiet(5) // nothing marked (depth 5), nothing new sent
+
+	r.gate.set(false) // the broker acknowledged what paho resent
+	rest := r.take(2)
+	assert.Equal(t, []uint64{4, 5}, seqs(rest))
+	require.Eventually(t, func() bool { return r.ob.Depth() == 2 }, 10*time.Second, time.Millisecond)
+	for _, p := range rest {
+		p.tok.finish(nil)
+	}
+	require.Eventually(t, func() bool { return r.ob.Depth() == 0 }, 10*time.Second, time.Millisecond)
+}
+
+// A publish paho gave up on stops the window; after the back-off the whole
+// window goes out again, in order, before anything new.
+func TestPumpFailedPublishSendsWindowAgain(t *testing.T) {
+	r := startPump(t, 4)
+	r.send(3, false)
+	first := r.take(3)
+	first[0].tok.finish(errors.New("publish was broken by timeout"))
+	r.send(1, false) // arrives while stalled
+	again := r.take(4)
+	assert.Equal(t, []uint64{1, 2, 3, 4}, seqs(again), "the window again, then the new event")
+	for _, p := range first[1:] {
+		p.tok.finish(nil) // the old tokens no longer count
+	}
+	for _, p := range again {
+		p.tok.finish(nil)
+	}
+	require.Eventually(t, func() bool { return r.ob.Depth() == 0 }, 10*time.Second, time.Millisecond)
+	r.quiet(0)
+}
+
+// A failure seen while paho is resending waits for the resend, then the
+// back-off, before the window goes out again.
+func TestPumpFailureDuringResendWaitsForIt(t *testing.T) {
+	r := startPump(t, 4)
+	r.send(2, false)
+	first := r.take(2)
+	r.gate.set(true)
+	first[0].tok.finish(errors.New("connection lost"))
+	r.send(1, false)
+	r.quiet(3)
+	r.gate.set(false)
+	again := r.take(3)
+	assert.Equal(t, []uint64{1, 2, 3}, seqs(again))
+}
