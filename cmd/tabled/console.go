@@ -66,7 +66,7 @@ func (l *linkState) check() console.Check {
 func healthOf(shoe *linkState, hw *hardware, link *mqttlink.Link, jr *journal.Journal) console.HealthFunc {
 	return func() console.Health {
 		st := link.Stats()
-		broker := console.Check{Name: console.CheckBroker, OK: st.Connected, Detail: fmt.Sprintf("outbox %d, published %d", st.OutboxDepth, st.Published)}
+		broker := console.Check{Name: console.CheckBroker, OK: st.Connected, Detail: fmt.Sprintf("outbox %d, in flight %d, published %d", st.OutboxDepth, st.InFlight, st.Published)}
 		if !st.Connected {
 			broker.Detail = "not connected; " + broker.Detail
 		}

@@ -48,12 +48,14 @@ type Link struct {
 	ob        atomic.Pointer[outbox]
 	lat       latencyRing
 
-	published  atomic.Uint64
-	duplicates atomic.Uint64
-	gaps       atomic.Uint64
-	accepted   atomic.Uint64
-	rejected   atomic.Uint64
-	repeats    atomic.Uint64
+	published   atomic.Uint64
+	inFlight    atomic.Int64  // records handed to paho and not yet marked (the pump's window)
+	republished atomic.Uint64 // records published again after paho gave up on one
+	duplicates  atomic.Uint64
+	gaps        atomic.Uint64
+	accepted    atomic.Uint64
+	rejected    atomic.Uint64
+	repeats     atomic.Uint64
 
 	resendRequests atomic.Uint64
 	resent         atomic.Uint64
@@ -321,6 +323,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 			}
 			fl = append(fl, l.launch(client, next))
 		}
+		l.inFlight.Store(int64(len(fl)))
 	}
 	// settle marks the records at the head the broker has acknowledged, and
 	// stalls the window at one that failed.
@@ -351,6 +354,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 			l.published.Add(1)
 			fl[0] = flight{}
 			fl = fl[1:]
+			l.inFlight.Store(int64(len(fl)))
 		}
 		return nil
 	}
@@ -361,6 +365,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 			f.attempt = fl[i].attempt + 1
 			fl[i] = f
 		}
+		l.republished.Add(uint64(len(fl)))
 	}
 	var one [1]entry
 	// take encodes ev into the outbox (a replayed one is skipped) and

@@ -69,6 +69,12 @@ type Stats struct {
 	OutboxDepth int
 	// Published counts events acknowledged by the broker.
 	Published uint64
+	// InFlight is how many outbox records are at the broker
+	// unacknowledged (at most Options.MaxInflight).
+	InFlight int
+	// Republished counts records published again because paho gave up on
+	// one before it (the subscriber drops the duplicates by seq).
+	Republished uint64
 	// Duplicates counts events skipped because the outbox already had
 	// their Seq (a controller replay after a restart).
 	Duplicates uint64
@@ -121,6 +127,8 @@ func (l *Link) Stats() Stats {
 		Ready:       l.ready.Load(),
 		OutboxDepth: l.OutboxDepth(),
 		Published:   l.published.Load(),
+		InFlight:    int(l.inFlight.Load()),
+		Republished: l.republished.Load(),
 		Duplicates:  l.duplicates.Load(),
 		Gaps:        l.gaps.Load(),
 		OutboxSyncs: l.outboxSyncs(),

@@ -89,6 +89,7 @@ func (g *fakeGate) set(held bool) {
 
 type pumpRig struct {
 	t      *testing.T
+	link   *Link
 	client *fakeClient
 	gate   *fakeGate
 	ob     *outbox
@@ -104,6 +105,7 @@ func startPump(t *testing.T, window int) *pumpRig {
 	require.NoError(t, err)
 	r := &pumpRig{
 		t:      t,
+		link:   l,
 		client: &fakeClient{pubs: make(chan fakePub, 1024)},
 		gate:   &fakeGate{release: make(chan struct{}, 1)},
 		ob:     ob,
@@ -226,6 +228,7 @@ func TestPumpWaitsForResendToBeAcknowledged(t *testing.T) {
 	r := startPump(t, 8)
 	r.send(3, false)
 	first := r.take(3)
+	require.Eventually(t, func() bool { return r.link.Stats().InFlight == 3 }, 10*time.Second, time.Millisecond)
 
 	r.gate.set(true)
 	for _, p := range first {
@@ -262,6 +265,11 @@ func TestPumpFailedPublishSendsWindowAgain(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return r.ob.Depth() == 0 }, 10*time.Second, time.Millisecond)
 	r.quiet(0)
+	require.Eventually(t, func() bool {
+		st := r.link.Stats()
+		return st.Published == 4 && st.InFlight == 0
+	}, 10*time.Second, time.Millisecond)
+	assert.Equal(t, uint64(3), r.link.Stats().Republished, "the window of three, once")
 }
 
 // A failure seen while paho is resending waits for the resend, then the
