@@ -39,8 +39,9 @@ type Dealer struct {
 	shoe    Shoe
 	opts    Options
 	log     zerolog.Logger
-	pulled  int  // cards pulled from the current shoe
-	changed bool // a new shoe was put in; wait until the table leaves "closed"
+	shoeID  string // the shoe the table has in play, as last seen
+	pulled  int    // cards pulled from that shoe
+	changed bool   // a new shoe was put in; wait until the table leaves "closed"
 }
 
 // New returns a dealer using shoe.
@@ -98,6 +99,13 @@ func (d *Dealer) step(ctx context.Context, st *table.State) error {
 	next := st.Round.Next
 	if st.Phase != table.PhaseClosed {
 		d.changed = false
+	}
+	if st.Shoe.ID != d.shoeID {
+		// A new shoe (the shuffler's swap, or the dealer's own change):
+		// its count starts again, and so does what he has pulled from it.
+		// Without this the dealer would wait forever for the new shoe's
+		// count to catch up with the old one's.
+		d.shoeID, d.pulled = st.Shoe.ID, 0
 	}
 	switch {
 	case st.Paused:
