@@ -35,6 +35,7 @@ bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench 'EventToSubscriber|BareHop|OutboxAppend' -benchmem -benchtime=200x ./studio/mqttlink/
 	$(GO) test -run '^$$' -bench 'Tables' -benchtime=1x -timeout 10m ./studio/mqttlink/
 	$(GO) test -run '^$$' -bench CardToState -benchtime=10000x -timeout 10m ./cmd/tabled/
+	$(GO) test -run '^$$' -bench DaemonRSS -benchtime=10000x -timeout 10m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench . -benchmem ./table/rtp/ ./studio/console/
 	$(GO) run ./cmd/bjsim sidebets --game all
 	$(GO) run ./cmd/bjsim rtp --game 000

@@ -149,9 +149,12 @@ type Controller struct {
 	sinceCk    int               // inputs applied since
 }
 
-// maxCommandIDs bounds the remembered command ids: far more than a
-// backend retries over.
-const maxCommandIDs = 100000
+// maxCommandIDs bounds the remembered command ids: twice the MQTT link's
+// reply ledger (4096, which answers a repeat before it gets here), hours
+// of play, far more than a backend retries over. It is memory the daemon
+// keeps for good (about 100 bytes an id): 100,000 had made its heap grow
+// for a week of play, past the 30 MB a table may use.
+const maxCommandIDs = 8192
 
 type request struct {
 	in    Input

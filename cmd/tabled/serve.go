@@ -26,6 +26,9 @@ import (
 	"github.com/livetable/livetable/table/rules"
 )
 
+// mqttQueue is the controller's queue of events for the MQTT link.
+const mqttQueue = 4096
+
 // serve builds the table and runs it until ctx is done. Every part runs
 // under one errgroup: the first to fail stops the others, and serve
 // returns only when all have returned.
@@ -110,8 +113,12 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 
 	// Subscriptions are taken before the controller runs so that no
-	// event is missed.
-	mqttEvents, _ := ctrl.Subscribe("mqtt", 1<<16)
+	// event is missed. The link's queue only covers the moments its pump
+	// is busy, and a broker outage long enough to fill the outbox
+	// (OutboxMaxBytes, 64 MiB: hours of play): a channel's buffer is
+	// allocated whole, and 65,536 events had been 5 MiB, a fifth of the
+	// daemon's memory, held for good.
+	mqttEvents, _ := ctrl.Subscribe("mqtt", mqttQueue)
 	logEvents, _ := ctrl.Subscribe("log", 4096)
 	lightEvents, _ := ctrl.Subscribe("light", 1024)
 

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	simshoe "github.com/livetable/livetable/simulators/shoe"
+	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+)
+
+// BenchmarkDaemonRSS measures the memory of tabled alone: the built binary
+// runs as its own process (real serial path on the simulated shoe's pty,
+// journal, controller, console, MQTT link to a real mosquitto), driven as
+// in BenchmarkCardToState by a backend that bets for seven seats and
+// stands, while b.N cards are dealt one per 5 ms at most. It reports the
+// daemon's resident set at the end (rss-MiB) and its peak (peak-rss-MiB,
+// the kernel's VmHWM). Issue 6's target: under 30 MB per table.
+func BenchmarkDaemonRSS(b *testing.B) {
+	mosq := mqttlinktest.StartMosquitto(b, mqttlinktest.MosquittoOptions{})
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "tabled")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dev, err := simshoe.New(simshoe.Options{Seed: 11, Heartbeat: time.Second}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = dev.Run(ctx) }()
+	b.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		_ = dev.Close()
+	})
+
+	// The console's /metrics tells the Go heap apart from the rest.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	consoleAddr := l.Addr().String()
+	_ = l.Close()
+	conf := filepath.Join(dir, "tabled.yaml")
+	yaml := fmt.Sprintf(`studio: bench
+table: rss
+game: "000"
+data_dir: %s
+log_level: warn
+timing: {settle: 20ms, insurance: 200ms}
+broker: {url: %q}
+shoe: {path: %q}
+gpio: {sim: true, shuffler: false}
+console: {addr: %q}
+`, filepath.Join(dir, "data"), mosq.URL(), dev.Path(), consoleAddr)
+	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config", conf)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(benchWait):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}()
+
+	tb := newBenchTable(b, mosq.URL(), "livetable/bench/rss/")
+	b.ResetTimer()
+	dealErr := make(chan error, 1)
+	go func() { dealErr <- tb.deal(ctx, dev, b.N, func(cardTimes) {}) }()
+	select {
+	case err := <-dealErr:
+		if err != nil {
+			b.Fatalf("dealing: %v", err)
+		}
+	case err := <-exited:
+		b.Fatalf("tabled exited: %v", err)
+	}
+	b.StopTimer()
+	mem, err := procMemory(cmd.Process.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(mem["VmRSS"], "rss-MiB")
+	b.ReportMetric(mem["VmHWM"], "peak-rss-MiB")
+	// The resident set is the Go heap and runtime (anonymous) and the
+	// pages of the binary itself (file-backed, shared between tables).
+	b.ReportMetric(mem["RssAnon"], "anon-MiB")
+	b.ReportMetric(mem["RssFile"], "file-MiB")
+	b.ReportMetric(float64(tb.rounds()), "rounds")
+	gm, err := goMemStats("http://" + consoleAddr + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range []struct{ name, unit string }{
+		{"go_memstats_heap_inuse_bytes", "heap-inuse-MiB"},
+		{"go_memstats_heap_idle_bytes", "heap-idle-MiB"},
+		{"go_memstats_heap_released_bytes", "heap-released-MiB"},
+		{"go_memstats_stack_inuse_bytes", "stack-MiB"},
+		{"go_memstats_sys_bytes", "go-sys-MiB"},
+	} {
+		b.ReportMetric(gm[m.name]/(1<<20), m.unit)
+	}
+}
+
+// goMemStats reads the go_memstats_* gauges of a Prometheus endpoint.
+func goMemStats(url string) (map[string]float64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(string(body)) {
+		name, val, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || !strings.HasPrefix(name, "go_memstats_") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(val, 64); err == nil {
+			out[name] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no go_memstats in %s", url)
+	}
+	return out, nil
+}
+
+// procMemory reads a process's memory figures from /proc (VmRSS, VmHWM,
+// RssAnon, RssFile), in MiB.
+func procMemory(pid int) (map[string]float64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(string(raw)) {
+		key, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch key {
+		case "VmRSS", "VmHWM", "RssAnon", "RssFile":
+			kb, perr := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if perr != nil {
+				return nil, fmt.Errorf("%s %q: %w", key, rest, perr)
+			}
+			out[key] = kb / 1024
+		}
+	}
+	if out["VmRSS"] == 0 {
+		return nil, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	}
+	return out, nil
+}
