@@ -39,6 +39,7 @@ type Dealer struct {
 	shoe    Shoe
 	opts    Options
 	log     zerolog.Logger
+	seq     uint64 // the newest snapshot's seq: an older one is stale
 	shoeID  string // the shoe the table has in play, as last seen
 	pulled  int    // cards pulled from that shoe
 	changed bool   // a new shoe was put in; wait until the table leaves "closed"
@@ -96,6 +97,15 @@ func (d *Dealer) Run(ctx context.Context, events <-chan table.Event) error {
 // has taken every card pulled so far, so a stale snapshot never makes him
 // pull twice.
 func (d *Dealer) step(ctx context.Context, st *table.State) error {
+	if st.Seq < d.seq {
+		// An older snapshot than one already seen: a broker that lost its
+		// newest messages in a crash gives back an old retained state, and
+		// redelivers what its last save held. The table has moved on;
+		// acting on it would pull a card nobody asked for, or change a
+		// shoe in the middle of one.
+		return nil
+	}
+	d.seq = st.Seq
 	next := st.Round.Next
 	if st.Phase != table.PhaseClosed {
 		d.changed = false

@@ -33,9 +33,11 @@ func (s *countingShoe) NewShoe(context.Context, []card.Card) error {
 	return nil
 }
 
-// snap is a snapshot as the dealer sees it.
+// snap is a snapshot as the dealer sees it; its seq follows the cards
+// dealt from shoes of 100 ("A", "B", ...), as the table's events would.
 func snap(phase table.Phase, next, shoe string, dealt int) *table.State {
 	st := &table.State{Phase: phase, Shoe: table.ShoeState{ID: shoe, Dealt: dealt}}
+	st.Seq = uint64(100*int(shoe[0]-'A') + dealt)
 	st.Round.Next = next
 	return st
 }
@@ -76,6 +78,14 @@ func TestDealerFollowsTheInstructionLine(t *testing.T) {
 		}},
 		{"with a shuffler the dealer leaves the shoe alone", Options{ShufflerSwaps: true}, []look{
 			{st: snap(table.PhaseClosed, "change shoe", "A", 81)},
+		}},
+		{"an old snapshot after a broker crash is ignored", Options{}, []look{
+			{st: snap(table.PhaseClosed, "change shoe", "A", 81), newShoes: 1},
+			{st: snap(dealing, "card to seat 1", "B", 0), pulls: 1, newShoes: 1},
+			{st: snap(dealing, "card to seat 2", "B", 1), pulls: 2, newShoes: 1},
+			{st: snap(table.PhaseClosed, "change shoe", "A", 81), pulls: 2, newShoes: 1}, // redelivered
+			{st: snap(dealing, "card to seat 1", "B", 0), pulls: 2, newShoes: 1},         // stale
+			{st: snap(dealing, "card to seat 3", "B", 2), pulls: 3, newShoes: 1},
 		}},
 		{"nothing while paused", Options{}, []look{
 			{st: func() *table.State { s := snap(dealing, "card to seat 1", "A", 0); s.Paused = true; return s }()},
