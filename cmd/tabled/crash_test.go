@@ -89,7 +89,7 @@ type scriptRun struct {
 	checkpoints int
 }
 
-func buildTabled(t *testing.T) string {
+func buildTabled(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "tabled")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()

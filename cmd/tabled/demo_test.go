@@ -17,7 +17,8 @@ import (
 
 // TestDemoPlaysAcrossShuffledShoes runs `make run`'s table (tabled --demo:
 // the simulated shoe on a pty, the dual-shoe shuffler on simulated GPIO,
-// the dealer and the players) with shoes cut after a few cards, and
+// the dealer and the players; mosquitto stands in for the embedded
+// broker, on a port of its own) with shoes cut after a few cards, and
 // watches its state: the table must go on dealing and settling rounds
 // through two shuffler swaps. (The simulated dealer once kept counting
 // the old shoe's cards and stopped for good at the first swap.)

@@ -32,10 +32,7 @@ import (
 func BenchmarkDaemonRSS(b *testing.B) {
 	mosq := mqttlinktest.StartMosquitto(b, mqttlinktest.MosquittoOptions{})
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "tabled")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildTabled(b)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

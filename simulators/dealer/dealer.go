@@ -131,7 +131,6 @@ func (d *Dealer) step(ctx context.Context, st *table.State) error {
 			}
 		}
 		d.log.Info().Msg("dealer: change shoe")
-		d.pulled = 0
 		return d.shoe.NewShoe(ctx, nil)
 	case strings.HasPrefix(next, "card to") || strings.HasPrefix(next, "hole card") || strings.HasPrefix(next, "burn"):
 		if st.Shoe.Dealt < d.pulled {
