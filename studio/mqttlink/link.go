@@ -173,6 +173,7 @@ func (l *Link) clientOptions(q *commandQueue, connected chan struct{}, store *co
 			l.connected.Store(true)
 			l.failuresInRow.Store(0)
 			signal(connected)
+			store.kick() // the pump waits for a connection to send anything
 		}).
 		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
 			f, ok := n.(paho.ConnectionNotificationFailed)
@@ -277,10 +278,12 @@ func (l *Link) subscribe(ctx context.Context, client paho.Client) error {
 // state after them go out back to back instead of one broker round trip
 // each. A reconnect could reorder them: paho resends what it held only
 // after it marks the connection up, and anything published in between
-// would overtake it. So while paho has packets to send again (gate.Held,
-// see copyStore) the pump sends nothing and marks nothing: the
-// acknowledgements paho reports on resume are not the broker's. When they
-// are all acknowledged (gate.Released) it goes on. A failed publish
+// would overtake it. So the pump publishes only on an open connection (it
+// never leaves records to paho's store to send on connecting), and while
+// paho has packets to send again (gate.Held, see copyStore) it sends
+// nothing and marks nothing: the acknowledgements paho reports on resume
+// are not the broker's. When they are all acknowledged, or a connection
+// opens, gate.Released wakes it. A failed publish
 // (paho gave up on it) stops the window: after a back-off every record in
 // flight is published again, in order, with a new id; the subscriber
 // drops the duplicates by seq. While the outbox is full (a long broker
@@ -313,12 +316,12 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 		if stalled || len(fl) >= l.opts.MaxInflight {
 			return
 		}
-		if _, ok := ob.Pending(len(fl)); !ok || gate.Held() || failed() {
+		if _, ok := ob.Pending(len(fl)); !ok || !client.IsConnectionOpen() || gate.Held() || failed() {
 			return
 		}
 		for len(fl) < l.opts.MaxInflight {
 			next, ok := ob.Pending(len(fl))
-			if !ok {
+			if !ok || gate.Held() {
 				break
 			}
 			fl = append(fl, l.launch(client, next))
@@ -411,7 +414,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 				return err
 			}
 		}
-		if stalled && !retrying && !held {
+		if stalled && !retrying && !held && client.IsConnectionOpen() {
 			stalled = false
 			again()
 		}
@@ -479,7 +482,8 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 }
 
 // resendGate tells the pump when paho is sending packets again after a
-// reconnect (copyStore).
+// reconnect, and wakes it when that is over or a connection opens
+// (copyStore).
 type resendGate interface {
 	Held() bool
 	Released() <-chan struct{}

@@ -178,8 +178,15 @@ func TestMosquittoOutboxFullHoldsEvents(t *testing.T) {
 	opts.OutboxBatch = 8          // a batch may go past the bound
 	r := startLink(t, opts, &mqttlinktest.Submitter{})
 	feed(r, 1, 200)
+	// The pump takes events until the outbox reaches its bound; wait until
+	// it has stopped taking them (the depth holds while events wait).
 	require.Eventually(t, func() bool {
-		return r.link.OutboxDepth() > 0 && len(r.events) > 0
+		d := r.link.OutboxDepth()
+		if d == 0 || len(r.events) == 0 {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+		return r.link.OutboxDepth() == d
 	}, waitFor, poll)
 	// Held, not taken: the outbox stays at its bound while the broker is away.
 	depth, queued := r.link.OutboxDepth(), len(r.events)

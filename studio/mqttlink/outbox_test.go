@@ -382,8 +382,12 @@ func TestCopyStoreHeldWhilePahoResends(t *testing.T) {
 			{"del", "o.1", true}, {"del", "o.2", false},
 			{"put", "o.3", false}, // published after resume: sent in order
 		}},
+		{"held from the attempt until resume starts", []step{
+			{"connecting", "", true}, // nothing stored, but a publish now would be sent twice
+			{"resume", "", false},
+		}},
 		{"stored while connecting is resent too", []step{
-			{"connecting", "", false}, // nothing stored yet
+			{"connecting", "", true},
 			{"put", "o.1", true},
 			{"resume", "", true},
 			{"del", "o.1", false},
@@ -399,10 +403,10 @@ func TestCopyStoreHeldWhilePahoResends(t *testing.T) {
 			{"resume", "", true}, {"del", "o.1", true}, {"del", "o.2", false},
 		}},
 		{"inbound keys are not paho's to resend", []step{
-			{"connecting", "", false}, {"put", "i.7", false}, {"resume", "", false},
+			{"connecting", "", true}, {"put", "i.7", true}, {"resume", "", false},
 		}},
 		{"reset forgets", []step{
-			{"put", "o.1", false}, {"connecting", "", true}, {"reset", "", false},
+			{"put", "o.1", false}, {"connecting", "", true}, {"reset", "", true}, {"resume", "", false},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

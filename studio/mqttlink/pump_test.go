@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,7 +55,10 @@ type fakePub struct {
 type fakeClient struct {
 	paho.Client
 	pubs chan fakePub
+	down atomic.Bool // the connection is not open
 }
+
+func (c *fakeClient) IsConnectionOpen() bool { return !c.down.Load() }
 
 func (c *fakeClient) Publish(topic string, _ byte, _ bool, payload any) paho.Token {
 	var env struct {
@@ -285,4 +289,17 @@ func TestPumpFailureDuringResendWaitsForIt(t *testing.T) {
 	r.gate.set(false)
 	again := r.take(3)
 	assert.Equal(t, []uint64{1, 2, 3}, seqs(again))
+}
+
+// Nothing is handed to paho while the connection is not open (paho would
+// store it and send it on resume, racing with what is published after);
+// the pump sends once a connection opens and the gate wakes it.
+func TestPumpPublishesOnlyOnAnOpenConnection(t *testing.T) {
+	r := startPump(t, 8)
+	r.client.down.Store(true)
+	r.send(3, false)
+	r.quiet(3)
+	r.client.down.Store(false)
+	r.gate.release <- struct{}{} // the link's OnConnect kicks the gate
+	assert.Equal(t, []uint64{1, 2, 3}, seqs(r.take(3)))
 }

@@ -29,9 +29,9 @@ import (
 // paho's connecting goroutine before the attempt) and the start of resume
 // (All). What it holds at either moment, and whatever is stored while
 // the connection is being made, is "resent": paho will send it (again)
-// before anything published later. The Link sends nothing new while any
-// resent packet is unacknowledged (Held), and is told when the last one is
-// (Released).
+// before anything published later. The Link sends nothing new from the
+// attempt until resume has started and every resent packet is
+// acknowledged (Held), and is told when that is over (Released).
 type copyStore struct {
 	mu      sync.Mutex // guards the following
 	open    bool
@@ -69,28 +69,36 @@ func (s *copyStore) markAllLocked() {
 	}
 }
 
-// Held reports whether paho has packets to send again that the broker has
-// not acknowledged yet: anything published now could overtake them.
+// Held reports whether a publish now could overtake or join what paho
+// sends again: from a connection attempt until resume has listed what it
+// will resend (a publish in between would be sent at once and again by
+// resume), and then until the broker has acknowledged all of it.
 func (s *copyStore) Held() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.resent) > 0
+	return s.down || len(s.resent) > 0
 }
 
 // Released is signalled when the last resent packet is acknowledged (or
-// dropped); a stale signal only costs the receiver a look at Held.
+// dropped), and by kick; a stale signal only costs the receiver a look at
+// Held.
 func (s *copyStore) Released() <-chan struct{} { return s.release }
+
+// kick signals Released: the Link calls it when a connection opens.
+func (s *copyStore) kick() {
+	select {
+	case s.release <- struct{}{}:
+	default:
+	}
+}
 
 func (s *copyStore) unmarkLocked(key string) {
 	if _, ok := s.resent[key]; !ok {
 		return
 	}
 	delete(s.resent, key)
-	if len(s.resent) == 0 {
-		select {
-		case s.release <- struct{}{}:
-		default:
-		}
+	if len(s.resent) == 0 && !s.down {
+		s.kick()
 	}
 }
 
@@ -150,6 +158,9 @@ func (s *copyStore) All() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.markAllLocked()
+	if s.down && len(s.resent) == 0 {
+		s.kick() // nothing to resend: the Link may publish at once
+	}
 	s.down = false
 	return slices.Clone(s.order)
 }
