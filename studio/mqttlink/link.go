@@ -283,10 +283,10 @@ func (l *Link) subscribe(ctx context.Context, client paho.Client) error {
 // paho has packets to send again (gate.Held, see copyStore) it sends
 // nothing and marks nothing: the acknowledgements paho reports on resume
 // are not the broker's. When they are all acknowledged, or a connection
-// opens, gate.Released wakes it. A failed publish
-// (paho gave up on it) stops the window: after a back-off every record in
-// flight is published again, in order, with a new id; the subscriber
-// drops the duplicates by seq. While the outbox is full (a long broker
+// opens, gate.Released wakes it. A failed publish (paho gave up on it)
+// stops the window: after a back-off every record in flight is published
+// again, in order, with a new id; the subscriber drops the duplicates by
+// seq. While the outbox is full (a long broker
 // outage) the pump stops taking events and the controller's queue holds
 // them.
 func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.Client, gate resendGate, ob *outbox) error {

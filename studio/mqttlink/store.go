@@ -39,7 +39,7 @@ type copyStore struct {
 	order   []string
 	down    bool                // between a connection attempt and resume
 	resent  map[string]struct{} // outbound keys paho sends again, not yet acknowledged
-	release chan struct{}       // signalled when resent empties
+	release chan struct{}       // signalled when the Link may publish again (see Released)
 }
 
 var _ paho.Store = (*copyStore)(nil)
