@@ -12,6 +12,7 @@ import (
 	"github.com/livetable/livetable/studio/console"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table/journal"
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // ConsoleConfig configures the dealer and supervisor console.
@@ -87,7 +88,7 @@ func healthOf(shoe *linkState, hw *hardware, link *mqttlink.Link, jr *journal.Jo
 
 // timedFile times each fsync of the journal for the metrics.
 type timedFile struct {
-	journal.File
+	vfs.File
 	observe func(time.Duration)
 }
 
@@ -98,15 +99,19 @@ func (f timedFile) Sync() error {
 	return err
 }
 
-// timedOpen wraps the journal's file opening so fsync times reach metrics.
-func timedOpen(observe func(time.Duration)) journal.OpenFileFunc {
-	return func(name string, flag int, perm os.FileMode) (journal.File, error) {
-		f, err := os.OpenFile(name, flag, perm)
-		if err != nil {
-			return nil, err
-		}
-		return timedFile{File: f, observe: observe}, nil
+// timedFS is the operating system's file system with each file's fsync
+// timed for the metrics: the journal's.
+type timedFS struct {
+	vfs.OS
+	observe func(time.Duration)
+}
+
+func (t timedFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	f, err := t.OS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
 	}
+	return timedFile{File: f, observe: t.observe}, nil
 }
 
 func consoleLog(log zerolog.Logger) zerolog.Logger { return log.With().Str("part", "console").Logger() }

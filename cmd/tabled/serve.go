@@ -59,7 +59,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 
 	metrics := console.NewMetrics()
 	jopts := journalOptions(cfg)
-	jopts.OpenFile = timedOpen(metrics.ObserveFsync)
+	jopts.FS = timedFS{observe: metrics.ObserveFsync}
 	jr, rep, err := journal.Open(jopts, log.With().Str("part", "journal").Logger())
 	if err != nil {
 		return fmt.Errorf("tabled: journal: %w", err)
@@ -74,7 +74,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	copts.CheckpointEvery = cfg.Journal.CheckpointEvery
 	recall := console.NewHistory(50) // game recall, seeded by the replay, then fed live by the console
 	copts.Replayed = recall.Add
-	if copts.RepublishAfter, err = mqttlink.OutboxLastSeq(absData(cfg, "outbox"), log); err != nil {
+	if copts.RepublishAfter, err = mqttlink.OutboxLastSeq(nil, absData(cfg, "outbox"), log); err != nil {
 		return fmt.Errorf("tabled: outbox: %w", err)
 	}
 	ctrl, err := table.New(copts, log.With().Str("part", "table").Logger())
@@ -233,7 +233,8 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	g.Go(func() error { printEvents(logEvents, log); return nil })
 	if rep.Truncated() {
 		inputs <- table.DeviceAlarm{Source: "journal", Code: "torn_tail",
-			Message: fmt.Sprintf("journal tail cut after a power loss (%d bytes): check the last round", rep.CutBytes), Pauses: true}
+			Message: fmt.Sprintf("journal tail cut after a power loss: journal %s (%d bytes), last whole record seq %d: check the last round",
+				rep.Tail.LostText(), rep.CutBytes, rep.Tail.LastKept()), Pauses: true}
 	}
 	g.Go(func() error { return ctrl.Run(ctx, inputs) })
 

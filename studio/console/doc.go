@@ -37,7 +37,7 @@
 // misreads, alarms and rounds from the events it already receives; the
 // integrator feeds publish latency, outbox depth and journal fsync time
 // (Metrics.ObservePublishLatency or SetPublishLatencyFunc, SetOutboxDepth
-// or SetOutboxDepthFunc, ObserveFsync: the journal's OpenFile option can
+// or SetOutboxDepthFunc, ObserveFsync: the journal's FS option (a vfs.FS) can
 // wrap each file so its Sync is timed). A Table that is also a Dropper has its subscribers' lost
 // events exported too.
 //

@@ -5,11 +5,16 @@ import (
 	"bytes"
 	"container/list"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/table/vfs"
 )
 
 const ledgerName = "replies.log"
@@ -22,21 +27,24 @@ const ledgerName = "replies.log"
 //
 // Only the command goroutine uses it, so it has no lock.
 type ledger struct {
+	fs    vfs.FS
 	dir   string
 	cap   int
 	log   zerolog.Logger
-	f     *os.File
+	f     vfs.File
 	lines int
 
 	order *list.List // of Reply, oldest at the front
 	byID  map[string]*list.Element
 }
 
-func openLedger(dir string, capacity int, log zerolog.Logger) (*ledger, error) {
-	l := &ledger{dir: dir, cap: capacity, log: log, order: list.New(), byID: map[string]*list.Element{}}
+// fsys nil means the operating system's files.
+func openLedger(fsys vfs.FS, dir string, capacity int, log zerolog.Logger) (*ledger, error) {
+	fsys = vfs.OrOS(fsys)
+	l := &ledger{fs: fsys, dir: dir, cap: capacity, log: log, order: list.New(), byID: map[string]*list.Element{}}
 	path := filepath.Join(dir, ledgerName)
-	data, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
+	data, err := readFile(fsys, path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("mqttlink: read reply ledger: %w", err)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -116,7 +124,7 @@ func (l *ledger) rewrite() error {
 	}
 	path := filepath.Join(l.dir, ledgerName)
 	tmp := path + ".tmp"
-	nf, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	nf, err := l.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return fmt.Errorf("mqttlink: rewrite reply ledger: %w", err)
 	}
@@ -128,11 +136,11 @@ func (l *ledger) rewrite() error {
 		_ = nf.Close()
 		return fmt.Errorf("mqttlink: sync reply ledger: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := l.fs.Rename(tmp, path); err != nil {
 		_ = nf.Close()
 		return fmt.Errorf("mqttlink: rename reply ledger: %w", err)
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.fs, l.dir); err != nil {
 		_ = nf.Close()
 		return err
 	}
@@ -149,4 +157,14 @@ func (l *ledger) Close() error {
 		return fmt.Errorf("mqttlink: close reply ledger: %w", err)
 	}
 	return nil
+}
+
+// readFile is os.ReadFile on fsys.
+func readFile(fsys vfs.FS, name string) ([]byte, error) {
+	f, err := vfs.Open(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }

@@ -102,7 +102,7 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 	}
 	defer l.running.Store(false)
 
-	ob, err := openOutbox(l.opts.OutboxDir, l.opts.OutboxMaxBytes, l.opts.OutboxCompactBytes, l.log)
+	ob, err := openOutbox(l.opts.FS, l.opts.OutboxDir, l.opts.OutboxMaxBytes, l.opts.OutboxCompactBytes, l.log)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 			l.log.Error().Err(cerr).Msg("close outbox")
 		}
 	}()
-	led, err := openLedger(l.opts.OutboxDir, l.opts.ReplyCacheSize, l.log)
+	led, err := openLedger(l.opts.FS, l.opts.OutboxDir, l.opts.ReplyCacheSize, l.log)
 	if err != nil {
 		return err
 	}

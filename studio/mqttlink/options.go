@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // TLSOptions configures TLS towards an external broker. The server is always
@@ -60,6 +62,9 @@ type Options struct {
 
 	// OutboxDir holds the durable outbox and the reply ledger. Required.
 	OutboxDir string
+	// FS is the file system of OutboxDir; nil means the operating
+	// system's (vfs.OS). The simulation passes a simulated disk.
+	FS vfs.FS
 	// OutboxMaxBytes bounds the payload bytes of unacknowledged events in
 	// the outbox. When full, intake waits for acknowledgements (the
 	// controller's bounded subscriber queue then counts the overflow).

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // The outbox is the durable queue between the controller's events and the
@@ -90,14 +92,15 @@ func (r *record) size() int64 { return int64(recordHeaderLen + len(r.payload)) }
 // pump) and SyncLoop at a time: Append and compaction write the file only from the
 // appender, and SyncLoop syncs it under fileMu.
 type outbox struct {
+	fs           vfs.FS
 	dir          string
 	log          zerolog.Logger
 	maxBytes     int64
 	compactBytes int64
 
 	// f is the open events.log; only the appending goroutine writes it.
-	f    *os.File
-	ackf *os.File
+	f    vfs.File
+	ackf vfs.File
 
 	dirty chan struct{} // cap 1: a record was written, not yet synced
 
@@ -127,22 +130,24 @@ type outbox struct {
 // openOutbox opens or creates the outbox in dir and loads the records that
 // were not acknowledged yet. A torn or corrupt tail (a crash during an
 // append) is cut off and logged: those events were never published.
-func openOutbox(dir string, maxBytes, compactBytes int64, log zerolog.Logger) (*outbox, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+// fsys nil means the operating system's files.
+func openOutbox(fsys vfs.FS, dir string, maxBytes, compactBytes int64, log zerolog.Logger) (*outbox, error) {
+	fsys = vfs.OrOS(fsys)
+	if err := fsys.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("mqttlink: outbox dir: %w", err)
 	}
 	ob := &outbox{
-		dir: dir, log: log, maxBytes: maxBytes, compactBytes: compactBytes,
+		fs: fsys, dir: dir, log: log, maxBytes: maxBytes, compactBytes: compactBytes,
 		dirty: make(chan struct{}, 1),
 	}
-	ackf, err := os.OpenFile(filepath.Join(dir, outboxAckName), os.O_RDWR|os.O_CREATE, 0o640)
+	ackf, err := fsys.OpenFile(filepath.Join(dir, outboxAckName), os.O_RDWR|os.O_CREATE, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("mqttlink: open outbox ack file: %w", err)
 	}
 	ob.ackf = ackf
 	ob.ackedPos, ob.ackedSeq = ob.readAck()
 
-	f, err := os.OpenFile(filepath.Join(dir, outboxLogName), os.O_RDWR|os.O_CREATE, 0o640)
+	f, err := fsys.OpenFile(filepath.Join(dir, outboxLogName), os.O_RDWR|os.O_CREATE, 0o640)
 	if err != nil {
 		_ = ackf.Close()
 		return nil, fmt.Errorf("mqttlink: open outbox: %w", err)
@@ -153,7 +158,7 @@ func openOutbox(dir string, maxBytes, compactBytes int64, log zerolog.Logger) (*
 		_ = ackf.Close()
 		return nil, err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(fsys, dir); err != nil {
 		_ = f.Close()
 		_ = ackf.Close()
 		return nil, err
@@ -453,7 +458,7 @@ func (ob *outbox) compact() error {
 		ends[i] = off
 	}
 	tmp := filepath.Join(ob.dir, outboxLogName+".tmp")
-	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	nf, err := ob.fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return fmt.Errorf("mqttlink: outbox compact: %w", err)
 	}
@@ -471,11 +476,11 @@ func (ob *outbox) compact() error {
 		_ = nf.Close()
 		return fmt.Errorf("mqttlink: outbox ack fsync: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(ob.dir, outboxLogName)); err != nil {
+	if err := ob.fs.Rename(tmp, filepath.Join(ob.dir, outboxLogName)); err != nil {
 		_ = nf.Close()
 		return fmt.Errorf("mqttlink: outbox compact rename: %w", err)
 	}
-	if err := syncDir(ob.dir); err != nil {
+	if err := syncDir(ob.fs, ob.dir); err != nil {
 		_ = nf.Close()
 		return err
 	}
@@ -550,14 +555,9 @@ func signal(c chan struct{}) {
 }
 
 // syncDir makes a rename or a file creation in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("mqttlink: open dir for sync: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("mqttlink: sync dir: %w", err)
+func syncDir(fsys vfs.FS, dir string) error {
+	if err := fsys.SyncDir(dir); err != nil {
+		return fmt.Errorf("mqttlink: %w", err)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func entries(from, to uint64) []entry {
 
 func open(t *testing.T, dir string, maxBytes, compact int64) *outbox {
 	t.Helper()
-	ob, err := openOutbox(dir, maxBytes, compact, zerolog.Nop())
+	ob, err := openOutbox(nil, dir, maxBytes, compact, zerolog.Nop())
 	require.NoError(t, err)
 	return ob
 }
@@ -196,7 +196,7 @@ func TestOutboxAppendThenFlush(t *testing.T) {
 
 	require.NoError(t, ob.Append(entries(4, 4)))
 	// A crash now: a second outbox reads the file as it is.
-	crashed, err := openOutbox(dir, 1<<20, 1<<20, zerolog.Nop())
+	crashed, err := openOutbox(nil, dir, 1<<20, 1<<20, zerolog.Nop())
 	require.NoError(t, err)
 	assert.EqualValues(t, 3, crashed.LastSeq(), "the unwritten record is not in the file")
 	require.NoError(t, crashed.Close())
@@ -249,7 +249,7 @@ func TestCopyStoreKeepsOrderAndCopies(t *testing.T) {
 
 func TestLedgerPersistsAndForgetsOldest(t *testing.T) {
 	dir := t.TempDir()
-	l, err := openLedger(dir, 3, zerolog.Nop())
+	l, err := openLedger(nil, dir, 3, zerolog.Nop())
 	require.NoError(t, err)
 	for i := range 10 {
 		require.NoError(t, l.Record(Reply{Schema: 1, ID: fmt.Sprintf("c%d", i), Accepted: i%2 == 0}))
@@ -262,7 +262,7 @@ func TestLedgerPersistsAndForgetsOldest(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
-	l, err = openLedger(dir, 3, zerolog.Nop())
+	l, err = openLedger(nil, dir, 3, zerolog.Nop())
 	require.NoError(t, err)
 	defer l.Close()
 	for i := range 10 {
@@ -276,7 +276,7 @@ func TestLedgerPersistsAndForgetsOldest(t *testing.T) {
 
 func TestOutboxLastSeq(t *testing.T) {
 	dir := t.TempDir()
-	seq, err := OutboxLastSeq(filepath.Join(dir, "new"), zerolog.Nop())
+	seq, err := OutboxLastSeq(nil, filepath.Join(dir, "new"), zerolog.Nop())
 	require.NoError(t, err)
 	assert.Zero(t, seq, "a new outbox")
 
@@ -286,7 +286,7 @@ func TestOutboxLastSeq(t *testing.T) {
 	require.NoError(t, ob.Append([]entry{{state: true, payload: []byte(`{}`)}}))
 	ackN(t, ob, 8)
 	require.NoError(t, ob.Close())
-	seq, err = OutboxLastSeq(dir, zerolog.Nop())
+	seq, err = OutboxLastSeq(nil, dir, zerolog.Nop())
 	require.NoError(t, err)
 	assert.Equal(t, uint64(7), seq, "acknowledged and compacted away, still remembered")
 

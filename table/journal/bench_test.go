@@ -35,7 +35,7 @@ func BenchmarkAppend(b *testing.B) {
 	for _, appenders := range []int{1, 8, 16, 64} {
 		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
 			fs := journaltest.NewFS()
-			j, _, err := journal.Open(journal.Options{Dir: b.TempDir(), OpenFile: fs.OpenFile}, zerolog.Nop())
+			j, _, err := journal.Open(journal.Options{Dir: b.TempDir(), FS: fs}, zerolog.Nop())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func buildRecoveryFixture(rounds int) (string, error) {
 			return
 		}
 		var j *journal.Journal
-		j, _, f.err = journal.Open(journal.Options{Dir: f.dir, OpenFile: journaltest.NoSyncFS().OpenFile, MaxBatch: 4096}, zerolog.Nop())
+		j, _, f.err = journal.Open(journal.Options{Dir: f.dir, FS: journaltest.NoSyncFS(), MaxBatch: 4096}, zerolog.Nop())
 		if f.err != nil {
 			return
 		}

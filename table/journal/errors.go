@@ -108,7 +108,16 @@ type CorruptError struct {
 	// Tail is true when nothing whole follows the bad spot in the last
 	// segment: a torn tail, which Open cuts rather than refuses.
 	Tail bool
+	// Records is, for a torn tail, how many records began in the torn
+	// part: seqs Seq to Seq+Records-1 (the one cut short and the whole
+	// ones of its write batch after it). Their append never returned, so
+	// none was acknowledged, but the cut loses them; Seq-1 is the last
+	// record kept. 0 for a torn segment header (no record yet).
+	Records int
 }
+
+// LastKept is the seq of the last whole record before the damage.
+func (e *CorruptError) LastKept() uint64 { return e.Seq - 1 }
 
 // Error says what is wrong and where.
 func (e *CorruptError) Error() string {
@@ -120,7 +129,22 @@ func (e *CorruptError) Error() string {
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}
+	if e.Tail {
+		s += fmt.Sprintf("; %s, last whole record seq %d", e.LostText(), e.LastKept())
+	}
 	return s
+}
+
+// LostText says which records a torn tail loses: "no record lost",
+// "record 235 lost" or "records 235-237 lost (3)".
+func (e *CorruptError) LostText() string {
+	switch e.Records {
+	case 0:
+		return "no record lost"
+	case 1:
+		return fmt.Sprintf("record %d lost", e.Seq)
+	}
+	return fmt.Sprintf("records %d-%d lost (%d)", e.Seq, e.Seq+uint64(e.Records)-1, e.Records)
 }
 
 // Is makes errors.Is(err, ErrTornTail) true for a torn tail and

@@ -73,7 +73,7 @@ func TestWriteFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			fs := journaltest.NewFS()
-			j, _ := open(t, journal.Options{Dir: dir, OpenFile: fs.OpenFile, SegmentBytes: tc.segmentBytes})
+			j, _ := open(t, journal.Options{Dir: dir, FS: fs, SegmentBytes: tc.segmentBytes})
 			appendN(t, j, 0, 3)
 			tc.fault(fs)
 			appendN(t, j, 3, 3+tc.okAfter)
@@ -115,7 +115,7 @@ func isDiskFull(err error) bool { return errors.Is(err, journal.ErrDiskFull) }
 func TestGroupCommit(t *testing.T) {
 	const queued = 40
 	fs := journaltest.NewFS()
-	j, _ := open(t, journal.Options{Dir: t.TempDir(), OpenFile: fs.OpenFile, MaxBatch: 64})
+	j, _ := open(t, journal.Options{Dir: t.TempDir(), FS: fs, MaxBatch: 64})
 	syncsAtStart := fs.Syncs()
 	release := fs.HoldSync()
 	first := j.AppendAsync(rec(0))
@@ -137,7 +137,7 @@ func TestGroupCommit(t *testing.T) {
 
 func TestMaxBatch(t *testing.T) {
 	fs := journaltest.NewFS()
-	j, _ := open(t, journal.Options{Dir: t.TempDir(), OpenFile: fs.OpenFile, MaxBatch: 8})
+	j, _ := open(t, journal.Options{Dir: t.TempDir(), FS: fs, MaxBatch: 8})
 	syncsAtStart := fs.Syncs()
 	release := fs.HoldSync()
 	first := j.AppendAsync(rec(0))
@@ -161,7 +161,7 @@ func TestMaxBatch(t *testing.T) {
 // give every record one seq, each goroutine's in call order.
 func TestAppendDirectKeepsCallOrder(t *testing.T) {
 	fs := journaltest.NewFS()
-	j, _ := open(t, journal.Options{Dir: t.TempDir(), OpenFile: fs.OpenFile, MaxBatch: 64})
+	j, _ := open(t, journal.Options{Dir: t.TempDir(), FS: fs, MaxBatch: 64})
 	release := fs.HoldSync()
 	first := j.AppendAsync(rec(0))
 	waitFor(t, "the writer to enter fsync", func() bool { return fs.Waiting() == 1 })

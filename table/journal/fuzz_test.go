@@ -28,7 +28,7 @@ func FuzzSegment(f *testing.F) {
 		// No fsync: durability is not under test here, and it keeps the
 		// fuzzer fast.
 		fs := journaltest.NoSyncFS()
-		j, _, err := journal.Open(journal.Options{Dir: dir, OpenFile: fs.OpenFile}, zerolog.Nop())
+		j, _, err := journal.Open(journal.Options{Dir: dir, FS: fs}, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func FuzzSegment(f *testing.F) {
 		if verr != nil && !errors.Is(verr, journal.ErrCorrupt) && !errors.Is(verr, journal.ErrTornTail) {
 			t.Fatalf("Verify: unexpected error %v", verr)
 		}
-		j, rep, err := journal.Open(journal.Options{Dir: dir, OpenFile: fs.OpenFile}, zerolog.Nop())
+		j, rep, err := journal.Open(journal.Options{Dir: dir, FS: fs}, zerolog.Nop())
 		if errors.Is(err, journal.ErrCorrupt) {
 			return
 		}

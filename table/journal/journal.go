@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // Record is one journaled input with the context needed to replay and
@@ -69,7 +72,8 @@ type Journal struct {
 	opts Options
 	log  zerolog.Logger
 	dir  string
-	lock *os.File
+	fs   vfs.FS
+	lock io.Closer
 
 	reqs chan *Pending
 	done chan struct{} // closed when the writer goroutine has returned
@@ -95,7 +99,7 @@ type Journal struct {
 	// or an Append committing directly. It guards the following (and Open
 	// owns them before the writer starts).
 	writeMu sync.Mutex
-	f       File
+	f       vfs.File
 	ch      *chainer
 	hash    [hashSize]byte // hash of the last durable record
 	buf     []byte
@@ -143,20 +147,25 @@ func Open(opts Options, log zerolog.Logger) (*Journal, RecoveryReport, error) {
 	if opts.Dir == "" {
 		return nil, rep, ErrNoDir
 	}
-	var lock *os.File
+	var lock io.Closer
 	if !opts.ReadOnly {
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		if err := opts.FS.MkdirAll(opts.Dir, 0o755); err != nil {
 			return nil, rep, fmt.Errorf("journal: create %s: %w", opts.Dir, err)
 		}
+		path := filepath.Join(opts.Dir, "LOCK")
 		var err error
-		if lock, err = lockDir(opts.Dir); err != nil {
-			return nil, rep, err
+		if lock, err = opts.FS.Lock(path); err != nil {
+			if errors.Is(err, vfs.ErrLocked) {
+				return nil, rep, fmt.Errorf("journal: lock %s: %w", path, ErrLocked)
+			}
+			return nil, rep, fmt.Errorf("journal: %w", err)
 		}
 	}
 	j := &Journal{
 		opts: opts,
 		log:  log.With().Str("component", "journal").Logger(),
 		dir:  opts.Dir,
+		fs:   opts.FS,
 		lock: lock,
 		reqs: make(chan *Pending, opts.MaxBatch),
 		done: make(chan struct{}),
@@ -179,12 +188,12 @@ func Open(opts Options, log zerolog.Logger) (*Journal, RecoveryReport, error) {
 // recover scans the segments, cuts a torn tail, applies retention and opens
 // the active segment for appending.
 func (j *Journal) recover(rep *RecoveryReport) error {
-	segs, err := listSegments(j.dir)
+	segs, err := listSegments(j.fs, j.dir)
 	if err != nil {
 		return err
 	}
 	nextSeq := uint64(1)
-	check, err := checkSegments(j.dir, segs, &j.rounds, &j.kinds)
+	check, err := checkSegments(j.fs, j.dir, segs, &j.rounds, &j.kinds)
 	if err != nil {
 		return err
 	}
@@ -193,7 +202,7 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		seg := segs[i]
 		path := filepath.Join(j.dir, seg.name)
 		if i == len(segs)-1 && frameProblem(bad.Problem) {
-			if bad.Tail, err = isTail(path, seg, bad.Offset); err != nil {
+			if bad.Tail, bad.Records, err = isTail(j.fs, path, seg, bad.Offset); err != nil {
 				return err
 			}
 		}
@@ -213,14 +222,14 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		case bad.Offset == 0:
 			j.log.Warn().Err(bad).Msg("journal torn tail: removing the torn segment")
 			// The segment's own header is torn, so it holds no record.
-			fi, err := os.Stat(path)
+			fi, err := j.fs.Stat(path)
 			if err != nil {
 				return fmt.Errorf("journal: stat %s: %w", path, err)
 			}
-			if err := os.Remove(path); err != nil {
+			if err := j.fs.Remove(path); err != nil {
 				return fmt.Errorf("journal: remove torn segment %s: %w", path, err)
 			}
-			if err := syncDir(j.dir); err != nil {
+			if err := syncDir(j.fs, j.dir); err != nil {
 				return err
 			}
 			rep.CutBytes += fi.Size()
@@ -229,7 +238,7 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 			segs = segs[:i]
 		default:
 			j.log.Warn().Err(bad).Msg("journal torn tail: cutting back to the last whole record")
-			cut, err := truncateFile(path, seg.size)
+			cut, err := truncateFile(j.fs, path, seg.size)
 			if err != nil {
 				return err
 			}
@@ -251,7 +260,7 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		j.segs, j.f = []*segment{seg}, f
 	default:
 		active := segs[len(segs)-1]
-		f, err := j.opts.OpenFile(filepath.Join(j.dir, active.name), os.O_WRONLY|os.O_APPEND, 0)
+		f, err := j.fs.OpenFile(filepath.Join(j.dir, active.name), os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			return fmt.Errorf("journal: open active segment: %w", err)
 		}
@@ -289,8 +298,8 @@ func frameProblem(p Problem) bool {
 
 // truncateFile cuts path to size and makes the cut durable; it returns how
 // many bytes were removed.
-func truncateFile(path string, size int64) (int64, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+func truncateFile(fsys vfs.FS, path string, size int64) (int64, error) {
+	f, err := fsys.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return 0, fmt.Errorf("journal: open %s: %w", path, err)
 	}
@@ -310,17 +319,17 @@ func truncateFile(path string, size int64) (int64, error) {
 
 // createSegment creates a segment starting at firstSeq, writes and syncs
 // its header and the directory entry.
-func (j *Journal) createSegment(firstSeq uint64, prev [hashSize]byte) (*segment, File, error) {
+func (j *Journal) createSegment(firstSeq uint64, prev [hashSize]byte) (*segment, vfs.File, error) {
 	seg := &segment{name: segmentName(firstSeq), firstSeq: firstSeq, prevHash: prev,
 		lastSeq: firstSeq - 1, lastHash: prev, size: headerSize}
 	path := filepath.Join(j.dir, seg.name)
-	f, err := j.opts.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := j.fs.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, &WriteError{Op: "create", Path: path, Seq: firstSeq, Err: err}
 	}
-	fail := func(op string, err error) (*segment, File, error) {
+	fail := func(op string, err error) (*segment, vfs.File, error) {
 		f.Close()
-		if rerr := os.Remove(path); rerr != nil {
+		if rerr := j.fs.Remove(path); rerr != nil {
 			j.log.Error().Err(rerr).Str("path", path).Msg("journal: cannot remove half-made segment")
 		}
 		return nil, nil, &WriteError{Op: op, Path: path, Seq: firstSeq, Err: err}
@@ -331,7 +340,7 @@ func (j *Journal) createSegment(firstSeq uint64, prev [hashSize]byte) (*segment,
 	if err := f.Sync(); err != nil {
 		return fail("sync header", err)
 	}
-	if err := syncDir(j.dir); err != nil {
+	if err := syncDir(j.fs, j.dir); err != nil {
 		return fail("sync dir", err)
 	}
 	return seg, f, nil
@@ -674,7 +683,7 @@ func (j *Journal) retainLocked() []string {
 			break
 		}
 		path := filepath.Join(j.dir, s.name)
-		if err := os.Remove(path); err != nil {
+		if err := j.fs.Remove(path); err != nil {
 			j.log.Error().Err(err).Str("path", path).Msg("journal: retention cannot delete segment")
 			break
 		}
@@ -684,7 +693,7 @@ func (j *Journal) retainLocked() []string {
 		j.segs = j.segs[1:]
 	}
 	if len(retired) > 0 {
-		if err := syncDir(j.dir); err != nil {
+		if err := syncDir(j.fs, j.dir); err != nil {
 			j.log.Warn().Err(err).Msg("journal: retention")
 		}
 		j.rounds.prune(j.segs[0].firstSeq)

@@ -239,7 +239,7 @@ func TestAppendAsyncPipelines(t *testing.T) {
 func TestGroupCommitWindow(t *testing.T) {
 	clk := clockwork.NewFakeClock()
 	fs := journaltest.NewFS()
-	j, _ := open(t, journal.Options{Dir: t.TempDir(), OpenFile: fs.OpenFile, Clock: clk,
+	j, _ := open(t, journal.Options{Dir: t.TempDir(), FS: fs, Clock: clk,
 		GroupCommitWindow: time.Millisecond, MaxBatch: 8})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

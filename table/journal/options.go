@@ -1,24 +1,12 @@
 package journal
 
 import (
-	"os"
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/livetable/livetable/table/vfs"
 )
-
-// File is what the journal needs from the segment it appends to. *os.File
-// satisfies it; tests and journaltest wrap one to simulate a full disk or a
-// failing fsync.
-type File interface {
-	Write(p []byte) (int, error)
-	Sync() error
-	Truncate(size int64) error
-	Close() error
-}
-
-// OpenFileFunc opens a segment for appending, like os.OpenFile.
-type OpenFileFunc func(name string, flag int, perm os.FileMode) (File, error)
 
 // Options configures a journal. Zero fields take the values of
 // DefaultOptions, except MaxAge and MaxBytes, where zero means no limit.
@@ -61,9 +49,11 @@ type Options struct {
 	Clock clockwork.Clock
 	// ReadOnly opens the journal for reading only (see Open).
 	ReadOnly bool
-	// OpenFile opens segments for appending. Nil means os.OpenFile. It is
-	// the seam through which tests simulate a full disk.
-	OpenFile OpenFileFunc
+	// FS is the file system the journal lives on. Nil means the
+	// operating system's (vfs.OS). It is the seam through which tests
+	// simulate a full disk, a failing fsync or a power cut
+	// (journaltest, simulators/disk).
+	FS vfs.FS
 }
 
 // DefaultOptions returns the defaults for a table box: 64 MiB segments, at
@@ -109,16 +99,5 @@ func (o *Options) ensureDefaults() {
 	if o.Clock == nil {
 		o.Clock = clockwork.NewRealClock()
 	}
-	if o.OpenFile == nil {
-		o.OpenFile = osOpenFile
-	}
-}
-
-func osOpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		// A nil *os.File in a File interface would not be nil.
-		return nil, err
-	}
-	return f, nil
+	o.FS = vfs.OrOS(o.FS)
 }

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // readBufSize is the read buffer of a scan: large enough that a scan of a
@@ -15,14 +16,14 @@ const readBufSize = 1 << 20
 // reader yields the frames of one segment file up to a byte limit. It checks
 // lengths and CRCs; decoding and chain checks are the caller's.
 type reader struct {
-	f     *os.File
+	f     vfs.File
 	limit int64 // file offset where reading stops (the durable size)
 	buf   []byte
 	r, w  int   // buf[r:w] is unread
 	off   int64 // file offset of buf[r]
 }
 
-func newReader(f *os.File, start, limit int64, buf []byte) *reader {
+func newReader(f vfs.File, start, limit int64, buf []byte) *reader {
 	if cap(buf) < readBufSize {
 		buf = make([]byte, readBufSize)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -80,6 +81,15 @@ func TestPowerCut(t *testing.T) {
 					require.NotNil(t, rep.Tail, "cut at %d", cut)
 					require.ErrorIs(t, rep.Tail, journal.ErrTornTail)
 					require.Equal(t, cut-rep.Tail.Offset, rep.CutBytes, "cut at %d", cut)
+					// The records lost are named, not only the bytes.
+					require.Equal(t, uint64(n), rep.Tail.Seq)
+					require.Equal(t, uint64(n-1), rep.Tail.LastKept())
+					if rep.Tail.Offset == 0 {
+						require.Zero(t, rep.Tail.Records, "a torn header holds no record")
+					} else {
+						require.Equal(t, 1, rep.Tail.Records, "cut at %d", cut)
+						require.Contains(t, rep.Tail.Error(), fmt.Sprintf("record %d lost, last whole record seq %d", n, n-1))
+					}
 				}
 				require.Equal(t, wantRange(0, n-1), replayAll(t, j, 0), "cut at %d", cut)
 
@@ -449,7 +459,7 @@ func TestTornBatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			fs := journaltest.NewFS()
-			j, _ := open(t, journal.Options{Dir: dir, OpenFile: fs.OpenFile})
+			j, _ := open(t, journal.Options{Dir: dir, FS: fs})
 			appendN(t, j, 0, 3) // seqs 1-3, one batch each
 			release := fs.HoldSync()
 			first := j.AppendAsync(rec(3)) // seq 4, alone
@@ -486,6 +496,10 @@ func TestTornBatch(t *testing.T) {
 			require.NotNil(t, rep.Tail)
 			assert.Equal(t, hole.off, rep.Tail.Offset)
 			assert.Equal(t, tc.wantLast, rep.LastSeq)
+			// The hole and the whole records of its batch after it are lost:
+			// seqs wantLast+1 to 9, all counted.
+			assert.Equal(t, 9-int(tc.wantLast), rep.Tail.Records)
+			assert.Equal(t, tc.wantLast, rep.Tail.LastKept())
 			assert.Equal(t, wantRange(0, int(tc.wantLast)), replayAll(t, j2, 0))
 		})
 	}

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // slabSize is the size of the blocks Replay carves record data from: one
@@ -106,7 +107,7 @@ func (j *Journal) pipeline(spans []span, from, last uint64, fn func(Record) erro
 		}
 		d := decoder{buf: make([]byte, readBufSize)}
 		for _, sp := range spans {
-			done, err := d.span(j.dir, sp, from, last, emit)
+			done, err := d.span(j.fs, j.dir, sp, from, last, emit)
 			if errors.Is(err, errStopped) {
 				return
 			}
@@ -204,9 +205,9 @@ func (d *decoder) record(v *view) Record {
 
 // span replays the records of one segment with seq in [from, last]; done
 // is true once last has been passed.
-func (d *decoder) span(dir string, sp span, from, last uint64, fn func(Record) error) (done bool, err error) {
+func (d *decoder) span(fsys vfs.FS, dir string, sp span, from, last uint64, fn func(Record) error) (done bool, err error) {
 	path := filepath.Join(dir, sp.name)
-	f, err := os.Open(path)
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
 		return false, fmt.Errorf("journal: replay: open %s: %w", path, err)
 	}

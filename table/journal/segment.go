@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // segmentExt ends every segment file name; the name before it is the
@@ -80,8 +81,8 @@ func (s *segment) seek(seq uint64) mark {
 
 // listSegments returns the segment files in dir in seq order, with firstSeq
 // taken from their names. Other files are ignored.
-func listSegments(dir string) ([]*segment, error) {
-	entries, err := os.ReadDir(dir)
+func listSegments(fsys vfs.FS, dir string) ([]*segment, error) {
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("journal: list %s: %w", dir, err)
 	}
@@ -128,10 +129,10 @@ type scanResult struct {
 // whole records before the first problem. Checking each record against the
 // stored hash before it is the same chain check as a sequential one, and it
 // lets segments be checked in parallel; checkSegments links them.
-func scanSegment(dir string, seg *segment, buf []byte, ch *chainer, runs bool) (scanResult, []byte) {
+func scanSegment(fsys vfs.FS, dir string, seg *segment, buf []byte, ch *chainer, runs bool) (scanResult, []byte) {
 	var res scanResult
 	path := filepath.Join(dir, seg.name)
-	f, err := os.Open(path)
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
 		res.err = fmt.Errorf("journal: open %s: %w", path, err)
 		return res, buf
@@ -233,7 +234,7 @@ const maxScanWorkers = 4
 // segment must start at the seq after the previous one's last and name its
 // last hash. Rounds found before the first problem go into rounds (when not
 // nil), in order, and so do the last seqs of each kind into kinds.
-func checkSegments(dir string, segs []*segment, rounds *roundIndex, kinds *kindIndex) (chainCheck, error) {
+func checkSegments(fsys vfs.FS, dir string, segs []*segment, rounds *roundIndex, kinds *kindIndex) (chainCheck, error) {
 	results := make([]scanResult, len(segs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -245,7 +246,7 @@ func checkSegments(dir string, segs []*segment, rounds *roundIndex, kinds *kindI
 				if i >= len(segs) {
 					return
 				}
-				results[i], buf = scanSegment(dir, segs[i], buf, ch, rounds != nil)
+				results[i], buf = scanSegment(fsys, dir, segs[i], buf, ch, rounds != nil)
 			}
 		})
 	}
@@ -300,19 +301,28 @@ func checkSegments(dir string, segs []*segment, rounds *roundIndex, kinds *kindI
 // unwritten, later records included, but a record of a later batch proves
 // that the bad record's batch was fsync'd and acknowledged: then the damage
 // is corruption, never cut. seg describes the whole records before off.
-func isTail(path string, seg *segment, off int64) (bool, error) {
-	f, err := os.Open(path)
+//
+// For a torn tail, it also returns how many records began in the cut part:
+// the one cut short (when any byte of it is there) and the whole ones of
+// its batch after it, whose seq is the highest such. They were never
+// acknowledged, and the cut loses them.
+func isTail(fsys vfs.FS, path string, seg *segment, off int64) (tail bool, records int, err error) {
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
-		return false, fmt.Errorf("journal: open %s: %w", path, err)
+		return false, 0, fmt.Errorf("journal: open %s: %w", path, err)
 	}
 	defer f.Close()
 	rest, err := io.ReadAll(io.NewSectionReader(f, off, 1<<62))
 	if err != nil {
-		return false, fmt.Errorf("journal: read %s: %w", path, err)
+		return false, 0, fmt.Errorf("journal: read %s: %w", path, err)
 	}
 	// The bad record has seq next; it either continues the batch of the
 	// last whole record or begins a batch at next.
 	next := seg.lastSeq + 1
+	last := next - 1
+	if off > 0 && len(rest) > 0 {
+		last = next // the record cut short
+	}
 	for at := 1; at+frameHeader+minBody <= len(rest); at++ {
 		if !validFrameAt(rest, at) {
 			continue
@@ -320,27 +330,23 @@ func isTail(path string, seg *segment, off int64) (bool, error) {
 		n := int(binary.LittleEndian.Uint32(rest[at:]))
 		v, ok := parseBody(rest[at+frameHeader : at+frameHeader+n])
 		if !ok {
-			return false, nil
+			return false, 0, nil
 		}
 		start := v.seq - v.batchPos
 		sameBatch := v.seq > next && (start == next || (!seg.empty() && start == seg.lastBatch))
 		if !sameBatch {
-			return false, nil
+			return false, 0, nil
 		}
+		last = max(last, v.seq)
 		at += frameHeader + n - 1
 	}
-	return true, nil
+	return true, int(last + 1 - next), nil
 }
 
 // syncDir makes a created, renamed or removed directory entry durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("journal: open dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("journal: sync dir %s: %w", dir, err)
+func syncDir(fsys vfs.FS, dir string) error {
+	if err := fsys.SyncDir(dir); err != nil {
+		return fmt.Errorf("journal: %w", err)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package journal
 import (
 	"encoding/hex"
 	"path/filepath"
+
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // VerifyReport is the result of Verify, printed by `tablectl journal
@@ -32,14 +34,17 @@ type VerifyReport struct {
 // checks up to what it finds, and may report the record being written at
 // that moment as a torn tail. The error is Bad (matching ErrCorrupt,
 // or ErrTornTail for a torn tail) or an I/O error.
-func Verify(dir string) (VerifyReport, error) {
+func Verify(dir string) (VerifyReport, error) { return VerifyFS(vfs.OS{}, dir) }
+
+// VerifyFS is Verify on the file system fsys.
+func VerifyFS(fsys vfs.FS, dir string) (VerifyReport, error) {
 	var rep VerifyReport
-	segs, err := listSegments(dir)
+	segs, err := listSegments(fsys, dir)
 	if err != nil {
 		return rep, err
 	}
 	rep.Segments = len(segs)
-	check, err := checkSegments(dir, segs, nil, nil)
+	check, err := checkSegments(fsys, dir, segs, nil, nil)
 	if err != nil {
 		return rep, err
 	}
@@ -53,7 +58,7 @@ func Verify(dir string) (VerifyReport, error) {
 	if bad := check.bad; bad != nil {
 		if check.badIndex == len(segs)-1 && frameProblem(bad.Problem) {
 			seg := segs[check.badIndex]
-			if bad.Tail, err = isTail(filepath.Join(dir, seg.name), seg, bad.Offset); err != nil {
+			if bad.Tail, bad.Records, err = isTail(fsys, filepath.Join(dir, seg.name), seg, bad.Offset); err != nil {
 				return rep, err
 			}
 		}

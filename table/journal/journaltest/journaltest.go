@@ -2,7 +2,8 @@
 // that run out of space after a byte budget, fail their fsync, block in
 // fsync until released, or skip fsync to build large fixtures quickly.
 //
-// Pass FS.OpenFile as journal.Options.OpenFile.
+// Pass an *FS as journal.Options.FS: it is the operating system's file
+// system (vfs.OS) with those faults on the files it opens.
 package journaltest
 
 import (
@@ -11,12 +12,13 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/livetable/livetable/table/journal"
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // FS opens real files through os.OpenFile and applies the faults set on it
 // to every file it opened. It is safe for concurrent use.
 type FS struct {
+	vfs.OS
 	mu      sync.Mutex // guards the following
 	budget  int64      // bytes that may still be written; <0 means no limit
 	noSync  bool
@@ -91,16 +93,21 @@ func (fs *FS) Written() int64 {
 	return fs.written
 }
 
-// OpenFile is a journal.OpenFileFunc.
-func (fs *FS) OpenFile(name string, flag int, perm os.FileMode) (journal.File, error) {
+var _ vfs.FS = (*FS)(nil)
+
+// OpenFile implements vfs.FS: the file's writes and fsyncs get the faults.
+func (fs *FS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
 	f, err := os.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
-	return &file{f: f, fs: fs}, nil
+	return &file{File: f, f: f, fs: fs}, nil
 }
 
+// file is a real file whose Write and Sync take the FS's faults; the rest
+// is *os.File's.
 type file struct {
+	vfs.File
 	f  *os.File
 	fs *FS
 }
@@ -157,7 +164,3 @@ func (f *file) Sync() error {
 	}
 	return nil
 }
-
-func (f *file) Truncate(size int64) error { return f.f.Truncate(size) }
-
-func (f *file) Close() error { return f.f.Close() }
