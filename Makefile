@@ -65,9 +65,11 @@ build: deps-go ## static binaries (CGO_ENABLED=0) for linux/amd64, linux/arm64, 
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$$arm $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out/ ./cmd/... || exit 1; \
 	done
 
-scenarios: ## run the hand-written scenarios through tablectl
-	@for f in testdata/scenarios/*.json; do echo "== $$f"; \
-	  python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["input"]))' $$f | $(GO) run ./cmd/tablectl scenario; done
+scenarios: deps-go ## run the hand-written scenarios through tablectl and compare each with its expected result (fails on a difference)
+	@$(GO) build -o $${TMPDIR:-/tmp}/tablectl-scenarios ./cmd/tablectl
+	@fail=0; n=0; for f in testdata/scenarios/*.json; do n=$$((n+1)); \
+	  if ! $${TMPDIR:-/tmp}/tablectl-scenarios scenario --check < $$f > /dev/null; then echo "FAIL $$f"; fail=$$((fail+1)); fi; \
+	done; echo "scenarios: $$n run, $$fail failed"; test $$fail -eq 0
 
 deps: deps-go deps-mosquitto deps-chromium ## install everything the tests need
 

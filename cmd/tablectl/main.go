@@ -2,7 +2,7 @@
 // livetable table: scenario runs of the engine, and (as the daemon grows)
 // status, pause, resume, void, history and journal checks.
 //
-//	tablectl scenario < case.json     # one round through the real engine; exit 2 on a scenario error
+//	tablectl scenario [--check] < case.json  # one round through the real engine; exit 2 on a scenario error
 //	tablectl status                   # the running table's state (MQTT)
 //	tablectl pause|resume|void|correct --by NAME --reason WHY --token T [--card Qh]
 //	tablectl history [-n 20]          # recent rounds from the table's journal
@@ -12,9 +12,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/livetable/livetable/table/scenario"
 )
@@ -45,7 +48,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "scenario":
-		return runScenario(stdin, stdout)
+		return runScenario(args[1:], stdin, stdout, stderr)
 	case "status":
 		return runStatus(args[1:], stdout, stderr)
 	case "pause", "resume", "void", "correct":
@@ -64,19 +67,64 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 2
 }
 
+const scenarioUsage = `usage: tablectl scenario [--check] < scenario.json
+
+Plays one round from a known shoe order through the real engine and prints
+the settled result as JSON (format: shared/docs/scenario-format.md).
+stdin is a scenario, or a case file of testdata/scenarios ({"name", "why",
+"input", "expected"}): then its input is played.
+
+  --check   with a case file: compare the result with "expected" and list
+            the differences on stderr; exit 1 on a difference
+
+exit status: 0 played (and matched), 1 a difference (--check),
+2 a scenario error (the result is {"error": "..."})
+`
+
 // runScenario prints the result JSON, or {"error": "..."} with exit status 2.
-func runScenario(stdin io.Reader, stdout io.Writer) int {
-	enc := json.NewEncoder(stdout)
-	in, err := scenario.Decode(stdin)
-	if err == nil {
-		var out *scenario.Output
-		if out, err = scenario.Run(in); err == nil {
-			if err := enc.Encode(out); err != nil {
-				return 1
-			}
+func runScenario(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("scenario", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // printed below: help on stdout, a flag error's on stderr
+	check := fs.Bool("check", false, "compare with the case file's expected result")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, scenarioUsage)
 			return 0
 		}
+		fmt.Fprint(stderr, scenarioUsage)
+		return 2
 	}
-	_ = enc.Encode(map[string]string{"error": err.Error()})
-	return 2
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tablectl scenario: unexpected argument %q (the scenario is read on stdin)\n%s", fs.Arg(0), scenarioUsage)
+		return 2
+	}
+	enc := json.NewEncoder(stdout)
+	in, c, err := scenario.DecodeCase(stdin)
+	var out *scenario.Output
+	if err == nil {
+		out, err = scenario.Run(in)
+	}
+	if err == nil {
+		if err := enc.Encode(out); err != nil {
+			return 1
+		}
+	} else {
+		_ = enc.Encode(map[string]string{"error": err.Error()})
+	}
+	if *check {
+		if c == nil {
+			fmt.Fprintln(stderr, "tablectl scenario --check: stdin is not a case file (no \"expected\")")
+			return 2
+		}
+		if diffs := scenario.Check(c.Expected, out, err); len(diffs) > 0 {
+			fmt.Fprintf(stderr, "%s: %d difference(s):\n  %s\n", c.Name, len(diffs), strings.Join(diffs, "\n  "))
+			return 1
+		}
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	return 0
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,6 +36,28 @@ func TestScenarioCommand(t *testing.T) {
 	assert.Contains(t, out, `"error"`)
 	code, _, _ = tablectl(t, "", "nonsense")
 	assert.Equal(t, 2, code)
+}
+
+// TestScenarioCaseFiles: the repo's case files are read as they are, and
+// --check fails on a difference from "expected".
+func TestScenarioCaseFiles(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/scenarios/001_std_stand_win.json")
+	require.NoError(t, err)
+	code, out, _ := tablectl(t, string(raw), "scenario")
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, `"total_net":1000`)
+	code, _, errOut := tablectl(t, string(raw), "scenario", "--check")
+	assert.Equal(t, 0, code, errOut)
+	wrong := strings.Replace(string(raw), `"main_net": 1000`, `"main_net": 999`, 1)
+	require.NotEqual(t, string(raw), wrong)
+	code, _, errOut = tablectl(t, wrong, "scenario", "--check")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "main_net")
+	code, _, _ = tablectl(t, `{"name":"x","why":"y","input":{"variant":"000","cards":["Ts"],"seats":[{"bet":1000,"decisions":[]}]},"expected":{"error":true}}`, "scenario", "--check")
+	assert.Equal(t, 0, code, "an expected rejection passes")
+	code, out, _ = tablectl(t, "", "scenario", "-h")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "usage: tablectl scenario")
 }
 
 // TestRecallFromJournal plays a round into a real journal, then reads it

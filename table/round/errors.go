@@ -21,8 +21,9 @@ var (
 	ErrUnexpectedCard = errors.New("round: unexpected card")
 	// ErrBetLimit is a wager below the minimum or above the maximum.
 	ErrBetLimit = errors.New("round: bet outside the limits")
-	// ErrRoundCap is a wager that would take a position over the
-	// per-round regulatory cap (004: 1,000.00 EUR).
+	// ErrRoundCap is a wager that would take a player's stakes in the
+	// round, over all his positions, past the game's regulatory cap (004:
+	// 1,000.00 EUR). Its RuleError carries Cap and Total.
 	ErrRoundCap = errors.New("round: over the per-round cap")
 	// ErrBadBet is a malformed bet: unknown seat, seat twice, side bet not offered.
 	ErrBadBet = errors.New("round: invalid bet")
@@ -37,6 +38,10 @@ type RuleError struct {
 	Seat   int    // 0 when not about a seat
 	Player string // empty when not about a player
 	Msg    string
+	// Cap and Total are set for ErrRoundCap: the game's cap and the
+	// player's total stakes in the round had the wager been accepted,
+	// both in minor units.
+	Cap, Total int64
 }
 
 func (e *RuleError) Error() string {
@@ -59,4 +64,11 @@ func (e *RuleError) Unwrap() error { return e.Err }
 
 func ruleErr(err error, seat int, player, f string, a ...any) error {
 	return &RuleError{Err: err, Seat: seat, Player: player, Msg: fmt.Sprintf(f, a...)}
+}
+
+// capErr is the ErrRoundCap error of a wager (what) that would bring
+// player's stakes in the round to total, over limit.
+func capErr(seat int, player string, limit, total int64, what string) error {
+	return &RuleError{Err: ErrRoundCap, Seat: seat, Player: player, Cap: limit, Total: total,
+		Msg: fmt.Sprintf("%s: the player's stakes this hand would total %d, over the cap of %d", what, total, limit)}
 }

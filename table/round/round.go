@@ -77,10 +77,12 @@ type Input struct {
 }
 
 type player struct {
-	id     string
-	main   int64
-	side   []SideStake
-	staked int64 // everything staked this round, for the cap
+	id   string
+	main int64
+	side []SideStake
+	// owner indexes Round.owners, the player's stakes over every
+	// position, when the game has a round cap (else unused).
+	owner  int32
 	hands  [2]hand
 	n      int // hands in use
 	cur    int
@@ -161,11 +163,14 @@ type Round struct {
 	quickNet      int64
 	quickRounding int64
 	seatBuf       []int
-	indexes       []map[string]int    // the boxes' index maps, kept from round to round
-	seen          map[seatPlayer]bool // checkBets' duplicate check, kept likewise
-	handBuf       []HandResult        // settlement storage, reused round to round
-	sideBuf       []SideResult
-	wagerBuf      []Wager
+	// owners are the players' stakes over all positions, for the round
+	// cap; filled only when the game has one.
+	owners   []owner
+	indexes  []map[string]int    // the boxes' index maps, kept from round to round
+	seen     map[seatPlayer]bool // checkBets' duplicate check, kept likewise
+	handBuf  []HandResult        // settlement storage, reused round to round
+	sideBuf  []SideResult
+	wagerBuf []Wager
 	// out is the caller's events slice while Start or Apply runs: the
 	// handlers append to it (emit) rather than passing it down and back
 	// up through every call of an input, a dozen calls per round. It is
@@ -287,7 +292,54 @@ func (r *Round) addPlayer(bx *box, b *Bet) {
 	p.behind, p.followDbl, p.followSpl = b.Behind, b.FollowDouble, b.FollowSplit
 	p.n = 1
 	p.hands[0].base, p.hands[0].stake = b.Main, b.Main
-	p.staked = b.Main + sideTotal(b.Side)
+	p.owner = 0
+	if r.rs.RoundCap > 0 {
+		o := r.ownerIndex(b.Player)
+		p.owner = int32(o)
+		r.owners[o].staked += b.Main + sideTotal(b.Side)
+	}
+}
+
+// owner is one player's stakes in the round over all his positions, for
+// the game's round cap (004: "La somma delle puntate nel corso di una
+// singola mano non potrà in ogni caso superare il limite ... (attualmente
+// € 1.000,00)": the sum of everything one player stakes in one hand).
+type owner struct {
+	id     string
+	staked int64
+}
+
+// ownerIndex returns the index in r.owners of player id, adding him with
+// nothing staked. A capped game has a handful of positions: a scan.
+func (r *Round) ownerIndex(id string) int {
+	for i := range r.owners {
+		if r.owners[i].id == id {
+			return i
+		}
+	}
+	r.owners = append(r.owners, owner{id: id})
+	return len(r.owners) - 1
+}
+
+// capCheck returns the typed error of a stake of more that would take
+// player p's stakes over the round cap, or nil (also when the game has no
+// cap). what names the stake in the message.
+func (r *Round) capCheck(seat int, p *player, more int64, what string) error {
+	limit := r.rs.RoundCap
+	if limit <= 0 {
+		return nil
+	}
+	if total := r.overCap(p, more); total > 0 {
+		return capErr(seat, p.id, limit, total, what)
+	}
+	return nil
+}
+
+// stake adds a stake placed during the hand to the player's total.
+func (r *Round) stake(p *player, more int64) {
+	if r.rs.RoundCap > 0 {
+		r.owners[p.owner].staked += more
+	}
 }
 
 // dealTarget is where card number pos of the initial deal goes: a card
@@ -371,6 +423,7 @@ func (r *Round) reset(id string) {
 	r.awaiting = 0
 	r.dealerSecond, r.dealerPlays, r.dealerNeeds = false, false, false
 	r.unbuilt = false
+	r.owners = r.owners[:0]
 }
 
 func (r *Round) checkBets(bets []Bet) error {
@@ -388,7 +441,10 @@ func (r *Round) checkBets(bets []Bet) error {
 		if b.Behind && !rs.BetBehind {
 			return ruleErr(ErrBadBet, b.Seat, b.Player, "bet behind is not offered in game %s", rs.Code)
 		}
-		return r.checkStakes(b)
+		if err := r.checkStakes(b); err != nil {
+			return err
+		}
+		return r.checkCap(bets)
 	}
 	// Duplicate checks: a scan for a table's handful of bets, a map for a
 	// common-draw game's thousands, kept from round to round.
@@ -436,7 +492,7 @@ func (r *Round) checkBets(bets []Bet) error {
 			return err
 		}
 	}
-	return nil
+	return r.checkCap(bets)
 }
 
 // checkStakes checks a bet's main and side stakes against the limits, the
@@ -452,20 +508,33 @@ func (r *Round) checkStakes(b *Bet) error {
 			return err
 		}
 	}
-	if rs.RoundCap > 0 && b.Main+sideTotal(b.Side) > rs.RoundCap {
-		return r.stakeErr(b)
-	}
 	return nil
 }
 
-// stakeErr is the error of a main bet outside the limits or a bet over the
-// round cap.
+// stakeErr is the error of a main bet outside the limits.
 func (r *Round) stakeErr(b *Bet) error {
 	rs := r.rs
-	if b.Main < rs.MinBet || (rs.MaxBet > 0 && b.Main > rs.MaxBet) {
-		return ruleErr(ErrBetLimit, b.Seat, b.Player, "main bet %d outside %d..%d", b.Main, rs.MinBet, rs.MaxBet)
+	return ruleErr(ErrBetLimit, b.Seat, b.Player, "main bet %d outside %d..%d", b.Main, rs.MinBet, rs.MaxBet)
+}
+
+// checkCap checks the initial wagers of each player, summed over all his
+// positions, against the round cap. It runs before the round changes.
+func (r *Round) checkCap(bets []Bet) error {
+	limit := r.rs.RoundCap
+	if limit <= 0 {
+		return nil
 	}
-	return ruleErr(ErrRoundCap, b.Seat, b.Player, "%d over the cap of %d", b.Main+sideTotal(b.Side), rs.RoundCap)
+	r.owners = r.owners[:0]
+	for i := range bets {
+		b := &bets[i]
+		o := &r.owners[r.ownerIndex(b.Player)]
+		o.staked += b.Main + sideTotal(b.Side)
+		if o.staked > limit {
+			return capErr(b.Seat, b.Player, limit, o.staked, "initial bets")
+		}
+	}
+	r.owners = r.owners[:0]
+	return nil
 }
 
 // checkSides checks a bet's side bets against the game and their limits.
@@ -774,10 +843,10 @@ func (r *Round) applyInsurance(seat int, id string, take bool) error {
 	}
 	if take {
 		stake := p.main / 2
-		if r.rs.RoundCap > 0 && p.staked+stake > r.rs.RoundCap {
-			return ruleErr(ErrRoundCap, seat, id, "insurance of %d would exceed the cap of %d", stake, r.rs.RoundCap)
+		if err := r.capCheck(seat, p, stake, "insurance"); err != nil {
+			return err
 		}
-		p.staked += stake
+		r.stake(p, stake)
 		p.insurance = 1
 	} else {
 		p.insurance = 2
@@ -945,8 +1014,21 @@ func (r *Round) options(p *player, h *hand) Options {
 }
 
 type refusal struct {
-	why   string
-	isCap bool
+	why string
+	// capTotal is, for a refusal by the round cap, the player's total
+	// with the refused stake.
+	capTotal int64
+}
+
+// overCap returns the player's total with a stake of more when it would
+// pass the round cap, else 0.
+func (r *Round) overCap(p *player, more int64) int64 {
+	if limit := r.rs.RoundCap; limit > 0 {
+		if t := r.owners[p.owner].staked + more; t > limit {
+			return t
+		}
+	}
+	return 0
 }
 
 func (r *Round) canDouble(p *player, h *hand) refusal {
@@ -961,8 +1043,8 @@ func (r *Round) canDouble(p *player, h *hand) refusal {
 		return refusal{why: "no double on this total"}
 	}
 	if !r.rs.IsFreeDouble(t, soft) || h.split {
-		if r.rs.RoundCap > 0 && p.staked+h.base > r.rs.RoundCap {
-			return refusal{why: "doubling would exceed the round cap", isCap: true}
+		if t := r.overCap(p, h.base); t > 0 {
+			return refusal{why: "doubling would exceed the round cap", capTotal: t}
 		}
 	}
 	return refusal{}
@@ -978,8 +1060,10 @@ func (r *Round) canSplit(p *player, h *hand) refusal {
 	if h.c[0].Value() != h.c[1].Value() {
 		return refusal{why: "the two cards are not a pair"}
 	}
-	if !r.freeSplit(h) && r.rs.RoundCap > 0 && p.staked+p.main > r.rs.RoundCap {
-		return refusal{why: "splitting would exceed the round cap", isCap: true}
+	if !r.freeSplit(h) {
+		if t := r.overCap(p, p.main); t > 0 {
+			return refusal{why: "splitting would exceed the round cap", capTotal: t}
+		}
 	}
 	return refusal{}
 }
@@ -1051,7 +1135,7 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 			h.free += h.base
 		} else {
 			h.stake += h.base
-			p.staked += h.base
+			r.stake(p, h.base)
 		}
 		r.want(bx, p, hi)
 		r.fillDealt(bx, p)
@@ -1069,7 +1153,7 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 		} else {
 			p.hands[1].base = base
 			p.hands[1].stake = base
-			p.staked += base
+			r.stake(p, base)
 		}
 		p.n = 2
 		r.want(bx, p, 0)
@@ -1084,8 +1168,8 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 }
 
 func (r *Round) illegal(no refusal, seat int, id, what string) error {
-	if no.isCap {
-		return ruleErr(ErrRoundCap, seat, id, "%s: %s", what, no.why)
+	if no.capTotal > 0 {
+		return capErr(seat, id, r.rs.RoundCap, no.capTotal, what)
 	}
 	return ruleErr(ErrIllegalAction, seat, id, "%s: %s", what, no.why)
 }
@@ -1258,6 +1342,10 @@ func (r *Round) void(reason string) {
 			sr.Hands = append(sr.Hands, HandResult{Cards: p.hands[0].list(), Stake: p.main, Outcome: OutcomeVoid})
 			for _, sd := range p.side {
 				sr.Side = append(sr.Side, SideResult{Kind: sd.Kind, Stake: sd.Stake, Result: "void"})
+			}
+			if p.insurance == 1 {
+				// Bought before the void: returned with the round's wagers.
+				sr.Insurance = &Wager{Stake: p.main / 2}
 			}
 			s.Seats = append(s.Seats, sr)
 		}

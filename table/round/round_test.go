@@ -128,19 +128,6 @@ func TestIllegalInputsChangeNothing(t *testing.T) {
 	decide(t, r, 1, "", ActHit)
 }
 
-func TestRoundCap004(t *testing.T) {
-	r := New(game(t, "004"))
-	_, err := r.Start("r1", []Bet{{Seat: 1, Main: 100001}}, nil)
-	require.ErrorIs(t, err, ErrBetLimit)
-	_, err = r.Start("r1", []Bet{{Seat: 1, Main: 60000, Side: []SideStake{{Kind: "perfect_pairs", Stake: 45000}}}}, nil)
-	require.ErrorIs(t, err, ErrRoundCap)
-	_, err = r.Start("r1", []Bet{{Seat: 1, Main: 60000}}, nil)
-	require.NoError(t, err)
-	feed(t, r, "5s", "9d", "6c") // 11 vs 9, no hole card in 004
-	_, err = r.Apply(Input{Type: InDecision, Seat: 1, Action: ActDouble}, nil)
-	require.ErrorIs(t, err, ErrRoundCap, "doubling 600 on 600 passes 1,000.00")
-}
-
 // BenchmarkCommonDraw10k settles a whole 002 round with 10,000 players on
 // common cards: the deal, everyone's decisions, the dealer, settlement.
 func BenchmarkCommonDraw10k(b *testing.B) {
@@ -288,7 +275,7 @@ func TestPlayerReset(t *testing.T) {
 	dirty(reflect.ValueOf(&p).Elem())
 	require.NotEqual(t, player{}, p)
 	p.reset()
-	p.id, p.main, p.side, p.staked = "", 0, nil, 0
+	p.id, p.main, p.side, p.owner = "", 0, nil, 0
 	p.behind, p.followDbl, p.followSpl = false, false, false
 	p.hands[1] = hand{}
 	require.Equal(t, player{}, p)

@@ -11,7 +11,7 @@ import "time"
 func game001() *Set {
 	return &Set{
 		Code: "001", Name: "Premium Blackjack",
-		Decks: 6, ReshuffleEachRound: true, MaxSeats: 5,
+		Decks: 6, ReshuffleEachRound: true, MaxSeats: 5, OnePlayer: true,
 		HoleCard: true, LateBJAce: LateBJAll, LateBJTen: LateBJDoubleBack,
 		BlackjackPays: Ratio{3, 2}, InsurancePays: Ratio{2, 1}, Insurance: true,
 		DoubleAnyTwo: true, DoubleAfterSplit: true, MaxSplits: 1, SplitAcesOneCard: true,

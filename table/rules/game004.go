@@ -6,13 +6,14 @@ import "time"
 // hand, 1-5 positions dealt from the right, no hole card (the dealer's
 // second card comes after the players), S17, double on two cards, double
 // after split, one split, split aces one card, a late dealer BJ takes every
-// stake (variants.md ruling), a round cap of 1,000.00 EUR per position. A
+// stake (variants.md ruling), a round cap of 1,000.00 EUR on everything the player stakes in a hand over
+// all his positions. A
 // hand left pending is played with the document's second, no-double
 // no-split table.
 func game004() *Set {
 	return &Set{
 		Code: "004", Name: "Sisal Black Jack",
-		Decks: 6, ReshuffleEachRound: true, MaxSeats: 5,
+		Decks: 6, ReshuffleEachRound: true, MaxSeats: 5, OnePlayer: true,
 		HoleCard: false, LateBJAce: LateBJAll, LateBJTen: LateBJAll,
 		BlackjackPays: Ratio{3, 2}, InsurancePays: Ratio{2, 1}, Insurance: true,
 		DoubleAnyTwo: true, DoubleAfterSplit: true, MaxSplits: 1, SplitAcesOneCard: true,

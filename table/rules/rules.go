@@ -150,7 +150,12 @@ type Set struct {
 	// Positions.
 	MaxSeats   int  // boxes on the layout
 	CommonDraw bool // 002: any number of players share one box's cards
-	BetBehind  bool // 000
+	// OnePlayer: every position of a round is one player's (001: "In
+	// questo gioco è possibile utilizzare fino a cinque mani"; 004: the
+	// player puts his stakes on 1 to 5 positions). Where no owner is named, positions are his (the scenario
+	// runner's default): the round cap sums them.
+	OnePlayer bool
+	BetBehind bool // 000
 
 	// The dealer.
 	DealerHitsSoft17 bool // 003
@@ -206,8 +211,11 @@ type Set struct {
 
 	// Limits, in minor units. MaxBet and the limits of side bets apply to
 	// initial wagers only (001, 003: doubles, splits and insurance may exceed
-	// them). RoundCap bounds the sum of one position's stakes in a round
-	// including doubles, splits and insurance (004: 1,000.00 EUR); 0 = none.
+	// them); they are the table's (004: "indicate su ciascun tavolo").
+	// RoundCap is a rule of the game: it bounds the sum of everything one
+	// player stakes in one hand, over all his positions, main and side
+	// bets, doubles, splits and insurance (004: 1,000.00 EUR); 0 = none
+	// (no other document states one).
 	MinBet, MaxBet int64
 	RoundCap       int64
 
@@ -298,6 +306,10 @@ func (s *Set) Validate() error {
 		return bad("bet limits %d..%d", s.MinBet, s.MaxBet)
 	case s.RoundCap < 0:
 		return bad("round cap %d", s.RoundCap)
+	case s.RoundCap > 0 && s.BetBehind:
+		// A bet behind's follow-doubles and splits are staked at
+		// settlement, where a cap could no longer refuse them.
+		return bad("a round cap with bets behind is not supported")
 	case !s.ReshuffleEachRound && s.Penetration <= 0:
 		return bad("a dealt shoe needs a cut-card penetration")
 	case s.Penetration > s.Decks*52:
