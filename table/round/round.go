@@ -475,6 +475,11 @@ func (r *Round) checkBets(bets []Bet) error {
 			}
 		}
 		if dup {
+			if b.Behind {
+				// 000: "Non è tuttavia possibile piazzare una Puntata alle
+				// Spalle sulla propria mano."
+				return ruleErr(ErrBadBet, b.Seat, b.Player, "a player cannot bet behind his own hand")
+			}
 			return ruleErr(ErrBadBet, b.Seat, b.Player, "player bets twice on the seat")
 		}
 		if b.Behind {
@@ -1339,7 +1344,13 @@ func (r *Round) void(reason string) {
 		for j := range bx.players {
 			p := &bx.players[j]
 			sr := SeatResult{Seat: bx.seat, Player: p.id, Behind: p.behind}
-			sr.Hands = append(sr.Hands, HandResult{Cards: p.hands[0].list(), Stake: p.main, Outcome: OutcomeVoid})
+			for k := 0; k < max(p.n, 1); k++ {
+				// Every hand as it stood, with the money on it, all returned.
+				h := &p.hands[k]
+				t, _ := h.total()
+				sr.Hands = append(sr.Hands, HandResult{Cards: h.list(), Total: t, Stake: h.stake, Free: h.free,
+					Doubled: h.doubled, Outcome: OutcomeVoid})
+			}
 			for _, sd := range p.side {
 				sr.Side = append(sr.Side, SideResult{Kind: sd.Kind, Stake: sd.Stake, Result: "void"})
 			}

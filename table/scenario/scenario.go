@@ -272,6 +272,7 @@ type entry struct {
 	decisions []string
 	next      int
 	first     bool // a decision was made (003's first-decision order)
+	refunded  bool // a bet behind a seat with no bet
 }
 
 // runner is one scenario in play.
@@ -329,8 +330,13 @@ func Run(in Input) (*Output, error) {
 		e := ru.entries[i]
 		e.insurance, e.decisions = s.Insurance, s.Decisions
 	}
+	seated := map[int]bool{}
+	for _, b := range bets {
+		seated[b.Seat] = seated[b.Seat] || !b.Behind
+	}
 	for i, b := range in.Behind {
-		ru.entries[len(in.Seats)+i].insurance = b.Insurance
+		e := ru.entries[len(in.Seats)+i]
+		e.insurance, e.refunded = b.Insurance, !seated[b.Seat]
 	}
 	for _, c := range ru.cmds {
 		if c.Command != "void" && c.Command != "correct" {
@@ -424,11 +430,11 @@ func (ru *runner) play() error {
 		case r.Phase() == round.PhaseInsurance:
 			ru.offered = true
 			for _, e := range ru.entries {
+				if e.refunded {
+					continue // behind an empty seat: never in the round
+				}
 				var err error
 				if ru.evs, err = r.Apply(round.Input{Type: round.InInsurance, Seat: e.seat, Player: e.player, Take: e.insurance}, ru.evs); err != nil {
-					if errors.Is(err, round.ErrOutOfTurn) && e.behind {
-						continue // a bet behind an empty seat: refunded, never asked
-					}
 					return errf("%s insurance: %v", e.name(), err)
 				}
 			}
@@ -496,7 +502,7 @@ func (ru *runner) deal() error {
 	ru.pos++
 	if p := ru.r.Phase(); p != round.PhaseDealing && p != round.PhaseInsurance && !ru.offered {
 		for _, e := range ru.entries {
-			if e.insurance {
+			if e.insurance && !e.refunded {
 				return errf("%s: insurance without an Ace up", e.name())
 			}
 		}
@@ -541,7 +547,7 @@ func (ru *runner) leftovers() error {
 		if void {
 			break
 		}
-		if e.insurance && !ru.offered {
+		if e.insurance && !ru.offered && !e.refunded {
 			return errf("%s: insurance without an Ace up", e.name())
 		}
 		if left := len(e.decisions) - e.next; left > 0 {
