@@ -481,6 +481,8 @@ func (c *Controller) precheck(in Input) error {
 	switch v := in.(type) {
 	case Checkpoint:
 		return fmt.Errorf("%w: a checkpoint is written by the table itself", round.ErrIllegalAction)
+	case SeqGap:
+		return fmt.Errorf("%w: a seq gap is journaled at start, after an operator accepted the loss", round.ErrIllegalAction)
 	case Decision, InsuranceAnswer:
 		if c.paused {
 			return fmt.Errorf("%w: table paused (%s)", ErrPaused, c.pauseWhy)
@@ -571,6 +573,11 @@ func (c *Controller) applyInput(in Input) error {
 		return c.applySupervisor(v)
 	case DeviceAlarm:
 		c.alarm(v.Source+"."+v.Code, v.Message, v.Pauses)
+		return nil
+	case SeqGap:
+		// Numbering continues above every seq that was published.
+		c.seq = max(c.seq, v.LostTo)
+		c.alarm("seq_gap", v.Message(), true)
 		return nil
 	}
 	return fmt.Errorf("%w %T", ErrUnknownInput, in)

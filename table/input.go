@@ -202,6 +202,8 @@ func DecodeInput(b []byte) (Input, error) {
 		in = &DeviceAlarm{}
 	case "checkpoint":
 		in = &Checkpoint{}
+	case "seq_gap":
+		in = &SeqGap{}
 	default:
 		return nil, fmt.Errorf("%w %q", ErrUnknownInput, env.Kind)
 	}
@@ -235,8 +237,38 @@ func deref(in Input) Input {
 		return *v
 	case *Checkpoint:
 		return *v
+	case *SeqGap:
+		return *v
 	}
 	return in
+}
+
+// SeqGap records that events LostFrom to LostTo were published (the MQTT
+// outbox has them) but are lost from the journal: a restored backup, a lost
+// segment, a cut tail. An operator accepted the loss (By, Reason: `tablectl
+// journal accept-loss`), and the daemon journals it before the table
+// starts. Applying it makes event numbering continue above LostTo, so no
+// published seq is ever reused with other content, pauses the table and
+// raises an alarm naming the lost seqs.
+type SeqGap struct {
+	LostFrom uint64 `json:"lost_from"`
+	LostTo   uint64 `json:"lost_to"`
+	By       string `json:"by"`
+	Reason   string `json:"reason"`
+}
+
+// Kind implements Input.
+func (SeqGap) Kind() string { return "seq_gap" }
+func (SeqGap) isInput()     {}
+
+// Message is the alarm's text: which seqs are lost and who accepted it.
+func (g SeqGap) Message() string {
+	lost := fmt.Sprintf("%d-%d", g.LostFrom, g.LostTo)
+	if g.LostFrom == g.LostTo {
+		lost = fmt.Sprint(g.LostFrom)
+	}
+	return fmt.Sprintf("published events lost from the journal: seq %s; numbering continues at %d (loss accepted by %s: %s)",
+		lost, g.LostTo+1, g.By, g.Reason)
 }
 
 // DeviceAlarm is a fault a device reported or the reader found: a shoe

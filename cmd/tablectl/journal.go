@@ -13,7 +13,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/livetable/livetable/studio/console"
+	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/continuity"
 	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/rules"
 )
@@ -31,32 +33,133 @@ func (jf *journalFlags) register(fs *flag.FlagSet) {
 
 func (jf *journalFlags) dir() string { return filepath.Join(jf.dataDir, "journal") }
 
-// runJournal: `tablectl journal verify`.
+// runJournal: `tablectl journal verify` and `tablectl journal accept-loss`.
 func runJournal(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: tablectl journal verify [--data-dir DIR]")
+	const usage = "usage: tablectl journal verify [--data-dir DIR] [--game G]\n" +
+		"       tablectl journal accept-loss --data-dir DIR --by NAME --reason WHY [--game G]"
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
+	switch args[0] {
+	case "verify":
+		return runVerify(args[1:], stdout, stderr)
+	case "accept-loss":
+		return runAcceptLoss(args[1:], stdout, stderr)
+	}
+	fmt.Fprintln(stderr, usage)
+	return 2
+}
+
+// runVerify checks the journal's records and hash chain, then its
+// continuity with the outbox in the same data directory: a journal whose
+// events end before what the outbox published fails, naming the gap.
+func runVerify(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tablectl journal verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var jf journalFlags
 	jf.register(fs)
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	rep, err := journal.Verify(jf.dir())
 	fmt.Fprintf(stdout, "journal %s: %d segment(s), records %d..%d (%d)\n", jf.dir(), rep.Segments, rep.FirstSeq, rep.LastSeq, rep.Records)
 	fmt.Fprintf(stdout, "chain anchor %s\nlast hash    %s\n", rep.Anchor, rep.LastHash)
-	if err != nil {
-		if errors.Is(err, journal.ErrTornTail) {
-			fmt.Fprintf(stdout, "torn tail (a power cut mid-write; tabled cuts it back on start): %v\n", err)
-			return 0
-		}
+	switch {
+	case errors.Is(err, journal.ErrTornTail):
+		fmt.Fprintf(stdout, "torn tail (a power cut mid-write; tabled cuts it back on start): %v\n", err)
+	case err != nil:
 		fmt.Fprintf(stdout, "FAILED: %v\n", err)
 		return 1
+	default:
+		fmt.Fprintln(stdout, "OK: every checksum and the hash chain verify")
 	}
-	fmt.Fprintln(stdout, "OK: every checksum and the hash chain verify")
+	n, err := continuityNumbers(jf)
+	if err != nil {
+		fmt.Fprintf(stdout, "FAILED: continuity with the outbox not checked: %v\n", err)
+		return 1
+	}
+	from, to, behind := n.Lost()
+	if !behind {
+		fmt.Fprintf(stdout, "OK: the journal's events end at seq %d, the outbox published up to seq %d\n", n.Journal, n.Outbox)
+		return 0
+	}
+	fmt.Fprintf(stdout, "FAILED: %v\n", &continuity.GapError{Numbers: n})
+	accepted, err := continuity.Acceptances(nil, continuity.AcceptPath(jf.dataDir))
+	if err != nil {
+		fmt.Fprintf(stdout, "acceptances not read: %v\n", err)
+		return 1
+	}
+	if gap, _ := continuity.Resolve(n, accepted); gap != nil {
+		fmt.Fprintf(stdout, "the loss of events %d-%d was accepted by %s (%s): tabled journals it at its next start and starts paused\n",
+			from, to, gap.By, gap.Reason)
+	}
+	return 1
+}
+
+// runAcceptLoss records an operator's acceptance of the events lost from
+// the journal (see table/continuity), after which tabled starts: paused,
+// numbering above every published seq, with an alarm naming the seqs lost.
+func runAcceptLoss(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tablectl journal accept-loss", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var jf journalFlags
+	jf.register(fs)
+	by := fs.String("by", "", "who accepts the loss (required)")
+	reason := fs.String("reason", "", "why (required; it is journaled and published with the alarm)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *by == "" || *reason == "" {
+		fmt.Fprintln(stderr, "tablectl journal accept-loss: --by and --reason are required")
+		return 2
+	}
+	n, err := continuityNumbers(jf)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 1
+	}
+	from, to, behind := n.Lost()
+	if !behind {
+		fmt.Fprintf(stdout, "nothing to accept: the journal's events end at seq %d, the outbox published up to seq %d\n", n.Journal, n.Outbox)
+		return 1
+	}
+	a := continuity.Acceptance{LostFrom: from, LostTo: to, By: *by, Reason: *reason, At: time.Now().UTC()}
+	if err := continuity.Accept(nil, continuity.AcceptPath(jf.dataDir), a); err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "accepted: events %d-%d lost from the journal (by %s: %s), recorded in %s\n"+
+		"tabled will journal the loss at its next start, number events from %d and start paused with an alarm\n",
+		from, to, *by, *reason, continuity.AcceptPath(jf.dataDir), to+1)
 	return 0
+}
+
+// continuityNumbers reads, without changing anything, the seq of the last
+// event the journal derives and the highest seq the outbox holds.
+func continuityNumbers(jf journalFlags) (continuity.Numbers, error) {
+	var n continuity.Numbers
+	rs, err := rules.Game(jf.game)
+	if err != nil {
+		return n, err
+	}
+	if n.Outbox, err = mqttlink.OutboxPublishedSeq(nil, filepath.Join(jf.dataDir, "outbox")); err != nil {
+		return n, err
+	}
+	jopts := journal.DefaultOptions()
+	jopts.Dir = jf.dir()
+	jopts.ReadOnly = true
+	j, _, err := journal.Open(jopts, zerolog.Nop())
+	if err != nil {
+		return n, fmt.Errorf("open the journal %s: %w", jf.dir(), err)
+	}
+	defer j.Close()
+	opts := table.DefaultOptions(rs)
+	opts.Journal = table.NewJournal(j)
+	if n.Journal, err = table.LastEventSeq(opts); err != nil {
+		return n, fmt.Errorf("replay the journal %s: %w", jf.dir(), err)
+	}
+	return n, nil
 }
 
 // recall replays a table's journal (read-only: the table may be running)

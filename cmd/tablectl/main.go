@@ -7,7 +7,8 @@
 //	tablectl pause|resume|void|correct --by NAME --reason WHY --token T [--card Qh]
 //	tablectl history [-n 20]          # recent rounds from the table's journal
 //	tablectl round '#HH:MM:SS'        # one round in full: cards with times, decisions, wagers, payouts
-//	tablectl journal verify           # every checksum and the hash chain
+//	tablectl journal verify           # every checksum, the hash chain, and the journal against the outbox
+//	tablectl journal accept-loss --by NAME --reason WHY  # accept events lost from the journal: tabled starts paused
 package main
 
 import (
@@ -36,7 +37,8 @@ commands:
   correct           supervisor: give the card the shoe misread (--card Qh)
   history           recent rounds from the journal, by game code, with results
   round CODE        one round in full from the journal
-  journal verify    check every record's checksum and the hash chain
+  journal verify    check every record's checksum, the hash chain, and that the journal is not behind the outbox
+  journal accept-loss  accept the events a journal behind its outbox lost (--by, --reason): tabled then starts paused
 
 run 'tablectl <command> -h' for its flags
 `

@@ -22,6 +22,7 @@ import (
 	"github.com/livetable/livetable/studio/light"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/continuity"
 	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/rules"
 )
@@ -76,6 +77,17 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	copts.Replayed = recall.Add
 	if copts.RepublishAfter, err = mqttlink.OutboxLastSeq(nil, absData(cfg, "outbox"), log); err != nil {
 		return fmt.Errorf("tabled: outbox: %w", err)
+	}
+	// A journal behind what the outbox published must not number events
+	// with those seqs again: refuse, or journal the loss an operator
+	// accepted (the table then starts paused with an alarm).
+	nums, gap, err := continuity.Start(copts, nil, continuity.AcceptPath(cfg.DataDir), copts.RepublishAfter, clk.Now())
+	if err != nil {
+		return fmt.Errorf("tabled: %w", err)
+	}
+	if gap != nil {
+		log.Warn().Uint64("journal_seq", nums.Journal).Uint64("outbox_seq", nums.Outbox).Str("by", gap.By).
+			Str("reason", gap.Reason).Msg("journal behind the outbox: the accepted loss is journaled, the table starts paused")
 	}
 	ctrl, err := table.New(copts, log.With().Str("part", "table").Logger())
 	if err != nil {

@@ -35,8 +35,12 @@
 // restart it starts again from the first unacknowledged event, so a
 // subscriber may see an event twice but never sees a topic out of order;
 // it drops duplicates by seq. Events whose Seq the outbox already has (a
-// controller replaying its journal) are skipped; OutboxLastSeq tells the
-// controller, before it replays, where the outbox stands. Events a broker
+// controller replaying its journal) are not published again, and never
+// dropped silently: a repeat is counted (Stats.Duplicates) and logged, the
+// same seq with other content is logged as an error (Stats.Conflicts).
+// OutboxLastSeq tells the controller, before it replays, where the outbox
+// stands, and tabled refuses to start on a journal behind it
+// (table/continuity). Events a broker
 // loses after acknowledging them (a crash before it saved them) are
 // recovered by the backend's resend command (resend.go), answered from
 // Options.History.

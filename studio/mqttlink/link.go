@@ -52,6 +52,7 @@ type Link struct {
 	inFlight    atomic.Int64  // records handed to paho and not yet marked (the pump's window)
 	republished atomic.Uint64 // records published again after paho gave up on one
 	duplicates  atomic.Uint64
+	conflicts   atomic.Uint64
 	gaps        atomic.Uint64
 	accepted    atomic.Uint64
 	rejected    atomic.Uint64
@@ -371,18 +372,13 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 		l.republished.Add(uint64(len(fl)))
 	}
 	var one [1]entry
+	seen := newRecent()
 	// take encodes ev into the outbox (a replayed one is skipped) and
 	// launches what may be in flight.
 	take := func(ev table.Event) error {
 		if ev.Seq != 0 {
 			if ev.Seq <= lastSeq {
-				// A replay after a restart; the first one is logged so a
-				// wiped journal with a kept outbox (seq starting again
-				// at 1) does not go unnoticed.
-				if l.duplicates.Add(1) == 1 {
-					l.log.Info().Uint64("seq", ev.Seq).Uint64("outbox_last_seq", lastSeq).
-						Msg("skipping events the outbox already has")
-				}
+				l.repeated(ob, seen, ev, lastSeq)
 				return nil
 			}
 			if lastSeq != 0 && ev.Seq != lastSeq+1 {
@@ -398,6 +394,9 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 		if err != nil {
 			l.log.Error().Err(err).Uint64("seq", ev.Seq).Str("kind", ev.Kind()).Msg("event not encodable; dropped")
 			return nil
+		}
+		if ev.Seq != 0 {
+			seen.add(ev.Seq, payload)
 		}
 		one[0] = entry{seq: ev.Seq, state: ev.Kind() == StateKind, payload: payload}
 		if err := ob.Append(one[:]); err != nil {

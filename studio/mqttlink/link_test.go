@@ -295,3 +295,54 @@ func TestRunLeavesNoGoroutines(t *testing.T) {
 		t.Fatalf("goroutines: %d before, %d after:\n%s", base, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestLinkNeverPublishesASeqTwiceWithOtherContent: events whose seq the
+// outbox already has are not published again; the same content counts as
+// a duplicate, other content as a conflict (logged as an error), in the
+// same run and after a restart (where the first content is still in the
+// outbox, unacknowledged, or acknowledged and gone).
+func TestLinkNeverPublishesASeqTwiceWithOtherContent(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, b.URL(), topics.Events, mqttlinktest.SubscriberOptions{CleanSession: true})
+	other := func(seq uint64) table.Event {
+		ev := makeEvent(seq)
+		ev.Body = table.Alarm{Code: "other", Message: "not what was published"}
+		return ev
+	}
+
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	feed(r, 1, 20)
+	require.Eventually(t, func() bool { return sub.MaxSeq() == 20 }, waitFor, poll)
+	for seq := uint64(11); seq <= 15; seq++ {
+		r.events <- other(seq) // a conflict: the same seq, other content
+	}
+	for seq := uint64(16); seq <= 18; seq++ {
+		r.events <- makeEvent(seq) // a repeat
+	}
+	r.events <- makeEvent(21)
+	require.Eventually(t, func() bool { return sub.MaxSeq() == 21 }, waitFor, poll)
+	st := r.link.Stats()
+	assert.Equal(t, uint64(5), st.Conflicts)
+	assert.Equal(t, uint64(3), st.Duplicates)
+	r.stop(t)
+
+	// After a restart the digests are gone; what the broker acknowledged
+	// cannot be compared and is counted as a duplicate, never published.
+	r2 := startLink(t, opts, &mqttlinktest.Submitter{})
+	r2.events <- other(19)
+	r2.events <- makeEvent(22)
+	require.Eventually(t, func() bool { return sub.MaxSeq() == 22 }, waitFor, poll)
+	assert.Equal(t, uint64(1), r2.link.Stats().Duplicates)
+
+	seen := map[uint64]string{}
+	for _, e := range sub.Events() {
+		if prev, ok := seen[e.Seq]; ok {
+			require.Equal(t, prev, string(e.Data), "seq %d published twice with other content", e.Seq)
+		}
+		seen[e.Seq] = string(e.Data)
+		require.NotEqual(t, "alarm", e.Kind, "seq %d: the conflicting content was published", e.Seq)
+	}
+	assert.Len(t, seen, 22)
+}

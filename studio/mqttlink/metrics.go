@@ -75,9 +75,15 @@ type Stats struct {
 	// Republished counts records published again because paho gave up on
 	// one before it (the subscriber drops the duplicates by seq).
 	Republished uint64
-	// Duplicates counts events skipped because the outbox already had
-	// their Seq (a controller replay after a restart).
+	// Duplicates counts events not published because the outbox already
+	// had their Seq (a controller replay after a restart), with the same
+	// content or content no longer held to compare.
 	Duplicates uint64
+	// Conflicts counts events not published because their Seq was
+	// already published with other content (each logged as an error):
+	// never expected, since tabled refuses to start on a journal behind
+	// its outbox.
+	Conflicts uint64
 	// Gaps counts jumps in the event Seq seen at intake.
 	Gaps uint64
 	// OutboxSyncs counts the outbox's fsyncs: each makes everything
@@ -130,6 +136,7 @@ func (l *Link) Stats() Stats {
 		InFlight:    int(l.inFlight.Load()),
 		Republished: l.republished.Load(),
 		Duplicates:  l.duplicates.Load(),
+		Conflicts:   l.conflicts.Load(),
 		Gaps:        l.gaps.Load(),
 		OutboxSyncs: l.outboxSyncs(),
 		Accepted:    l.accepted.Load(),

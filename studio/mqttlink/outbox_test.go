@@ -437,3 +437,36 @@ func TestCopyStoreHeldWhilePahoResends(t *testing.T) {
 		})
 	}
 }
+
+// TestOutboxPublishedSeq reads the same seq as OutboxLastSeq without
+// changing the files: unacknowledged records, the ack mark, a torn tail.
+func TestOutboxPublishedSeq(t *testing.T) {
+	dir := t.TempDir()
+	seq, err := OutboxPublishedSeq(nil, filepath.Join(dir, "missing"))
+	require.NoError(t, err)
+	assert.Zero(t, seq)
+
+	ob := open(t, dir, 1<<20, 1<<20)
+	require.NoError(t, ob.Append(entries(1, 9)))
+	require.NoError(t, ob.Flush())
+	ackN(t, ob, 4)
+	require.NoError(t, ob.Close())
+	path := filepath.Join(dir, outboxLogName)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write([]byte{1, 2, 3}) // a torn record
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	seq, err = OutboxPublishedSeq(nil, dir)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(9), seq)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "nothing changed")
+	last, err := OutboxLastSeq(nil, dir, zerolog.Nop())
+	require.NoError(t, err)
+	assert.Equal(t, last, seq)
+}
