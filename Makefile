@@ -12,7 +12,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # apt-get needs root; use sudo when we are not root and it exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-chromium deps-clients scenarios clean
+.PHONY: help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -20,7 +20,7 @@ help: ## this list
 run: deps-go deps-clients ## a whole demo table: simulated shoe on a pty, GPIO, embedded broker, dealer, players
 	$(GO) run ./cmd/tabled --demo --log-format console --data-dir $${DATA_DIR:-var/demo} $(RUNFLAGS)
 
-test: deps-go deps-mosquitto deps-chromium ## gofmt, go vet and every test with -race (real mosquitto, pty and headless Chromium)
+test: deps-go deps-mosquitto deps-nats deps-chromium ## gofmt, go vet and every test with -race (real mosquitto, pty and headless Chromium)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
@@ -71,7 +71,7 @@ scenarios: deps-go ## run the hand-written scenarios through tablectl and compar
 	  if ! $${TMPDIR:-/tmp}/tablectl-scenarios scenario --check < $$f > /dev/null; then echo "FAIL $$f"; fail=$$((fail+1)); fi; \
 	done; echo "scenarios: $$n run, $$fail failed"; test $$fail -eq 0
 
-deps: deps-go deps-mosquitto deps-chromium ## install everything the tests need
+deps: deps-go deps-mosquitto deps-nats deps-chromium ## install everything the tests need
 
 deps-go:
 	@$(GO) mod download
@@ -81,6 +81,13 @@ deps-mosquitto:
 	@if ! command -v mosquitto >/dev/null 2>&1 && [ ! -x /usr/sbin/mosquitto ]; then \
 	  echo "installing mosquitto (apt-get)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto mosquitto-clients >/dev/null; \
+	fi
+
+# nats-server (JetStream, MQTT listener) runs the 3-node cluster tests.
+deps-nats:
+	@if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then \
+	  echo "installing nats-server (apt-get) for the cluster tests"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server >/dev/null; \
 	fi
 
 # Debian's chromium runs the console's browser tests (headless).

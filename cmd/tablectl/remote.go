@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
@@ -22,7 +23,7 @@ type remoteFlags struct {
 }
 
 func (rf *remoteFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&rf.broker, "broker", "tcp://127.0.0.1:1883", "MQTT broker of the table")
+	fs.StringVar(&rf.broker, "broker", "tcp://127.0.0.1:1883", "MQTT broker of the table, or the nodes of a cluster comma-separated (tried in order)")
 	fs.StringVar(&rf.studio, "studio", "studio1", "studio id")
 	fs.StringVar(&rf.table, "table", "table1", "table id")
 	fs.StringVar(&rf.user, "user", "", "MQTT username")
@@ -33,15 +34,39 @@ func (rf *remoteFlags) register(fs *flag.FlagSet) {
 func (rf *remoteFlags) root() string { return "livetable/" + rf.studio + "/" + rf.table + "/" }
 
 func (rf *remoteFlags) connect() (paho.Client, error) {
-	o := paho.NewClientOptions().AddBroker(rf.broker).
-		SetClientID(fmt.Sprintf("tablectl-%d", time.Now().UnixNano())).SetCleanSession(true).
-		SetConnectTimeout(rf.timeout)
+	o := paho.NewClientOptions()
+	for _, u := range strings.Split(rf.broker, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			o.AddBroker(u)
+		}
+	}
+	// Retried until the timeout: a cluster whose node just died refuses
+	// connections on the others for the seconds its streams take to
+	// elect new leaders. MQTT 3.1.1 only (NATS refuses paho's 3.1 fallback).
+	o.SetClientID(fmt.Sprintf("tablectl-%d", time.Now().UnixNano())).SetCleanSession(true).
+		SetConnectTimeout(rf.timeout).SetProtocolVersion(4).
+		SetConnectRetry(true).SetConnectRetryInterval(250 * time.Millisecond)
+	var mu sync.Mutex
+	var lastErr error // why the latest attempt failed, for the timeout's message
+	o.SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
+		if f, ok := n.(paho.ConnectionNotificationFailed); ok {
+			mu.Lock()
+			lastErr = f.Reason
+			mu.Unlock()
+		}
+	})
 	if rf.user != "" {
 		o.SetUsername(rf.user).SetPassword(rf.pass)
 	}
 	c := paho.NewClient(o)
 	tok := c.Connect()
 	if !tok.WaitTimeout(rf.timeout) {
+		c.Disconnect(0) // stops the retries
+		mu.Lock()
+		defer mu.Unlock()
+		if lastErr != nil {
+			return nil, fmt.Errorf("connect to %s: timed out; last attempt: %w", rf.broker, lastErr)
+		}
 		return nil, fmt.Errorf("connect to %s: timed out", rf.broker)
 	}
 	if err := tok.Error(); err != nil {
@@ -68,8 +93,11 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	defer c.Disconnect(100)
 	got := make(chan []byte, 2)
 	status := make(chan string, 2)
-	c.Subscribe(rf.root()+"state", 1, func(_ paho.Client, m paho.Message) { got <- m.Payload() })
-	c.Subscribe(rf.root()+"status", 1, func(_ paho.Client, m paho.Message) { status <- string(m.Payload()) })
+	// QoS 0: a one-off read of retained messages needs no session, and a
+	// NATS cluster creates a replicated JetStream consumer for every QoS 1
+	// subscription (about a second each, docs/deploy.md).
+	c.Subscribe(rf.root()+"state", 0, func(_ paho.Client, m paho.Message) { got <- m.Payload() })
+	c.Subscribe(rf.root()+"status", 0, func(_ paho.Client, m paho.Message) { status <- string(m.Payload()) })
 	select {
 	case b := <-got:
 		if *raw {

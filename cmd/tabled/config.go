@@ -69,13 +69,16 @@ type JournalConfig struct {
 type BrokerConfig struct {
 	// URL of an external broker (tcp://host:1883, ssl://host:8883). Empty
 	// runs the embedded broker on EmbeddedAddr.
-	URL          string `yaml:"url"`
-	EmbeddedAddr string `yaml:"embedded_addr"`
-	Username     string `yaml:"username"`
-	Password     string `yaml:"password"`
-	CAFile       string `yaml:"ca_file"`
-	CertFile     string `yaml:"cert_file"`
-	KeyFile      string `yaml:"key_file"`
+	URL string `yaml:"url"`
+	// FailoverURLs are the other nodes of a broker cluster (NATS,
+	// deploy/nats), tried in order after URL on every connection attempt.
+	FailoverURLs []string `yaml:"failover_urls"`
+	EmbeddedAddr string   `yaml:"embedded_addr"`
+	Username     string   `yaml:"username"`
+	Password     string   `yaml:"password"`
+	CAFile       string   `yaml:"ca_file"`
+	CertFile     string   `yaml:"cert_file"`
+	KeyFile      string   `yaml:"key_file"`
 	// SupervisorTokens authorise supervisor commands over MQTT.
 	SupervisorTokens []string `yaml:"supervisor_tokens"`
 }
@@ -172,6 +175,8 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: journal.max_age %s is shorter than an hour: recall needs the last rounds", ErrConfig, j.MaxAge)
 	case j.CheckpointEvery < 0:
 		return fmt.Errorf("%w: journal.checkpoint_every cannot be negative", ErrConfig)
+	case len(c.Broker.FailoverURLs) > 0 && c.Broker.URL == "":
+		return fmt.Errorf("%w: broker.failover_urls needs broker.url (the embedded broker has no other nodes)", ErrConfig)
 	}
 	return nil
 }

@@ -41,6 +41,8 @@ func TestConfigJournalChecks(t *testing.T) {
 		{"too short for recall", "journal: {max_age: 10m}", false},
 		{"negative checkpoints", "journal: {checkpoint_every: -5}", false},
 		{"unknown key", "journal: {max_gb: 1}", false},
+		{"cluster nodes", "broker: {url: 'tcp://n1:1883', failover_urls: ['tcp://n2:1883', 'tcp://n3:1883']}", true},
+		{"failover without a first broker", "broker: {failover_urls: ['tcp://n2:1883']}", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -37,7 +37,7 @@ func run(args []string, stderr io.Writer) int {
 		demo      = fs.Bool("demo", false, "run a whole demo table: simulated shoe on a pty, dealer, players, GPIO")
 		sim       = fs.Bool("sim", false, "use simulated GPIO pins")
 		dataDir   = fs.String("data-dir", "", "directory of the journal and the MQTT outbox")
-		broker    = fs.String("broker", "", "external MQTT broker URL (empty: embedded broker)")
+		broker    = fs.String("broker", "", "external MQTT broker URL, or the nodes of a cluster comma-separated (tried in order); empty: embedded broker")
 		embedded  = fs.String("embedded-addr", "", "address of the embedded broker (default 127.0.0.1:1883)")
 		game      = fs.String("game", "", "game code 000-004")
 		tableID   = fs.String("table", "", "table id")
@@ -62,7 +62,9 @@ func run(args []string, stderr io.Writer) int {
 	set(&cfg.LogFormat, *logFormat)
 	set(&cfg.LogLevel, *logLevel)
 	set(&cfg.DataDir, *dataDir)
-	set(&cfg.Broker.URL, *broker)
+	if urls := splitList(*broker); len(urls) > 0 {
+		cfg.Broker.URL, cfg.Broker.FailoverURLs = urls[0], urls[1:]
+	}
 	set(&cfg.Broker.EmbeddedAddr, *embedded)
 	set(&cfg.Game, *game)
 	set(&cfg.Table, *tableID)
@@ -115,4 +117,15 @@ func newLogger(cfg Config, w io.Writer) (zerolog.Logger, error) {
 
 func absData(cfg Config, sub string) string {
 	return filepath.Join(cfg.DataDir, sub)
+}
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -114,6 +114,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 	mopts := mqttlink.DefaultOptions()
 	mopts.Studio, mopts.Table, mopts.BrokerURL = cfg.Studio, cfg.Table, brokerURL
+	mopts.FailoverURLs = cfg.Broker.FailoverURLs
 	mopts.OutboxDir = absData(cfg, "outbox")
 	mopts.Username, mopts.Password = cfg.Broker.Username, cfg.Broker.Password
 	mopts.TLS = mqttlink.TLSOptions{CAFile: cfg.Broker.CAFile, CertFile: cfg.Broker.CertFile, KeyFile: cfg.Broker.KeyFile}

@@ -45,8 +45,12 @@ type Link struct {
 	running   atomic.Bool
 	connected atomic.Bool
 	ready     atomic.Bool // subscribed to commands and online
-	ob        atomic.Pointer[outbox]
-	lat       latencyRing
+	// attempt is the broker of the latest connection attempt, broker the
+	// one of the open connection (nil while disconnected).
+	attempt atomic.Pointer[string]
+	broker  atomic.Pointer[string]
+	ob      atomic.Pointer[outbox]
+	lat     latencyRing
 
 	published   atomic.Uint64
 	inFlight    atomic.Int64  // records handed to paho and not yet marked (the pump's window)
@@ -123,7 +127,7 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 		}
 	}()
 	l.log.Info().Int("outbox_depth", ob.Depth()).Uint64("last_seq", ob.LastSeq()).
-		Str("broker", l.opts.BrokerURL).Msg("link starting")
+		Strs("brokers", l.opts.BrokerURLs()).Msg("link starting")
 
 	q := newCommandQueue()
 	rq := make(chan resendReq, resendQueueLen)
@@ -150,14 +154,21 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 }
 
 func (l *Link) clientOptions(q *commandQueue, connected chan struct{}, store *copyStore) *paho.ClientOptions {
-	o := paho.NewClientOptions().
-		AddBroker(l.opts.BrokerURL).
-		SetClientID(l.opts.ClientID).
+	o := paho.NewClientOptions()
+	for _, u := range l.opts.BrokerURLs() {
+		o.AddBroker(u)
+	}
+	o.SetClientID(l.opts.ClientID).
 		SetCleanSession(false).
+		// MQTT 3.1.1 only: paho's fallback to 3.1 is refused by NATS and
+		// would double every failed attempt during a failover.
+		SetProtocolVersion(4).
 		SetStore(store).
 		// Called on paho's connecting goroutine before each attempt: what
 		// the store holds will be resent, and nothing new may overtake it.
-		SetConnectionAttemptHandler(func(_ *url.URL, cfg *tls.Config) *tls.Config {
+		SetConnectionAttemptHandler(func(u *url.URL, cfg *tls.Config) *tls.Config {
+			broker := u.String()
+			l.attempt.Store(&broker)
 			store.connecting()
 			return cfg
 		}).
@@ -171,6 +182,7 @@ func (l *Link) clientOptions(q *commandQueue, connected chan struct{}, store *co
 		SetConnectTimeout(l.opts.ConnectTimeout).
 		SetWill(l.topics.Status, StatusOffline, l.opts.QoS, true).
 		SetOnConnectHandler(func(paho.Client) {
+			l.broker.Store(l.attempt.Load())
 			l.connected.Store(true)
 			l.failuresInRow.Store(0)
 			signal(connected)
@@ -185,14 +197,16 @@ func (l *Link) clientOptions(q *commandQueue, connected chan struct{}, store *co
 			// every tenth are logged, so a broker away for hours (or a
 			// wrong password) is visible without flooding the log.
 			if k := l.connectFailures.Add(1); l.failuresInRow.Add(1)%10 == 1 {
-				l.log.Warn().Err(f.Reason).Uint64("failures", k).Str("broker", l.opts.BrokerURL).
+				l.log.Warn().Err(f.Reason).Uint64("failures", k).Strs("brokers", l.opts.BrokerURLs()).
 					Msg("cannot connect to broker; retrying")
 			}
 		}).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
 			l.connected.Store(false)
 			l.ready.Store(false)
-			l.log.Warn().Err(err).Msg("broker connection lost; reconnecting")
+			lost := l.Broker()
+			l.broker.Store(nil)
+			l.log.Warn().Err(err).Str("broker", lost).Msg("broker connection lost; reconnecting")
 		}).
 		// A persistent session delivers queued commands as soon as it
 		// resumes, before Subscribe is called again: they land here.
@@ -205,6 +219,15 @@ func (l *Link) clientOptions(q *commandQueue, connected chan struct{}, store *co
 		o.SetTLSConfig(l.tls)
 	}
 	return o
+}
+
+// Broker is the URL of the broker the link is connected to ("" while it
+// is not): with FailoverURLs, which node of the cluster it is on.
+func (l *Link) Broker() string {
+	if b := l.broker.Load(); b != nil {
+		return *b
+	}
+	return ""
 }
 
 // goodbye marks the table offline (the Will covers crashes) and hangs up.
@@ -230,7 +253,7 @@ func (l *Link) session(ctx context.Context, client paho.Client, connected <-chan
 			return ctx.Err()
 		case <-connected:
 		}
-		l.log.Info().Msg("connected to broker")
+		l.log.Info().Str("broker", l.Broker()).Msg("connected to broker")
 		// Subscribe first, so that "online" also means "taking commands".
 		if err := l.subscribe(ctx, client); err != nil {
 			if ctx.Err() != nil {

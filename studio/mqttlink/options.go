@@ -45,6 +45,13 @@ type Options struct {
 	// ssl://broker.example:8883. An empty URL means the caller runs the
 	// embedded broker and must set BrokerURL to (*Broker).URL() before New.
 	BrokerURL string
+	// FailoverURLs are more brokers of the same cluster (the other nodes
+	// of a NATS cluster, say), tried in order after BrokerURL on every
+	// connection attempt: when the node a table is on goes away, the
+	// table reconnects to the next one that answers and resumes its
+	// persistent session there. They share ClientID, credentials and TLS
+	// settings with BrokerURL.
+	FailoverURLs []string
 	// ClientID is the fixed MQTT client id, so the broker keeps the
 	// persistent session across reconnects. Default "tabled-{studio}-{table}".
 	ClientID string
@@ -198,6 +205,14 @@ func (o *Options) validate() error {
 	if o.BrokerURL == "" {
 		return fmt.Errorf("%w: no broker URL (start the embedded broker and use its URL)", ErrBadOptions)
 	}
+	for _, u := range o.FailoverURLs {
+		if u == "" {
+			return fmt.Errorf("%w: empty failover broker URL", ErrBadOptions)
+		}
+		if isTLSURL(u) != isTLSURL(o.BrokerURL) {
+			return fmt.Errorf("%w: failover broker %s and broker %s must both use TLS or both not", ErrBadOptions, u, o.BrokerURL)
+		}
+	}
 	if o.QoS != 1 && o.QoS != 2 {
 		return fmt.Errorf("%w: QoS %d (must be 1 or 2)", ErrBadOptions, o.QoS)
 	}
@@ -216,11 +231,19 @@ func (o *Options) validate() error {
 
 // usesTLS reports whether the connection must be TLS.
 func (o *Options) usesTLS() bool {
-	if o.TLS.Enabled {
-		return true
-	}
+	return o.TLS.Enabled || isTLSURL(o.BrokerURL)
+}
+
+// BrokerURLs are BrokerURL then FailoverURLs: the order paho tries them
+// in on every connection attempt.
+func (o *Options) BrokerURLs() []string {
+	return append([]string{o.BrokerURL}, o.FailoverURLs...)
+}
+
+// isTLSURL reports whether a broker URL's scheme asks for TLS.
+func isTLSURL(u string) bool {
 	for _, p := range []string{"ssl://", "tls://", "mqtts://", "tcps://"} {
-		if strings.HasPrefix(o.BrokerURL, p) {
+		if strings.HasPrefix(u, p) {
 			return true
 		}
 	}

@@ -45,11 +45,8 @@ type Mosquitto struct {
 	port int
 	opts MosquittoOptions
 
-	mu  sync.Mutex // guards the following
-	cmd *exec.Cmd
-	out *syncWriter
-	// waited is closed when the current process has been reaped.
-	waited chan struct{}
+	mu   sync.Mutex // guards proc
+	proc *process
 }
 
 // MosquittoPath finds the mosquitto binary (PATH, then /usr/sbin), or
@@ -145,38 +142,36 @@ func (m *Mosquitto) writeConfig() error {
 
 // start runs the process and polls until the port accepts a connection.
 func (m *Mosquitto) start() error {
-	cmd := exec.Command(m.bin, "-c", m.conf)
-	out := &syncWriter{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("mqttlinktest: start mosquitto: %w", err)
+	p, err := startProcess(m.bin, []string{"-c", m.conf}, nil)
+	if err != nil {
+		return err
 	}
-	waited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(waited)
-	}()
 	m.mu.Lock()
-	m.cmd, m.out, m.waited = cmd, out, waited
+	m.proc = p
 	m.mu.Unlock()
+	if err := waitListening(p, m.Addr(), m.opts.StartTimeout); err != nil {
+		p.signal(syscall.SIGKILL)
+		return fmt.Errorf("mqttlinktest: mosquitto: %w", err)
+	}
+	return nil
+}
 
-	deadline := time.Now().Add(m.opts.StartTimeout)
+// waitListening polls until addr accepts a connection, the process exits
+// or timeout passes.
+func waitListening(p *process, addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		select {
-		case <-waited:
-			return fmt.Errorf("mqttlinktest: mosquitto exited at start: %s", m.Output())
-		default:
+		if p.exited() {
+			return fmt.Errorf("exited at start: %s", p.output())
 		}
-		c, err := net.DialTimeout("tcp", m.Addr(), 200*time.Millisecond)
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			_ = c.Close()
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	m.signal(syscall.SIGKILL)
-	return fmt.Errorf("mqttlinktest: mosquitto not accepting on %s: %s", m.Addr(), m.Output())
+	return fmt.Errorf("not accepting on %s: %s", addr, p.output())
 }
 
 // Pid is the process id of the running mosquitto (0 when stopped), so a
@@ -184,15 +179,7 @@ func (m *Mosquitto) start() error {
 func (m *Mosquitto) Pid() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cmd == nil || m.cmd.Process == nil {
-		return 0
-	}
-	select {
-	case <-m.waited:
-		return 0
-	default:
-		return m.cmd.Process.Pid
-	}
+	return m.proc.pid()
 }
 
 // Addr is the broker's host:port.
@@ -209,12 +196,8 @@ func (m *Mosquitto) Dir() string { return m.dir }
 // Output is what mosquitto logged so far, for failure messages.
 func (m *Mosquitto) Output() string {
 	m.mu.Lock()
-	out := m.out
-	m.mu.Unlock()
-	if out == nil {
-		return ""
-	}
-	return out.String()
+	defer m.mu.Unlock()
+	return m.proc.output()
 }
 
 // Stop ends the broker cleanly (SIGTERM: with Persistence, it saves its
@@ -227,23 +210,9 @@ func (m *Mosquitto) Kill() { m.signal(syscall.SIGKILL) }
 
 func (m *Mosquitto) signal(sig syscall.Signal) {
 	m.mu.Lock()
-	cmd, waited := m.cmd, m.waited
+	p := m.proc
 	m.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	select {
-	case <-waited:
-		return
-	default:
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-waited:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-waited
-	}
+	p.signal(sig)
 }
 
 // Restart starts the broker again on the same port with the same
@@ -251,32 +220,7 @@ func (m *Mosquitto) signal(sig syscall.Signal) {
 func (m *Mosquitto) Restart() {
 	m.t.Helper()
 	m.Stop()
-	var err error
-	// The port may linger for a moment after the old process exits.
-	for range 50 {
-		if err = m.start(); err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := startAgain(m.start); err != nil {
+		m.t.Fatalf("mqttlinktest: restart mosquitto: %v", err)
 	}
-	m.t.Fatalf("mqttlinktest: restart mosquitto: %v", err)
-}
-
-// syncWriter serialises the process's stdout and stderr into one buffer
-// read by Output.
-type syncWriter struct {
-	mu sync.Mutex // guards w
-	w  bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
 }

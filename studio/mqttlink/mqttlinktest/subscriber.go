@@ -49,6 +49,8 @@ type SubscriberOptions struct {
 	Password string
 	// TLS is the client TLS configuration for an ssl:// URL.
 	TLS *tls.Config
+	// FailoverURLs are more brokers of the cluster, tried after url.
+	FailoverURLs []string
 }
 
 // Subscriber collects every message under a filter and, for numbered
@@ -80,7 +82,11 @@ func Subscribe(t testing.TB, url, filter string, opts SubscriberOptions) *Subscr
 		opts.ClientID = "test-subscriber"
 	}
 	s := &Subscriber{seen: map[uint64]bool{}}
-	o := paho.NewClientOptions().AddBroker(url).SetClientID(opts.ClientID).
+	o := paho.NewClientOptions()
+	for _, u := range append([]string{url}, opts.FailoverURLs...) {
+		o.AddBroker(u)
+	}
+	o.SetClientID(opts.ClientID).
 		SetStore(mqttlink.NewStore()). // paho's MemoryStore races on a reconnect
 		SetCleanSession(opts.CleanSession).SetOrderMatters(true).
 		SetAutoReconnect(true).SetConnectRetry(true).

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+)
+
+// TestStatusFailsOverInCluster: with the first node of a NATS cluster
+// (deploy/nats/livetable.conf) dead, `tablectl status --broker n1,n2,n3`
+// connects to the next node and reads the table's retained state there,
+// although the table published it through the third.
+func TestStatusFailsOverInCluster(t *testing.T) {
+	c := mqttlinktest.StartNATSCluster(t, "../../deploy/nats/livetable.conf", 3)
+	urls := c.URLs()
+	o := paho.NewClientOptions().AddBroker(urls[2]).SetClientID("table-stand-in").SetCleanSession(true)
+	cl := paho.NewClient(o)
+	tok := cl.Connect()
+	require.True(t, tok.WaitTimeout(10*time.Second))
+	require.NoError(t, tok.Error())
+	t.Cleanup(func() { cl.Disconnect(100) })
+	state := `{"schema":1,"seq":0,"table":"t1","kind":"state","data":{"seq":42,"game":"000","phase":"betting","rounds":3,` +
+		`"round":{"id":"r3","next":"bets"},"shoe":{"id":"s1","dealt":40,"decks":6}}}`
+	for topic, payload := range map[string]string{"livetable/s1/t1/state": state, "livetable/s1/t1/status": "online"} {
+		tok := cl.Publish(topic, 1, true, payload)
+		require.True(t, tok.WaitTimeout(10*time.Second))
+		require.NoError(t, tok.Error())
+	}
+	c.Nodes[0].Kill()
+
+	code, out, errOut := tablectl(t, "", "status", "--broker", strings.Join(urls, ","), "--studio", "s1", "--table", "t1", "--timeout", "30s")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "table s1/t1 (online), game 000, phase betting, last event #42, 3 rounds")
+
+	code, _, errOut = tablectl(t, "", "status", "--broker", urls[0], "--studio", "s1", "--table", "t1", "--timeout", "2s")
+	assert.Equal(t, 1, code, "the dead node alone does not answer")
+	assert.Contains(t, errOut, "connect to "+urls[0]+": timed out; last attempt:", "the timeout says why the attempts failed")
+}

@@ -1,0 +1,247 @@
+package mqttlink_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+)
+
+// natsConf is the cluster configuration as shipped; the tests run it with
+// only ports, routes and the store directory rewritten.
+const natsConf = "../../deploy/nats/livetable.conf"
+
+// rotate returns urls starting at index i, so each client prefers its own
+// node and fails over to the others in turn.
+func rotate(urls []string, i int) []string {
+	return append(append([]string(nil), urls[i:]...), urls[:i]...)
+}
+
+// clusterTable is one table on the cluster and the backend reading it.
+type clusterTable struct {
+	name    string
+	r       *running
+	backend *mqttlinktest.Subscriber
+	topics  mqttlink.Topics
+}
+
+// startClusterTable starts a link for table name preferring node first,
+// and a backend with a persistent session preferring node backendNode.
+func startClusterTable(t *testing.T, urls []string, name string, first, backendNode int) *clusterTable {
+	t.Helper()
+	topics := mqttlink.TopicsFor("s1", name)
+	bu := rotate(urls, backendNode)
+	backend := mqttlinktest.Subscribe(t, bu[0], topics.Root+"#",
+		mqttlinktest.SubscriberOptions{ClientID: "backend-" + name, FailoverURLs: bu[1:]})
+	tu := rotate(urls, first)
+	opts := testOptions(t, tu[0])
+	opts.Table, opts.FailoverURLs = name, tu[1:]
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+	return &clusterTable{name: name, r: r, backend: backend, topics: topics}
+}
+
+// lastState decodes the data.seq of the last state snapshot a subscriber
+// received on topic.
+func lastStateSeq(t *testing.T, msgs []mqttlinktest.Message) uint64 {
+	t.Helper()
+	require.NotEmpty(t, msgs)
+	var ev mqttlinktest.Event
+	require.NoError(t, json.Unmarshal(msgs[len(msgs)-1].Payload, &ev))
+	var body snapshot
+	require.NoError(t, json.Unmarshal(ev.Data, &body))
+	return body.Seq
+}
+
+// TestNATSClusterFailover runs three NATS nodes with MQTT listeners (the
+// shipped deploy/nats/livetable.conf), two tables on different nodes and
+// their backends on a third, and SIGKILLs the node of the first table in
+// mid-stream: that table moves to another node and resumes its session
+// there, the other table goes on undisturbed, the killed node is
+// restarted, and every backend gets every event exactly once after
+// dropping duplicates by seq. The retained state and status on every
+// node, the restarted one included, are the last ones published, and a
+// command sent after the failover is answered.
+func TestNATSClusterFailover(t *testing.T) {
+	c := mqttlinktest.StartNATSCluster(t, natsConf, 3)
+	urls := c.URLs()
+	t1 := startClusterTable(t, urls, "t1", 0, 2)
+	t2 := startClusterTable(t, urls, "t2", 1, 2)
+	victim := c.Node(t1.r.link.Broker())
+	require.NotNil(t, victim, "t1 is on a node of the cluster: %q", t1.r.link.Broker())
+	require.Equal(t, urls[0], victim.URL(), "a table takes the first broker of its list")
+
+	third := uint64(totalEvents / 3)
+	feed(t1.r, 1, third)
+	feed(t2.r, 1, third)
+	require.Eventually(t, func() bool { return t1.backend.MaxSeq() >= third/2 }, waitFor, poll)
+	victim.Kill()
+	feed(t1.r, third+1, 2*third) // mid-stream, while t1 finds another node
+	feed(t2.r, third+1, 2*third)
+	require.Eventually(t, func() bool {
+		b := t1.r.link.Broker()
+		return t1.r.link.Stats().Ready && b != "" && b != victim.URL()
+	}, waitFor, poll, "t1 fails over to another node")
+	t.Logf("t1 moved from %s to %s after the kill; %d records in its outbox", victim.Name(), c.Node(t1.r.link.Broker()).Name(), t1.r.link.OutboxDepth())
+	victim.Restart()
+	feed(t1.r, 2*third+1, totalEvents)
+	feed(t2.r, 2*third+1, totalEvents)
+	for _, tb := range []*clusterTable{t1, t2} {
+		checkExactlyOnceAcrossRestart(t, tb.backend, totalEvents)
+		require.Eventually(t, func() bool { return tb.r.link.OutboxDepth() == 0 }, waitFor, poll)
+		st := tb.r.link.Stats()
+		t.Logf("%s: published %d, republished %d, connect failures %d", tb.name, st.Published, st.Republished, st.ConnectFailures)
+	}
+
+	// A command after the failover reaches t1 on its new node.
+	cmd := `{"schema":1,"id":"after-failover","type":"decision","seat":1,"action":"hit"}`
+	require.NoError(t, t1.backend.Publish(context.Background(), t1.topics.Root+"commands/decision", []byte(cmd)))
+	require.Eventually(t, func() bool {
+		for _, m := range t1.backend.MessagesOn(t1.topics.Replies) {
+			var rep mqttlink.Reply
+			if json.Unmarshal(m.Payload, &rep) == nil && rep.ID == "after-failover" {
+				return rep.Accepted
+			}
+		}
+		return false
+	}, waitFor, poll, "the command after the failover is answered")
+
+	// Every node, the restarted one too, holds the last state and the
+	// online status retained.
+	for i, u := range urls {
+		late := mqttlinktest.Subscribe(t, u, t1.topics.Root+"+", mqttlinktest.SubscriberOptions{ClientID: fmt.Sprintf("late-%d", i), CleanSession: true})
+		require.Eventually(t, func() bool {
+			return len(late.MessagesOn(t1.topics.State)) > 0 && len(late.MessagesOn(t1.topics.Status)) > 0
+		}, waitFor, poll, "retained state and status on %s", u)
+		assert.Equal(t, uint64(totalEvents), lastStateSeq(t, late.MessagesOn(t1.topics.State)), "retained state on %s", u)
+		status := late.MessagesOn(t1.topics.Status)
+		assert.Equal(t, mqttlink.StatusOnline, string(status[len(status)-1].Payload), "retained status on %s", u)
+		assert.True(t, status[0].Retained)
+	}
+	// The killed node cannot publish t1's will (it died with the
+	// connection); a surviving node that drops a table's connection while
+	// its streams elect new leaders does (docs/deploy.md). Either way the
+	// backend's last word on each table is online.
+	for _, tb := range []*clusterTable{t1, t2} {
+		status := tb.backend.MessagesOn(tb.topics.Status)
+		offline := 0
+		for _, m := range status {
+			if string(m.Payload) == mqttlink.StatusOffline {
+				offline++
+			}
+		}
+		t.Logf("%s: %d status messages at the backend, %d offline", tb.name, len(status), offline)
+		require.NotEmpty(t, status)
+		assert.Equal(t, mqttlink.StatusOnline, string(status[len(status)-1].Payload), "%s ends online", tb.name)
+	}
+}
+
+// TestNATSClusterLastWill cuts a table's network (a proxy between it and
+// its node drops the connection without an MQTT DISCONNECT, as a crash or
+// a pulled cable would): the node publishes the table's Last Will, and a
+// backend on another node, and a late subscriber on the third, see the
+// status offline, retained. When the table comes back it is online again.
+func TestNATSClusterLastWill(t *testing.T) {
+	c := mqttlinktest.StartNATSCluster(t, natsConf, 3)
+	urls := c.URLs()
+	px := startProxy(t, c.Nodes[0].Addr())
+	topics := mqttlink.TopicsFor("s1", "t1")
+	backend := mqttlinktest.Subscribe(t, urls[1], topics.Status, mqttlinktest.SubscriberOptions{ClientID: "backend", FailoverURLs: urls[2:]})
+	opts := testOptions(t, "tcp://"+px.addr())
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+	feed(r, 1, 20)
+	require.Eventually(t, func() bool { return r.link.OutboxDepth() == 0 }, waitFor, poll)
+
+	px.cut()
+	require.Eventually(t, func() bool {
+		st := backend.MessagesOn(topics.Status)
+		return len(st) > 0 && string(st[len(st)-1].Payload) == mqttlink.StatusOffline
+	}, waitFor, poll, "the will reaches a backend on another node")
+	late := mqttlinktest.Subscribe(t, urls[2], topics.Status, mqttlinktest.SubscriberOptions{ClientID: "late", CleanSession: true})
+	require.Eventually(t, func() bool { return len(late.MessagesOn(topics.Status)) > 0 }, waitFor, poll)
+	assert.Equal(t, mqttlink.StatusOffline, string(late.MessagesOn(topics.Status)[0].Payload), "the will is retained on the third node")
+
+	px.restore()
+	require.Eventually(t, func() bool {
+		st := backend.MessagesOn(topics.Status)
+		return r.link.Stats().Ready && string(st[len(st)-1].Payload) == mqttlink.StatusOnline
+	}, waitFor, poll, "online again after the table reconnects")
+}
+
+// proxy forwards TCP connections to a broker and can cut them all at once
+// (and refuse new ones) without either end closing cleanly.
+type proxy struct {
+	t      *testing.T
+	l      net.Listener
+	target string
+
+	mu    sync.Mutex // guards the following
+	conns []net.Conn
+	down  bool
+}
+
+func startProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &proxy{t: t, l: l, target: target}
+	t.Cleanup(func() { _ = l.Close(); p.cut() })
+	go p.accept()
+	return p
+}
+
+func (p *proxy) addr() string { return p.l.Addr().String() }
+
+func (p *proxy) accept() {
+	for {
+		in, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		down := p.down
+		p.mu.Unlock()
+		if down {
+			_ = in.Close()
+			continue
+		}
+		out, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = in.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, in, out)
+		p.mu.Unlock()
+		go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
+		go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
+	}
+}
+
+// cut closes every forwarded connection and refuses new ones until restore.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = nil
+}
+
+// restore accepts connections again.
+func (p *proxy) restore() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
