@@ -865,9 +865,7 @@ func (c *Controller) openBetting() {
 	}
 	rs := c.opts.Rules
 	c.roundID = ""
-	d := c.now.Add(rs.BettingTime)
-	c.deadline = d
-	c.setPhase(PhaseBetting, d, "")
+	c.setPhase(PhaseBetting, c.now.Add(rs.BettingTime), "")
 	c.arm("last_call", rs.BettingTime-rs.LastCallTime)
 }
 
@@ -902,8 +900,11 @@ func (c *Controller) rearm() {
 	c.frozenName, c.frozenLeft = "", 0
 }
 
+// setPhase enters phase p; deadline is when p ends by itself (zero when
+// it does not), and the state reports it for the phase it is in.
 func (c *Controller) setPhase(p Phase, deadline time.Time, reason string) {
 	c.phase = p
+	c.deadline = deadline
 	c.emit(PhaseChanged{Phase: p, Deadline: deadline, Reason: reason}, c.roundID)
 }
 
@@ -960,7 +961,7 @@ func (c *Controller) emit(b Body, roundID string) {
 		c.seq++
 		seq = c.seq
 	}
-	ev := Event{Seq: seq, Time: c.now, Table: c.opts.Table, Round: roundID, Body: b}
+	ev := Event{Seq: seq, Time: c.now, Table: c.opts.Table, Round: roundID, Body: b, memo: new(memo)}
 	if c.replaying {
 		if c.opts.Replayed != nil {
 			c.opts.Replayed(ev)

@@ -1,14 +1,9 @@
 package table
 
 import (
-	"encoding/json"
+	"sync"
 	"time"
 )
-
-// SchemaVersion is the version of the JSON form of events and state. It is
-// bumped on any incompatible change so the backend can refuse what it does
-// not understand.
-const SchemaVersion = 1
 
 // Body is the payload of an event: what happened. Round events (card dealt,
 // decision requested, round settled) come from table/round; table adds its
@@ -26,6 +21,8 @@ type Event struct {
 	Table string
 	Round string
 	Body  Body
+
+	memo *memo // the wire encoding, shared by the subscribers (Encoded)
 }
 
 // Kind is the body's kind.
@@ -36,23 +33,25 @@ func (e Event) Kind() string {
 	return e.Body.Kind()
 }
 
-type eventJSON struct {
-	Schema int       `json:"schema"`
-	Seq    uint64    `json:"seq"`
-	Time   time.Time `json:"time"`
-	Table  string    `json:"table"`
-	Round  string    `json:"round,omitempty"`
-	Kind   string    `json:"kind"`
-	Data   Body      `json:"data"`
+// memo holds an event's wire encoding once a subscriber has made it. The
+// controller gives every event it emits one, and every subscriber gets a
+// copy of the same Event, so they share it.
+type memo struct {
+	once sync.Once
+	b    []byte
+	err  error
 }
 
-// MarshalJSON is the wire form published on MQTT and served to the console:
-// {"schema":1,"seq":N,"time":...,"table":...,"round":...,"kind":...,"data":{...}}.
-func (e Event) MarshalJSON() ([]byte, error) {
-	return json.Marshal(eventJSON{
-		Schema: SchemaVersion, Seq: e.Seq, Time: e.Time.UTC(), Table: e.Table,
-		Round: e.Round, Kind: e.Kind(), Data: e.Body,
-	})
+// Encoded returns encode(e), computed once per emitted event and shared by
+// every subscriber that asks (the MQTT link, the console): the bytes are
+// shared too, so nobody may modify them. An event not made by the
+// controller (a test's, a replay's) is encoded on each call.
+func (e Event) Encoded(encode func(Event) ([]byte, error)) ([]byte, error) {
+	if e.memo == nil {
+		return encode(e)
+	}
+	e.memo.once.Do(func() { e.memo.b, e.memo.err = encode(e) })
+	return e.memo.b, e.memo.err
 }
 
 // Alarm is raised for anything a supervisor must look at: an integrity

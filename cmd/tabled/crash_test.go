@@ -374,7 +374,7 @@ func (b *backend) onEvent(payload []byte) {
 		b.contig++
 	}
 	switch e.Kind {
-	case "settled":
+	case "round_settled", "round_void":
 		b.settled++
 	case "phase":
 		var p struct {
@@ -608,7 +608,7 @@ func (b *backend) result(rounds, kills int) scriptRun {
 		}
 		norm := roundCode.ReplaceAllString(string(data), `"#"`)
 		r.game = append(r.game, fmt.Sprintf("r%d %s %s", codes[code], kind, bytes.TrimSpace([]byte(norm))))
-		if kind == "settled" {
+		if kind == "round_settled" || kind == "round_void" {
 			r.settled++
 		}
 	}

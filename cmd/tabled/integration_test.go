@@ -15,6 +15,7 @@ import (
 	simdealer "github.com/livetable/livetable/simulators/dealer"
 	simshoe "github.com/livetable/livetable/simulators/shoe"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
 )
@@ -96,7 +97,7 @@ func TestStackedShoeToSubscriber(t *testing.T) {
 	send(`{"schema":1,"id":"b1","type":"bets_closed","bets":[{"seat":1,"player":"alice","main":1000}]}`)
 	waitEvent("decision_requested", nil)
 	send(`{"schema":1,"id":"d1","type":"decision","seat":1,"player":"alice","action":"stand"}`)
-	settled := waitEvent("settled", nil)
+	settled := waitEvent("round_settled", nil)
 
 	// What the backend saw, in order.
 	var got []string
@@ -124,21 +125,11 @@ func TestStackedShoeToSubscriber(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"Ts>1=10", "6d>0=6", "7c>1=17", "hole", "decision", "reveal 5h=11", "9s>0=20", "dealer 20"}, got)
-	var s struct {
-		Settlement struct {
-			Seats []struct {
-				Hands []struct {
-					Outcome string `json:"outcome"`
-					Net     int64  `json:"net"`
-				} `json:"hands"`
-				Net int64 `json:"total_net"`
-			} `json:"seats"`
-		} `json:"settlement"`
-	}
+	var s wire.RoundSettled
 	require.NoError(t, json.Unmarshal(settled.Data, &s))
-	require.Len(t, s.Settlement.Seats, 1)
-	assert.Equal(t, "lose", s.Settlement.Seats[0].Hands[0].Outcome)
-	assert.EqualValues(t, -1000, s.Settlement.Seats[0].Net)
+	require.Len(t, s.Seats, 1)
+	assert.Equal(t, "lose", s.Seats[0].Hands[0].Outcome)
+	assert.EqualValues(t, -1000, s.Seats[0].TotalNet)
 	distinct, dups, gaps, bad := sub.Counts()
 	assert.Zero(t, gaps, "event numbers have no gap")
 	assert.Zero(t, bad)

@@ -312,7 +312,7 @@ func (t *benchTable) onEventData(payload []byte) {
 		for s := 1; s <= benchSeats; s++ {
 			t.send(map[string]any{"type": "insurance", "seat": s, "player": "p" + strconv.Itoa(s), "take": false})
 		}
-	case e.Kind == "settled":
+	case e.Kind == "round_settled" || e.Kind == "round_void":
 		t.mu.Lock()
 		t.settled++
 		t.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
 )
 
@@ -105,11 +106,11 @@ func (h *hub) closeAll() {
 // encodeSSE is one server-sent event: "state" for snapshots, "event" for
 // everything else, the data being the table.Event JSON envelope.
 func encodeSSE(ev table.Event) ([]byte, error) {
-	// MarshalJSON itself: json.Marshal(ev) would check and compact its
-	// output a second time. Its JSON has no raw newline (encoding/json
-	// escapes them in strings), so one data line holds it.
-	data, err := ev.MarshalJSON()
-	if err != nil {
+	// The event's one encoding, shared with the MQTT link. Its JSON has
+	// no raw newline (encoding/json escapes them in strings), so one data
+	// line holds it.
+	data, err := wire.EncodeShared(ev)
+	if data == nil {
 		return nil, fmt.Errorf("console: encode %s: %w", ev.Kind(), err)
 	}
 	name := "event"

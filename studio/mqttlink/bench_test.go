@@ -13,6 +13,7 @@ import (
 
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
 )
 
@@ -104,7 +105,7 @@ func BenchmarkBareHopMosquitto(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		seq := uint64(i + 1)
-		payload, _ := json.Marshal(makeEvent(seq))
+		payload, _ := wire.Encode(makeEvent(seq))
 		start := time.Now()
 		c.Publish("bench/hop", 1, false, payload)
 		for s := range got {

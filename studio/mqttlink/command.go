@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
+	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
 )
 
-// CommandSchema is the schema version of command and reply JSON.
-const CommandSchema = 1
+// CommandSchema is the schema version this daemon writes in replies
+// (wire.Version); commands may carry any of wire.CommandVersions.
+const CommandSchema = wire.Version
 
 // MaxCommandBytes bounds a command payload; anything larger is rejected
 // unread.
@@ -23,19 +26,20 @@ const MaxCommandBytes = 64 << 10
 // maxIDLen bounds a command id, which is stored in the reply ledger.
 const maxIDLen = 128
 
-// The command types accepted on commands/...
+// The command types accepted on commands/... (the contract's, see
+// package wire).
 const (
-	CmdBetsClosed = "bets_closed"
-	CmdDecision   = "decision"
-	CmdInsurance  = "insurance"
-	CmdPause      = "pause"
-	CmdResume     = "resume"
-	CmdVoid       = "void"
-	CmdCorrect    = "correct"
+	CmdBetsClosed = wire.CmdBetsClosed
+	CmdDecision   = wire.CmdDecision
+	CmdInsurance  = wire.CmdInsurance
+	CmdPause      = wire.CmdPause
+	CmdResume     = wire.CmdResume
+	CmdVoid       = wire.CmdVoid
+	CmdCorrect    = wire.CmdCorrect
 	// CmdResend asks the link to publish events [from, to] on the events
 	// topic again. The link answers it itself; the controller never sees
 	// it (see resend.go).
-	CmdResend = "resend"
+	CmdResend = wire.CmdResend
 )
 
 // MaxResend is the most events one resend command may ask for; a backend
@@ -119,8 +123,8 @@ func DecodeCommand(b []byte) (Command, error) {
 	if w.Schema == nil {
 		return Command{}, reject(id, ErrMissingField, "missing schema")
 	}
-	if *w.Schema != CommandSchema {
-		return Command{}, reject(id, ErrMalformedCommand, fmt.Sprintf("unsupported schema %d (want %d)", *w.Schema, CommandSchema))
+	if !slices.Contains(wire.CommandVersions, *w.Schema) {
+		return Command{}, reject(id, ErrMalformedCommand, fmt.Sprintf("unsupported schema %d (want one of %v)", *w.Schema, wire.CommandVersions))
 	}
 	c := Command{ID: id, Type: w.Type}
 	var err error
@@ -367,16 +371,4 @@ func reject(id string, class error, reason string) *CommandError {
 }
 
 // Reply is the answer to one command, published on the replies topic.
-type Reply struct {
-	// Schema is CommandSchema.
-	Schema int `json:"schema"`
-	// ID is the command's id, empty when none could be read.
-	ID string `json:"id"`
-	// Accepted is true when the controller took the command.
-	Accepted bool `json:"accepted"`
-	// Reason says why it was rejected.
-	Reason string `json:"reason,omitempty"`
-	// Note says what an accepted command will do when the command alone
-	// does not tell (a resend's range).
-	Note string `json:"note,omitempty"`
-}
+type Reply = wire.Reply

@@ -53,7 +53,7 @@ var commandCases = []struct {
 	{name: "id too long", payload: `{"schema":1,"id":"` + string(make([]byte, 0)) + `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "id longer"},
 	{name: "control char id", payload: `{"schema":1,"id":"a\u0007b","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "non-printable"},
 	{name: "no schema", payload: `{"id":"x3","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMissingField, reason: "missing schema", id: "x3"},
-	{name: "future schema", payload: `{"schema":2,"id":"x4","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "unsupported schema", id: "x4"},
+	{name: "future schema", payload: `{"schema":3,"id":"x4","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "unsupported schema", id: "x4"},
 	{name: "no type", payload: `{"schema":1,"id":"x5"}`, errIs: mqttlink.ErrMissingField, reason: "missing type", id: "x5"},
 	{name: "unknown type", payload: `{"schema":1,"id":"x6","type":"payout"}`, errIs: mqttlink.ErrUnknownCommand, reason: "unknown command type", id: "x6"},
 	{name: "unknown field", payload: `{"schema":1,"id":"x7","type":"decision","seat":1,"action":"hit","amount":5}`, errIs: mqttlink.ErrMalformedCommand, reason: "unknown field", id: "x7"},

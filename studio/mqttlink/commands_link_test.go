@@ -57,29 +57,29 @@ func TestCommandsOverBroker(t *testing.T) {
 		submits bool
 	}{
 		{"decision accepted", cmdTopic + "decision", `{"schema":1,"id":"d1","type":"decision","seat":1,"action":"hit"}`,
-			mqttlink.Reply{Schema: 1, ID: "d1", Accepted: true}, true},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d1", Accepted: true}, true},
 		{"decision on plain commands topic", topics.Root + "commands", `{"schema":1,"id":"d2","type":"decision","seat":2,"action":"stand"}`,
-			mqttlink.Reply{Schema: 1, ID: "d2", Accepted: true}, true},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d2", Accepted: true}, true},
 		{"rejected by the round", cmdTopic + "decision", `{"schema":1,"id":"d3","type":"decision","seat":5,"action":"hit"}`,
-			mqttlink.Reply{Schema: 1, ID: "d3", Reason: errNotYourTurn.Error()}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d3", Reason: errNotYourTurn.Error()}, false},
 		{"repeat of an accepted id", cmdTopic + "decision", `{"schema":1,"id":"d1","type":"decision","seat":1,"action":"hit"}`,
-			mqttlink.Reply{Schema: 1, ID: "d1", Accepted: true}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d1", Accepted: true}, false},
 		{"repeat of a rejected id, now different", cmdTopic + "decision", `{"schema":1,"id":"d3","type":"decision","seat":1,"action":"hit"}`,
-			mqttlink.Reply{Schema: 1, ID: "d3", Reason: errNotYourTurn.Error()}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d3", Reason: errNotYourTurn.Error()}, false},
 		{"malformed", cmdTopic + "decision", `{"schema":1,"id":"m1","type":"decision","seat":1}`,
-			mqttlink.Reply{Schema: 1, ID: "m1", Reason: "missing action"}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "m1", Reason: "missing action"}, false},
 		{"garbage", cmdTopic + "decision", `not json at all`,
-			mqttlink.Reply{Schema: 1, ID: "", Reason: "invalid JSON: invalid character 'o' in literal null (expecting 'u')"}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "", Reason: "invalid JSON: invalid character 'o' in literal null (expecting 'u')"}, false},
 		{"wrong topic for type", cmdTopic + "insurance", `{"schema":1,"id":"w1","type":"decision","seat":1,"action":"hit"}`,
-			mqttlink.Reply{Schema: 1, ID: "w1", Reason: `command type "decision" not allowed on topic "livetable/s1/t1/commands/insurance"`}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "w1", Reason: `command type "decision" not allowed on topic "livetable/s1/t1/commands/insurance"`}, false},
 		{"supervisor bad token", cmdTopic + "supervisor", `{"schema":1,"id":"s1","type":"pause","by":"eve","token":"guess"}`,
-			mqttlink.Reply{Schema: 1, ID: "s1", Reason: "supervisor token not accepted"}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "s1", Reason: "supervisor token not accepted"}, false},
 		{"supervisor no token", cmdTopic + "pause", `{"schema":1,"id":"s2","type":"pause","by":"eve"}`,
-			mqttlink.Reply{Schema: 1, ID: "s2", Reason: "supervisor token required"}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "s2", Reason: "supervisor token required"}, false},
 		{"supervisor accepted", cmdTopic + "supervisor", `{"schema":1,"id":"s3","type":"pause","by":"anna","reason":"camera","token":"sup-secret"}`,
-			mqttlink.Reply{Schema: 1, ID: "s3", Accepted: true}, true},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "s3", Accepted: true}, true},
 		{"insurance accepted", cmdTopic + "insurance", `{"schema":1,"id":"i1","type":"insurance","seat":1,"take":true}`,
-			mqttlink.Reply{Schema: 1, ID: "i1", Accepted: true}, true},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "i1", Accepted: true}, true},
 	}
 	ctx := context.Background()
 	submitted := 0
@@ -146,6 +146,6 @@ func TestCommandTimeoutIsNotTheVerdict(t *testing.T) {
 	close(ctrl.gate)
 	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", cmd))
 	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == 2 }, waitFor, poll)
-	assert.Equal(t, mqttlink.Reply{Schema: 1, ID: "slow-1", Accepted: true}, replies(t, backend, topics.Replies)[1])
+	assert.Equal(t, mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "slow-1", Accepted: true}, replies(t, backend, topics.Replies)[1])
 	assert.Len(t, ctrl.Inputs(), 1)
 }

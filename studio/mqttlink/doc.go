@@ -8,14 +8,15 @@
 //
 // Everything lives under livetable/{studio}/{table}/ (see TopicsFor):
 //
-//   - status: retained "online" after each connection, "offline" as the
-//     MQTT Last Will and on a clean stop;
+//   - status: retained {"schema":2,"status":"online"} after each
+//     connection, "offline" as the MQTT Last Will and on a clean stop;
 //   - state: retained snapshot, the events whose Body.Kind() is "state"
 //     (they take no number: envelope seq 0, the body names the last event);
-//   - events: every other event, in Seq order, as table.Event's JSON;
+//   - events: every other event, in Seq order, in its wire form
+//     (wire.Encode, the one encoding shared with the console);
 //   - commands/...: commands, JSON with schema, id and type (DecodeCommand),
 //     resend included (the link answers it itself);
-//   - replies: {"schema":1,"id":...,"accepted":...,"reason":...} per command.
+//   - replies: {"schema":2,"id":...,"accepted":...,"reason":...} per command.
 //
 // docs/asyncapi.yaml is the contract; a test checks real messages against it.
 //

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
 )
 
@@ -57,6 +58,7 @@ type Link struct {
 	republished atomic.Uint64 // records published again after paho gave up on one
 	duplicates  atomic.Uint64
 	conflicts   atomic.Uint64
+	unmapped    atomic.Uint64 // events published outside the contract
 	gaps        atomic.Uint64
 	accepted    atomic.Uint64
 	rejected    atomic.Uint64
@@ -410,13 +412,16 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 			}
 			lastSeq = ev.Seq
 		}
-		// MarshalJSON itself, not json.Marshal(ev): the same bytes without
-		// json.Marshal's second pass checking and compacting them (half
-		// the cost of encoding a state, on every card's path).
-		payload, err := ev.MarshalJSON()
-		if err != nil {
+		// The event's one encoding, shared with the console.
+		payload, err := wire.EncodeShared(ev)
+		if payload == nil {
 			l.log.Error().Err(err).Uint64("seq", ev.Seq).Str("kind", ev.Kind()).Msg("event not encodable; dropped")
 			return nil
+		}
+		if err != nil && l.unmapped.Add(1) == 1 {
+			// Published all the same (the body's own JSON): losing the
+			// event would be worse than breaking the contract.
+			l.log.Error().Err(err).Uint64("seq", ev.Seq).Msg("event outside the contract (docs/asyncapi.yaml); published as is")
 		}
 		if ev.Seq != 0 {
 			seen.add(ev.Seq, payload)
@@ -549,6 +554,7 @@ func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue
 		} else {
 			l.repeats.Add(1)
 		}
+		rep.Schema = wire.Version // a ledger written by an older daemon holds older ones
 		b, err := json.Marshal(rep)
 		if err != nil {
 			return fmt.Errorf("mqttlink: encode reply: %w", err)

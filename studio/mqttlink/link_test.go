@@ -15,8 +15,10 @@ import (
 
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/round"
 )
 
 // waitFor is how long a poll may take before a test gives up; generous,
@@ -24,24 +26,6 @@ import (
 const waitFor = 30 * time.Second
 
 const poll = 10 * time.Millisecond
-
-// snapshot is a stand-in for the controller's state snapshot body. Like
-// the controller's, it takes no number of its own (the envelope's seq is
-// 0) and carries the number of the last event it reflects.
-type snapshot struct {
-	Seq   uint64 `json:"seq"`
-	Phase string `json:"phase"`
-}
-
-func (snapshot) Kind() string { return mqttlink.StateKind }
-
-// dealt is a stand-in for a round's card event.
-type dealt struct {
-	Card card.Card `json:"card"`
-	Seat int       `json:"seat"`
-}
-
-func (dealt) Kind() string { return "card_dealt" }
 
 var epoch = time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
 
@@ -53,14 +37,16 @@ func makeEvent(seq uint64) table.Event {
 	case seq%7 == 0:
 		ev.Body = table.PhaseChanged{Phase: table.PhaseBetting, Deadline: ev.Time.Add(15 * time.Second)}
 	default:
-		ev.Body = dealt{Card: card.FromIndex(int(seq % 52)), Seat: int(seq%7) + 1}
+		c := card.FromIndex(int(seq % 52))
+		ev.Body = round.Event{Type: round.EvCardDealt, Card: c, Seat: int(seq%7) + 1, Hand: 1, Total: int8(c.Value())}
 	}
 	return ev
 }
 
 // makeState returns the snapshot taken after event seq.
 func makeState(seq uint64) table.Event {
-	return table.Event{Time: epoch.Add(time.Duration(seq) * time.Second), Table: "t1", Body: snapshot{Seq: seq, Phase: "dealing"}}
+	return table.Event{Time: epoch.Add(time.Duration(seq) * time.Second), Table: "t1", Body: &table.State{
+		Seq: seq, Table: "t1", Game: "000", Phase: table.PhaseDealing, Shoe: table.ShoeState{Decks: 8}}}
 }
 
 // feed sends events from..to (inclusive) to the link, with a state
@@ -149,7 +135,7 @@ func TestLinkPublishesInOrderWithEmbeddedBroker(t *testing.T) {
 	assert.Zero(t, dups+gaps+bad)
 	for i, ev := range sub.Events() {
 		require.Equal(t, uint64(i+1), ev.Seq)
-		want, err := json.Marshal(makeEvent(ev.Seq))
+		want, err := wire.Encode(makeEvent(ev.Seq))
 		require.NoError(t, err)
 		var got mqttlinktest.Message
 		for _, m := range sub.Messages() {
@@ -165,7 +151,7 @@ func TestLinkPublishesInOrderWithEmbeddedBroker(t *testing.T) {
 	states := sub.States()
 	require.Len(t, states, n/10)
 	for i, st := range states {
-		var body snapshot
+		var body table.State
 		require.NoError(t, json.Unmarshal(st.Data, &body))
 		assert.Equal(t, uint64(10*(i+1)), body.Seq, "snapshots in order")
 		assert.Zero(t, st.Seq, "a snapshot takes no number")
@@ -194,7 +180,7 @@ func TestLinkPublishesInOrderWithEmbeddedBroker(t *testing.T) {
 	assert.True(t, st0.Retained)
 	var e mqttlinktest.Event
 	require.NoError(t, json.Unmarshal(st0.Payload, &e))
-	var body snapshot
+	var body table.State
 	require.NoError(t, json.Unmarshal(e.Data, &body))
 	assert.Equal(t, uint64(n), body.Seq, "the retained state is the last snapshot")
 

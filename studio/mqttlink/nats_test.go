@@ -14,6 +14,7 @@ import (
 
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/table"
 )
 
 // natsConf is the cluster configuration as shipped; the tests run it with
@@ -57,7 +58,7 @@ func lastStateSeq(t *testing.T, msgs []mqttlinktest.Message) uint64 {
 	require.NotEmpty(t, msgs)
 	var ev mqttlinktest.Event
 	require.NoError(t, json.Unmarshal(msgs[len(msgs)-1].Payload, &ev))
-	var body snapshot
+	var body table.State
 	require.NoError(t, json.Unmarshal(ev.Data, &body))
 	return body.Seq
 }

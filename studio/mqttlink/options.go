@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table/vfs"
 )
 
@@ -298,8 +299,10 @@ func TopicsFor(studio, table string) Topics {
 	}
 }
 
-// Status payloads published on the status topic.
-const (
-	StatusOnline  = "online"
-	StatusOffline = "offline"
+// Status payloads published (retained) on the status topic.
+var (
+	// StatusOnline is published after every connection.
+	StatusOnline = string(wire.EncodeStatus("online"))
+	// StatusOffline is published on a clean stop and is the Last Will.
+	StatusOffline = string(wire.EncodeStatus("offline"))
 )

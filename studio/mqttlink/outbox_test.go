@@ -252,7 +252,7 @@ func TestLedgerPersistsAndForgetsOldest(t *testing.T) {
 	l, err := openLedger(nil, dir, 3, zerolog.Nop())
 	require.NoError(t, err)
 	for i := range 10 {
-		require.NoError(t, l.Record(Reply{Schema: 1, ID: fmt.Sprintf("c%d", i), Accepted: i%2 == 0}))
+		require.NoError(t, l.Record(Reply{Schema: CommandSchema, ID: fmt.Sprintf("c%d", i), Accepted: i%2 == 0}))
 	}
 	require.NoError(t, l.Close())
 	// A torn last line from a crash.

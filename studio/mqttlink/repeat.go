@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/crc32"
 
+	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
 )
 
@@ -44,8 +45,8 @@ func (r *recent) add(seq uint64, payload []byte) {
 // journal against the outbox before it deals: table/continuity), so
 // either is a bug, or a journal and outbox from different tables.
 func (l *Link) repeated(ob *outbox, seen *recent, ev table.Event, lastSeq uint64) {
-	payload, err := ev.MarshalJSON()
-	if err != nil {
+	payload, err := wire.EncodeShared(ev)
+	if payload == nil {
 		l.log.Error().Err(err).Uint64("seq", ev.Seq).Msg("repeated event not encodable; not published again")
 		return
 	}

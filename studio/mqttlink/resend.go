@@ -6,6 +6,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
 )
 
@@ -117,8 +118,8 @@ func (l *Link) resend(ctx context.Context, client paho.Client, req resendReq) (i
 		if ev.Seq < next || ev.Seq > req.to || ev.Kind() == StateKind {
 			return nil
 		}
-		payload, err := ev.MarshalJSON() // as intake encodes it
-		if err != nil {
+		payload, err := wire.Encode(ev) // as intake encodes it
+		if payload == nil {
 			return fmt.Errorf("mqttlink: encode event %d: %w", ev.Seq, err)
 		}
 		if err := waitToken(ctx, client.Publish(l.topics.Events, l.opts.QoS, false, payload)); err != nil {

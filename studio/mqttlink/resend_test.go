@@ -66,17 +66,17 @@ func TestResend(t *testing.T) {
 		missing bool     // part of the range is older than the history
 	}{
 		{"a range", `{"schema":1,"id":"r1","type":"resend","from":20,"to":24}`,
-			mqttlink.Reply{Schema: 1, ID: "r1", Accepted: true, Note: "resending events 20 to 24"}, []uint64{20, 21, 22, 23, 24}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r1", Accepted: true, Note: "resending events 20 to 24"}, []uint64{20, 21, 22, 23, 24}, false},
 		{"to the newest", `{"schema":1,"id":"r2","type":"resend","from":58}`,
-			mqttlink.Reply{Schema: 1, ID: "r2", Accepted: true, Note: "resending events 58 to 60"}, []uint64{58, 59, 60}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r2", Accepted: true, Note: "resending events 58 to 60"}, []uint64{58, 59, 60}, false},
 		{"past the newest is clipped", `{"schema":1,"id":"r3","type":"resend","from":59,"to":90}`,
-			mqttlink.Reply{Schema: 1, ID: "r3", Accepted: true, Note: "resending events 59 to 60"}, []uint64{59, 60}, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r3", Accepted: true, Note: "resending events 59 to 60"}, []uint64{59, 60}, false},
 		{"older than the history: what is kept", `{"schema":1,"id":"r4","type":"resend","from":8,"to":12}`,
-			mqttlink.Reply{Schema: 1, ID: "r4", Accepted: true, Note: "resending events 8 to 12"}, []uint64{11, 12}, true},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r4", Accepted: true, Note: "resending events 8 to 12"}, []uint64{11, 12}, true},
 		{"nothing published yet", `{"schema":1,"id":"r5","type":"resend","from":61}`,
-			mqttlink.Reply{Schema: 1, ID: "r5", Reason: "nothing to resend from 61: the newest event is 60"}, nil, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r5", Reason: "nothing to resend from 61: the newest event is 60"}, nil, false},
 		{"backwards", `{"schema":1,"id":"r6","type":"resend","from":30,"to":20}`,
-			mqttlink.Reply{Schema: 1, ID: "r6", Reason: "to 20 is before from 30"}, nil, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r6", Reason: "to 20 is before from 30"}, nil, false},
 	}
 	ctx := context.Background()
 	for i, tc := range tests {
@@ -117,7 +117,7 @@ func TestResendWithoutHistory(t *testing.T) {
 	require.Eventually(t, func() bool { return len(sub.MessagesOn(topics.Replies)) == 1 }, waitFor, poll)
 	var got mqttlink.Reply
 	require.NoError(t, json.Unmarshal(sub.MessagesOn(topics.Replies)[0].Payload, &got))
-	assert.Equal(t, mqttlink.Reply{Schema: 1, ID: "r1", Reason: "this table keeps no event history to resend from"}, got)
+	assert.Equal(t, mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r1", Reason: "this table keeps no event history to resend from"}, got)
 }
 
 // TestResendRecoversBrokerLoss is the loss no outbox can see: events the

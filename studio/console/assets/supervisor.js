@@ -117,7 +117,7 @@
     if (ev.kind === "alarm") {
       prependAlarm({ time: ev.time, round: ev.round, code: ev.data.code, message: ev.data.message, pauses: ev.data.pauses });
     }
-    if (ev.kind === "settled") refreshRecall();
+    if (ev.kind === "round_settled" || ev.kind === "round_void") refreshRecall();
   }
 
   function prependAlarm(a) {

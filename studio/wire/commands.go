@@ -1,0 +1,174 @@
+package wire
+
+// The command types, each the `type` of its command and the last level of
+// the commands topic (supervisor commands may also go to
+// `commands/supervisor`).
+const (
+	CmdBetsClosed = "bets_closed"
+	CmdDecision   = "decision"
+	CmdInsurance  = "insurance"
+	CmdPause      = "pause"
+	CmdResume     = "resume"
+	CmdVoid       = "void"
+	CmdCorrect    = "correct"
+	CmdResend     = "resend"
+)
+
+// BetsClosedCommand closes the betting phase with every player's wagers;
+// the round then waits for cards.
+type BetsClosedCommand struct {
+	// Schema is the contract version the sender writes (1 or 2).
+	Schema int `json:"schema" enum:"1,2"`
+	// ID is 1 to 128 printable characters, unique per command: a repeated
+	// id is answered with the first reply and not applied again.
+	ID string `json:"id" minLength:"1" maxLength:"128"`
+	// Type is bets_closed.
+	Type string `json:"type" enum:"bets_closed"`
+	// Bets are the round's bets, at most one per seat and player.
+	Bets []Bet `json:"bets"`
+}
+
+// Bet is one player's initial wagers.
+type Bet struct {
+	// Seat is the seat (from 1).
+	Seat int `json:"seat" minimum:"1"`
+	// Player is the player's id.
+	Player string `json:"player" minLength:"1"`
+	// Main is the main bet in minor units (cents).
+	Main int64 `json:"main" minimum:"1"`
+	// Side are the side bets by name (perfect_pairs, 21+3, hot3, bust_it,
+	// top3, dealer_pair, as the game offers), in minor units, each positive.
+	Side map[string]int64 `json:"side,omitempty" minimum:"1"`
+	// Behind is true for a bet behind the seat: the player follows the
+	// seat's decisions without sitting there.
+	Behind bool `json:"behind,omitempty"`
+	// FollowDouble makes a bet behind follow the seat's doubles.
+	FollowDouble bool `json:"follow_double,omitempty"`
+	// FollowSplit makes a bet behind follow the seat's splits.
+	FollowSplit bool `json:"follow_split,omitempty"`
+}
+
+// DecisionCommand is a player's decision on the hand that waits for it.
+type DecisionCommand struct {
+	// Schema is the contract version the sender writes (1 or 2).
+	Schema int `json:"schema" enum:"1,2"`
+	// ID is unique per command (see BetsClosedCommand).
+	ID string `json:"id" minLength:"1" maxLength:"128"`
+	// Type is decision.
+	Type string `json:"type" enum:"decision"`
+	// Seat is the seat whose hand decides.
+	Seat int `json:"seat" minimum:"1"`
+	// Player is the deciding player (needed on a common-draw seat).
+	Player string `json:"player,omitempty"`
+	// Action is the decision.
+	Action string `json:"action" enum:"hit,stand,double,split"`
+}
+
+// InsuranceCommand is a player's answer to the insurance offer.
+type InsuranceCommand struct {
+	// Schema is the contract version the sender writes (1 or 2).
+	Schema int `json:"schema" enum:"1,2"`
+	// ID is unique per command (see BetsClosedCommand).
+	ID string `json:"id" minLength:"1" maxLength:"128"`
+	// Type is insurance.
+	Type string `json:"type" enum:"insurance"`
+	// Seat is the player's seat.
+	Seat int `json:"seat" minimum:"1"`
+	// Player is the answering player (needed on a common-draw seat).
+	Player string `json:"player,omitempty"`
+	// Take is true to take insurance.
+	Take bool `json:"take"`
+}
+
+// SupervisorCommand pauses, resumes or voids the round in play.
+type SupervisorCommand struct {
+	// Schema is the contract version the sender writes (1 or 2).
+	Schema int `json:"schema" enum:"1,2"`
+	// ID is unique per command (see BetsClosedCommand).
+	ID string `json:"id" minLength:"1" maxLength:"128"`
+	// Type is pause, resume or void.
+	Type string `json:"type" enum:"pause,resume,void"`
+	// By is the supervisor's name, journaled with the command.
+	By string `json:"by" minLength:"1"`
+	// Reason says why; required for a void.
+	Reason string `json:"reason,omitempty"`
+	// Token is a supervisor secret, compared in constant time.
+	Token string `json:"token" minLength:"1"`
+}
+
+// CorrectCommand corrects the last card read: a supervisor types the card
+// the shoe misread.
+type CorrectCommand struct {
+	// Schema is the contract version the sender writes (1 or 2).
+	Schema int `json:"schema" enum:"1,2"`
+	// ID is unique per command (see BetsClosedCommand).
+	ID string `json:"id" minLength:"1" maxLength:"128"`
+	// Type is correct.
+	Type string `json:"type" enum:"correct"`
+	// By is the supervisor's name.
+	By string `json:"by" minLength:"1"`
+	// Reason says why.
+	Reason string `json:"reason" minLength:"1"`
+	// Card is the right card, rank then suit (As, Td, 7c).
+	Card string `json:"card" pattern:"^[A2-9TJQK][shdc]$"`
+	// Token is a supervisor secret, compared in constant time.
+	Token string `json:"token" minLength:"1"`
+}
+
+// ResendCommand asks for events `from`..`to` on the events topic again,
+// with their original seq and content (the daemon reads them back from
+// its journal). A backend sends it when it finds a gap: an event whose seq
+// is more than one past the last it holds, or a state whose `data.seq` is
+// past it. The resent events arrive after newer ones: hold what follows a
+// gap until it is filled, and drop duplicates by seq. The reply's `note`
+// gives the range actually resent.
+type ResendCommand struct {
+	// Schema is the contract version the sender writes (1 or 2).
+	Schema int `json:"schema" enum:"1,2"`
+	// ID is unique per command (see BetsClosedCommand).
+	ID string `json:"id" minLength:"1" maxLength:"128"`
+	// Type is resend.
+	Type string `json:"type" enum:"resend"`
+	// From is the first event seq wanted.
+	From uint64 `json:"from" minimum:"1"`
+	// To is the last event seq wanted (default: the newest); at most 10000
+	// events per command.
+	To uint64 `json:"to,omitempty" minimum:"1"`
+}
+
+// Reply is the one answer to a command id, on the replies topic (the same
+// again for a repeated id).
+type Reply struct {
+	// Schema is the contract version (2).
+	Schema int `json:"schema" enum:"2"`
+	// ID is the command's id; empty when the command was too broken to
+	// read one.
+	ID string `json:"id"`
+	// Accepted is true when the table took the command.
+	Accepted bool `json:"accepted"`
+	// Reason says why the command was rejected. "table did not answer in
+	// time; retry with the same id to learn the outcome" is not a verdict:
+	// send the same command with the same id again.
+	Reason string `json:"reason,omitempty"`
+	// Note says what an accepted command will do when the command alone
+	// does not tell (a resend: "resending events 120 to 135").
+	Note string `json:"note,omitempty"`
+}
+
+// Commands are the command types of the contract with a zero value of
+// each, in the order the document lists them.
+var Commands = []struct {
+	// Name is the message's name.
+	Name string
+	// Summary is its summary in the document.
+	Summary string
+	// Value is a zero value of the command's type.
+	Value any
+}{
+	{"betsClosed", "Close bets with every player's wagers.", BetsClosedCommand{}},
+	{"decision", "A player's decision.", DecisionCommand{}},
+	{"insurance", "A player's insurance answer.", InsuranceCommand{}},
+	{"supervisor", "Pause, resume or void (supervisor token).", SupervisorCommand{}},
+	{"correct", "Correct a misread card (supervisor token).", CorrectCommand{}},
+	{"resend", "Publish a range of events again.", ResendCommand{}},
+}
