@@ -12,7 +12,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # apt-get needs root; use sudo when we are not root and it exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
+.PHONY: contract deps-node deps-asyncapi help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -20,7 +20,7 @@ help: ## this list
 run: deps-go deps-clients ## a whole demo table: simulated shoe on a pty, GPIO, embedded broker, dealer, players
 	$(GO) run ./cmd/tabled --demo --log-format console --data-dir $${DATA_DIR:-var/demo} $(RUNFLAGS)
 
-test: deps-go deps-mosquitto deps-nats deps-chromium ## gofmt, go vet and every test with -race (real mosquitto, pty and headless Chromium)
+test: deps-go deps-mosquitto deps-nats deps-chromium contract ## gofmt, go vet and every test with -race (real mosquitto, pty and headless Chromium)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
@@ -107,3 +107,27 @@ deps-clients:
 
 clean: ## remove build output and demo data
 	rm -rf $(DIST) var/demo
+
+# The contract (docs/asyncapi.yaml) checked by the official AsyncAPI parser,
+# the one the CLI and the code generators use: any error fails. The parser
+# is installed from npm into a cache outside the repository (node and npm
+# from apt-get when absent). `go test ./studio/wire` checks that the
+# document is the one the wire types generate.
+ASYNCAPI_PARSER_VERSION ?= 3.6.3
+ASYNCAPI_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/livetable/asyncapi-parser-$(ASYNCAPI_PARSER_VERSION)
+
+contract: deps-asyncapi ## validate docs/asyncapi.yaml with @asyncapi/parser (0 errors)
+	node studio/wire/validate-asyncapi.cjs $(ASYNCAPI_DIR) docs/asyncapi.yaml
+
+deps-node:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+	  echo "installing nodejs and npm (apt-get) for the AsyncAPI parser"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	fi
+
+deps-asyncapi: deps-node
+	@if [ ! -f $(ASYNCAPI_DIR)/node_modules/@asyncapi/parser/package.json ]; then \
+	  echo "installing @asyncapi/parser@$(ASYNCAPI_PARSER_VERSION) (npm) into $(ASYNCAPI_DIR)"; \
+	  mkdir -p $(ASYNCAPI_DIR) && cd $(ASYNCAPI_DIR) && \
+	  npm install --silent --no-audit --no-fund --no-save --prefix . @asyncapi/parser@$(ASYNCAPI_PARSER_VERSION) >/dev/null || exit 1; \
+	fi
