@@ -101,6 +101,15 @@ func TestRecallFromJournal(t *testing.T) {
 	code, out, _ = tablectl(t, "", "journal", "verify", "--data-dir", dataDir)
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "OK")
+	assert.Contains(t, out, "the outbox published up to seq 0")
+	// A journal not behind its outbox has no loss to accept.
+	code, _, _ = tablectl(t, "", "journal", "accept-loss", "--data-dir", dataDir, "--reason", "r")
+	assert.Equal(t, 2, code, "--by is required")
+	code, out, _ = tablectl(t, "", "journal", "accept-loss", "--data-dir", dataDir, "--by", "ops", "--reason", "r")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "nothing to accept")
+	code, _, _ = tablectl(t, "", "journal", "nonsense")
+	assert.Equal(t, 2, code)
 	code, _, _ = tablectl(t, "", "round", "--data-dir", dataDir, "#01:02:03")
 	assert.Equal(t, 1, code, "an unknown round")
 }

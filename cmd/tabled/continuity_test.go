@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+)
+
+// TestJournalBehindOutboxProcess is issue 16's report replayed on the real
+// binaries: a demo table plays, stops, and its journal's newest segment is
+// cut back to its 60-byte header (a restore from an older backup) while
+// its outbox keeps what it published. `tablectl journal verify` then
+// fails naming the gap; tabled refuses to start, naming both seqs; after
+// `tablectl journal accept-loss` tabled starts paused with an alarm at the
+// seq after the highest published one, and (the demo's supervisor
+// resuming it) plays on above it. The backend never receives a seq with
+// two contents.
+func TestJournalBehindOutboxProcess(t *testing.T) {
+	bin := buildTabled(t)
+	ctl := filepath.Join(t.TempDir(), "tablectl")
+	out, err := exec.Command("go", "build", "-o", ctl, "../tablectl").CombinedOutput()
+	require.NoError(t, err, "go build tablectl: %s", out)
+	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
+	root := "livetable/it/gap/"
+	sub := mqttlinktest.Subscribe(t, mosq.URL(), root+"events", mqttlinktest.SubscriberOptions{ClientID: "gap-backend"})
+
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	cfgPath := filepath.Join(dir, "tabled.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `studio: it
+table: gap
+game: "000"
+data_dir: %s
+log_format: json
+log_level: warn
+timing: {settle: 20ms}
+broker: {url: %q}
+journal: {segment_size: 64KiB, checkpoint_every: 2}
+gpio: {sim: true}
+console: {addr: "off"}
+demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
+`, data, mosq.URL()), 0o644))
+	d := &daemon{t: t, bin: bin, cfg: cfgPath, logPath: filepath.Join(dir, "tabled.log")}
+	outbox, journalDir := filepath.Join(data, "outbox"), filepath.Join(data, "journal")
+	segments := func() []string {
+		names, _ := filepath.Glob(filepath.Join(journalDir, "*.ltj"))
+		sort.Strings(names)
+		return names
+	}
+	published := func() uint64 {
+		seq, err := mqttlink.OutboxPublishedSeq(nil, outbox)
+		require.NoError(t, err)
+		return seq
+	}
+
+	d.start()
+	newest := func() int64 {
+		segs := segments()
+		if len(segs) < 2 {
+			return 0
+		}
+		fi, err := os.Stat(segs[len(segs)-1])
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	waitUntil(t, d, func() bool { return newest() > 8<<10 }, "the demo plays into a second segment")
+	d.stop()
+	last := published()
+	require.Eventually(t, func() bool { return sub.MaxSeq() == last }, 30*time.Second, 10*time.Millisecond)
+
+	segs := segments()
+	require.NoError(t, os.Truncate(segs[len(segs)-1], 60), "the newest segment back to its header")
+
+	tablectl := func(args ...string) (int, string) {
+		cmd := exec.Command(ctl, args...)
+		b, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(b)
+		}
+		require.NoError(t, err)
+		return 0, string(b)
+	}
+	code, text := tablectl("journal", "verify", "--data-dir", data)
+	require.Equal(t, 1, code, text)
+	assert.Contains(t, text, fmt.Sprintf("the outbox published up to seq %d", last))
+	assert.Contains(t, text, "journal behind the outbox")
+
+	// tabled refuses, naming both seqs.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := exec.CommandContext(ctx, bin, "--config", cfgPath).CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "tabled must refuse: %s", b)
+	assert.Equal(t, 1, ee.ExitCode())
+	assert.Contains(t, string(b), fmt.Sprintf("but the outbox published up to seq %d", last))
+	assert.Contains(t, string(b), "the journal's last event is seq ")
+	assert.Equal(t, last, published(), "the refusal published nothing")
+
+	code, text = tablectl("journal", "accept-loss", "--data-dir", data, "--by", "ops")
+	require.Equal(t, 2, code, "a reason is required: %s", text)
+	code, text = tablectl("journal", "accept-loss", "--data-dir", data, "--by", "ops", "--reason", "restored from backup")
+	require.Equal(t, 0, code, text)
+	assert.Contains(t, text, fmt.Sprintf("number events from %d", last+1))
+
+	d.start()
+	defer d.stop()
+	waitUntil(t, d, func() bool { return sub.MaxSeq() > last+50 }, "play goes on above the lost seqs")
+	d.stop()
+
+	// Every seq the backend got has one content; the first after the
+	// published ones is the alarm naming the lost seqs.
+	contents := map[uint64]string{}
+	for _, m := range sub.Messages() {
+		var e struct {
+			Seq  uint64          `json:"seq"`
+			Kind string          `json:"kind"`
+			Data json.RawMessage `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(m.Payload, &e))
+		c := e.Kind + string(e.Data)
+		if prev, ok := contents[e.Seq]; ok {
+			require.Equal(t, prev, c, "seq %d published twice with other content", e.Seq)
+		}
+		contents[e.Seq] = c
+	}
+	alarm := contents[last+1]
+	assert.Contains(t, alarm, `alarm{"code":"seq_gap"`)
+	assert.Contains(t, alarm, "restored from backup")
+	assert.Regexp(t, fmt.Sprintf(`lost from the journal: seq \d+-%d; numbering continues at %d`, last, last+1), alarm)
+	assert.Empty(t, sub.Missing(), "no seq is missing")
+
+	code, text = tablectl("journal", "verify", "--data-dir", data)
+	assert.Equal(t, 0, code, text)
+}
+
+// waitUntil polls cond for up to two minutes, failing with the daemon's
+// log.
+func waitUntil(t *testing.T, d *daemon, cond func() bool, what string) {
+	t.Helper()
+	for end := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%s: not within 2 minutes; log:\n%s", what, d.logTail())
+		}
+	}
+}
