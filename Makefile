@@ -12,7 +12,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # apt-get needs root; use sudo when we are not root and it exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: contract deps-node deps-asyncapi help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
+.PHONY: contract deps-node deps-asyncapi monitoring deps-promtool help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -20,7 +20,7 @@ help: ## this list
 run: deps-go deps-clients ## a whole demo table: simulated shoe on a pty, GPIO, embedded broker, dealer, players
 	$(GO) run ./cmd/tabled --demo --log-format console --data-dir $${DATA_DIR:-var/demo} $(RUNFLAGS)
 
-test: deps-go deps-mosquitto deps-nats deps-chromium contract ## gofmt, go vet and every test with -race (real mosquitto, pty and headless Chromium)
+test: deps-go deps-mosquitto deps-nats deps-chromium contract monitoring ## gofmt, go vet and every test with -race (real mosquitto, pty and headless Chromium)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
@@ -130,4 +130,18 @@ deps-asyncapi: deps-node
 	  echo "installing @asyncapi/parser@$(ASYNCAPI_PARSER_VERSION) (npm) into $(ASYNCAPI_DIR)"; \
 	  mkdir -p $(ASYNCAPI_DIR) && cd $(ASYNCAPI_DIR) && \
 	  npm install --silent --no-audit --no-fund --no-save --prefix . @asyncapi/parser@$(ASYNCAPI_PARSER_VERSION) >/dev/null || exit 1; \
+	fi
+
+# The Prometheus alert rules, checked and unit-tested by promtool (Debian's
+# prometheus package; installed when absent). Grafana's dashboard is
+# checked by studio/console's tests (every metric it uses exists).
+monitoring: deps-promtool ## promtool check and test the alert rules in deploy/prometheus
+	promtool check rules deploy/prometheus/livetable.rules.yml
+	cd deploy/prometheus && promtool test rules livetable.rules.test.yml
+
+deps-promtool:
+	@if ! command -v promtool >/dev/null 2>&1; then \
+	  echo "installing prometheus (apt-get) for promtool"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
+	  $(SUDO) systemctl disable --now prometheus >/dev/null 2>&1 || true; \
 	fi

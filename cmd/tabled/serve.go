@@ -58,7 +58,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 	clk := clockwork.NewRealClock()
 
-	metrics := console.NewMetrics()
+	metrics := console.NewTableMetrics(cfg.Studio, cfg.Table)
 	jopts := journalOptions(cfg)
 	jopts.FS = timedFS{observe: metrics.ObserveFsync}
 	jr, rep, err := journal.Open(jopts, log.With().Str("part", "journal").Logger())
@@ -120,6 +120,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	mopts.TLS = mqttlink.TLSOptions{CAFile: cfg.Broker.CAFile, CertFile: cfg.Broker.CertFile, KeyFile: cfg.Broker.KeyFile}
 	mopts.SupervisorTokens = cfg.Broker.SupervisorTokens
 	mopts.History = journalHistory{dir: jopts.Dir, opts: copts, log: log.With().Str("part", "resend").Logger()}
+	mopts.ObservePublish = metrics.ObservePublishLatency // the histogram; the link keeps its own summary too
 	link, err := mqttlink.New(mopts, log.With().Str("part", "mqtt").Logger())
 	if err != nil {
 		return fmt.Errorf("tabled: mqtt: %w", err)
@@ -216,6 +217,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 			supervisors = map[string]string{"supervisor": hash}
 		}
 		metrics.SetOutboxDepthFunc(link.OutboxDepth)
+		metrics.SetBrokerConnectedFunc(func() bool { return link.Stats().Connected })
 		metrics.SetPublishLatencyFunc(func() console.LatencySummary {
 			l := link.PublishLatency()
 			return console.LatencySummary{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}

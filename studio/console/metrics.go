@@ -35,6 +35,8 @@ type Metrics struct {
 	clients        prometheus.Gauge
 	clientsDropped prometheus.Counter
 	latencyFn      atomic.Pointer[func() LatencySummary]
+	paused         prometheus.Gauge
+	connectedFn    atomic.Pointer[func() bool]
 }
 
 // LatencySummary is a publisher's own summary of its recent publish
@@ -51,8 +53,13 @@ type LatencySummary struct {
 var misreadCodes = []string{"misread", "unknown_card", "face_up", "double_card"}
 
 // NewMetrics returns metrics in a fresh private registry, with the Go
-// runtime and process collectors beside the table's own.
-func NewMetrics() *Metrics {
+// runtime and process collectors beside the table's own, without labels.
+func NewMetrics() *Metrics { return NewTableMetrics("", "") }
+
+// NewTableMetrics is NewMetrics with every series labelled studio and
+// table (when not empty), so that a studio's Prometheus and Grafana tell
+// the tables apart whatever the scrape configuration says.
+func NewTableMetrics(studio, tableName string) *Metrics {
 	lat := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
@@ -78,8 +85,17 @@ func NewMetrics() *Metrics {
 		Name: "livetable_outbox_depth", Help: "Messages waiting in the MQTT outbox."}, m.outboxDepth)
 	m.rounds.WithLabelValues("settled")
 	m.rounds.WithLabelValues("void")
-	m.reg.MustRegister(m.cards, m.misreads, m.alarms, m.rounds, m.publish, m.fsync, outboxFn,
-		m.clients, m.clientsDropped,
+	m.paused = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "livetable_table_paused", Help: "1 while the table is paused (by a supervisor or an alarm)."})
+	connected := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "livetable_broker_connected", Help: "1 while the MQTT link is connected to the broker (-1: not reported)."},
+		m.brokerConnected)
+	var reg prometheus.Registerer = m.reg
+	if studio != "" || tableName != "" {
+		reg = prometheus.WrapRegistererWith(prometheus.Labels{"studio": studio, "table": tableName}, m.reg)
+	}
+	reg.MustRegister(m.cards, m.misreads, m.alarms, m.rounds, m.publish, m.fsync, outboxFn,
+		m.clients, m.clientsDropped, m.paused, connected,
 		latencyCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -128,6 +144,21 @@ func (c latencyCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(latencyRecentDesc, prometheus.GaugeValue, q.d.Seconds(), q.name)
 	}
 	ch <- prometheus.MustNewConstMetric(latencyCountDesc, prometheus.CounterValue, float64(s.Count))
+}
+
+// SetBrokerConnectedFunc makes every scrape ask f whether the MQTT link
+// is connected (livetable_broker_connected).
+func (m *Metrics) SetBrokerConnectedFunc(f func() bool) { m.connectedFn.Store(&f) }
+
+func (m *Metrics) brokerConnected() float64 {
+	f := m.connectedFn.Load()
+	switch {
+	case f == nil:
+		return -1
+	case (*f)():
+		return 1
+	}
+	return 0
 }
 
 // outboxDepth reads the function set by SetOutboxDepthFunc, or else the
@@ -181,6 +212,10 @@ func (m *Metrics) Observe(ev table.Event) {
 		m.observeRound(*b)
 	case table.Burned, *table.Burned:
 		m.cards.Inc()
+	case table.Paused, *table.Paused:
+		m.paused.Set(1)
+	case table.Resumed, *table.Resumed:
+		m.paused.Set(0)
 	case table.Alarm:
 		m.observeAlarm(b)
 	case *table.Alarm:

@@ -376,7 +376,11 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 				retry.Reset(backoff(fl[0].attempt))
 				return nil
 			}
-			l.lat.add(time.Since(fl[0].start))
+			took := time.Since(fl[0].start)
+			l.lat.add(took)
+			if l.opts.ObservePublish != nil {
+				l.opts.ObservePublish(took)
+			}
 			if err := ob.Ack(fl[0].rec.pos); err != nil {
 				return err
 			}

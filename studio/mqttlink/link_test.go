@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -331,4 +332,21 @@ func TestLinkNeverPublishesASeqTwiceWithOtherContent(t *testing.T) {
 		require.NotEqual(t, "alarm", e.Kind, "seq %d: the conflicting content was published", e.Seq)
 	}
 	assert.Len(t, seen, 22)
+}
+
+// TestObservePublish: every acknowledged publish is handed to the
+// integrator's histogram.
+func TestObservePublish(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	var n atomic.Int64
+	opts.ObservePublish = func(d time.Duration) {
+		if d > 0 {
+			n.Add(1)
+		}
+	}
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	feed(r, 1, 20)
+	require.Eventually(t, func() bool { return r.link.Stats().Published >= 22 }, waitFor, poll)
+	assert.GreaterOrEqual(t, n.Load(), int64(22), "20 events and 2 states")
 }

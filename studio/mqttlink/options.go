@@ -126,6 +126,10 @@ type Options struct {
 	ConnectRetryInterval time.Duration
 	// MaxReconnectInterval caps paho's reconnect back-off. Default 5 s.
 	MaxReconnectInterval time.Duration
+	// ObservePublish, when set, is given every publish's latency (from
+	// the hand-off to paho to the broker's acknowledgement) on the
+	// link's goroutine, for a histogram; it must be quick.
+	ObservePublish func(time.Duration)
 }
 
 // maxInflight bounds Options.MaxInflight well below paho's 65,535 message
