@@ -79,7 +79,9 @@ type BrokerConfig struct {
 	CAFile       string   `yaml:"ca_file"`
 	CertFile     string   `yaml:"cert_file"`
 	KeyFile      string   `yaml:"key_file"`
-	// SupervisorTokens authorise supervisor commands over MQTT.
+	// SupervisorTokens is no longer used: supervisor commands are signed
+	// with the supervisor's own key (console.supervisors_file). It is read
+	// only to say so instead of failing on an unknown key.
 	SupervisorTokens []string `yaml:"supervisor_tokens"`
 }
 
@@ -177,6 +179,10 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: journal.checkpoint_every cannot be negative", ErrConfig)
 	case len(c.Broker.FailoverURLs) > 0 && c.Broker.URL == "":
 		return fmt.Errorf("%w: broker.failover_urls needs broker.url (the embedded broker has no other nodes)", ErrConfig)
+	case len(c.Broker.SupervisorTokens) > 0:
+		return fmt.Errorf("%w: broker.supervisor_tokens is gone: supervisors sign their commands with their own key; create accounts with `tablectl supervisor add` (see README)", ErrConfig)
+	case (c.Console.TLSCert == "") != (c.Console.TLSKey == ""):
+		return fmt.Errorf("%w: console.tls_cert and console.tls_key go together", ErrConfig)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/studio/console"
 	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/supervisors"
 	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/vfs"
 )
@@ -18,10 +19,44 @@ import (
 // ConsoleConfig configures the dealer and supervisor console.
 type ConsoleConfig struct {
 	// Addr is where it listens; loopback by default. Empty string keeps
-	// the default; "off" disables the console.
+	// the default; "off" disables the console. An address off loopback
+	// needs TLS (TLSCert, TLSKey) or Insecure.
 	Addr string `yaml:"addr"`
-	// Supervisors maps a name to a bcrypt hash (`tablectl hash-password`).
-	Supervisors map[string]string `yaml:"supervisors"`
+	// SupervisorsFile is the accounts file that `tablectl supervisor add`
+	// writes (default data_dir/supervisors.yaml), read at start and on
+	// SIGHUP: the console's logins and the keys of signed commands.
+	SupervisorsFile string `yaml:"supervisors_file"`
+	// TLSCert and TLSKey (PEM) make the console serve HTTPS, with Secure
+	// cookies.
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+	// SecureCookie marks cookies Secure without TLS here, for a console
+	// behind a TLS proxy.
+	SecureCookie bool `yaml:"secure_cookie"`
+	// Insecure allows plain HTTP on an address off loopback.
+	Insecure bool `yaml:"insecure"`
+}
+
+// supervisorsPath is the accounts file of cfg.
+func supervisorsPath(cfg Config) string {
+	if cfg.Console.SupervisorsFile != "" {
+		return cfg.Console.SupervisorsFile
+	}
+	return absData(cfg, supervisors.FileName)
+}
+
+// demoAccounts lets the demo's supervisor (supervisor / demo) in while the
+// accounts file has none; the first account added (and a SIGHUP) ends it.
+type demoAccounts struct {
+	store *supervisors.Store
+	hash  string
+}
+
+func (d demoAccounts) PasswordHash(name string) (string, bool, bool) {
+	if d.store.Len() == 0 && name == "supervisor" {
+		return d.hash, true, true
+	}
+	return d.store.PasswordHash(name)
 }
 
 // linkState follows the shoe link for the health check.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -26,6 +27,7 @@ import (
 	simshoe "github.com/livetable/livetable/simulators/shoe"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/studio/supervisors"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/strategy"
@@ -163,13 +165,20 @@ data_dir: %s
 log_format: json
 log_level: warn
 timing: {betting: 1h, last_call: 1s, insurance: 1h, decision: 1h, settle: 20ms}
-broker: {url: %q, supervisor_tokens: [sup-secret]}
+broker: {url: %q}
 shoe: {path: %q, silence_timeout: 1h}
 journal: {segment_size: 256KiB, max_size: 1MiB, checkpoint_every: 20}
 gpio: {sim: true, shuffler: false}
 console: {addr: "127.0.0.1:0"}
 `, tableID, filepath.Join(dir, "data"), broker, dev.Path())
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	// The backend's supervisor, who resumes the table after each restart
+	// mid-round with a signed command.
+	acct, supKey, err := supervisors.New("crash-test", supervisors.RoleSupervisor, "crash-test-password")
+	require.NoError(t, err)
+	accts := &supervisors.List{}
+	require.NoError(t, accts.Add(acct))
+	require.NoError(t, accts.Save(filepath.Join(dir, "data", supervisors.FileName)))
 
 	d := &daemon{t: t, bin: bin, cfg: cfgPath, logPath: filepath.Join(dir, "tabled.log")}
 	d.start()
@@ -177,6 +186,7 @@ console: {addr: "127.0.0.1:0"}
 
 	root := "livetable/it/" + tableID + "/"
 	be := newBackend(t, broker, root, name)
+	be.supKey = supKey
 	defer be.close()
 	go func() {
 		_ = simdealer.New(dev, simdealer.Options{}, zerolog.New(zerolog.NewTestWriter(t))).Run(ctx, be.states)
@@ -300,6 +310,7 @@ type backend struct {
 	answered  map[string]bool
 	midRound  int
 	retries   int
+	supKey    ed25519.PrivateKey // signs the resume
 	lastState string
 	// The first shoe and the first betting phase race at start (two
 	// devices); the backend bets only once both are there, so every run
@@ -456,7 +467,7 @@ func (b *backend) onState(payload []byte) {
 		}
 		if !inFlight {
 			b.midRound++
-			b.sendLocked(fmt.Sprintf("resume-%d", b.midRound), map[string]any{"type": "resume", "by": "crash-test", "token": "sup-secret"})
+			b.sendLocked(fmt.Sprintf("resume-%d", b.midRound), map[string]any{"type": "resume"})
 		}
 		b.mu.Unlock()
 	}
@@ -497,12 +508,24 @@ func (b *backend) onReply(payload []byte) {
 	}
 }
 
+// signResume is the supervisor's resume, signed now.
+func (b *backend) signResume(id string) []byte {
+	p, err := mqttlink.SignSupervisor(b.supKey, b.root, mqttlink.SupervisorCommand{ID: id, Type: "resume", By: "crash-test", Time: time.Now()})
+	if err != nil {
+		panic(err) // only line breaks in the fields fail, and there are none
+	}
+	return p
+}
+
 func (b *backend) sendLocked(id string, cmd map[string]any) {
 	if b.answered[id] {
 		return
 	}
 	cmd["id"], cmd["schema"] = id, 1
 	payload, _ := json.Marshal(cmd)
+	if cmd["type"] == "resume" {
+		payload = b.signResume(id)
+	}
 	b.pending[id] = payload
 	topic := b.root + "commands/" + cmd["type"].(string)
 	if cmd["type"] == "resume" {
@@ -534,7 +557,10 @@ func (b *backend) retry() {
 			_ = json.Unmarshal(b.pending[id], &cmd)
 			topic := b.root + "commands/" + cmd["type"].(string)
 			if cmd["type"] == "resume" {
+				// Signed again: the table takes a signature only within
+				// its window around the signing time.
 				topic = b.root + "commands/supervisor"
+				b.pending[id] = b.signResume(id)
 			}
 			b.client.Publish(topic, 1, false, b.pending[id])
 		}

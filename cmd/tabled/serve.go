@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -20,7 +23,9 @@ import (
 	simshoe "github.com/livetable/livetable/simulators/shoe"
 	"github.com/livetable/livetable/studio/console"
 	"github.com/livetable/livetable/studio/light"
+	"github.com/livetable/livetable/studio/localctl"
 	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/supervisors"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/continuity"
 	"github.com/livetable/livetable/table/journal"
@@ -57,6 +62,22 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		rs.LastCallTime = rs.BettingTime
 	}
 	clk := clockwork.NewRealClock()
+
+	// The data directory holds the journal, the outbox, the accounts and
+	// the local control socket: the tabled user and its group only.
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("tabled: data dir: %w", err)
+	}
+	accounts, err := supervisors.Open(supervisorsPath(cfg))
+	if err != nil {
+		return fmt.Errorf("tabled: %w", err)
+	}
+	alog := log.With().Str("part", "supervisors").Str("file", supervisorsPath(cfg)).Logger()
+	if accounts.Len() == 0 && !cfg.Demo.Enabled {
+		alog.Warn().Msg("no supervisor accounts: nobody can log in to the console or sign commands; create one with `tablectl supervisor add NAME` and send tabled SIGHUP")
+	} else {
+		alog.Info().Int("accounts", accounts.Len()).Msg("supervisor accounts")
+	}
 
 	metrics := console.NewTableMetrics(cfg.Studio, cfg.Table)
 	jopts := journalOptions(cfg)
@@ -118,7 +139,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	mopts.OutboxDir = absData(cfg, "outbox")
 	mopts.Username, mopts.Password = cfg.Broker.Username, cfg.Broker.Password
 	mopts.TLS = mqttlink.TLSOptions{CAFile: cfg.Broker.CAFile, CertFile: cfg.Broker.CertFile, KeyFile: cfg.Broker.KeyFile}
-	mopts.SupervisorTokens = cfg.Broker.SupervisorTokens
+	mopts.Supervisors = accounts
 	mopts.History = journalHistory{dir: jopts.Dir, opts: copts, log: log.With().Str("part", "resend").Logger()}
 	mopts.ObservePublish = metrics.ObservePublishLatency // the histogram; the link keeps its own summary too
 	link, err := mqttlink.New(mopts, log.With().Str("part", "mqtt").Logger())
@@ -207,14 +228,43 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 
 	g.Go(func() error { return ignoreCancel(link.Run(ctx, mqttEvents, ctrl)) })
 
+	// SIGHUP reads the accounts file again (after tablectl supervisor add
+	// or remove): the next login and the next signed command see it.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	g.Go(func() error {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-hup:
+				if err := accounts.Reload(); err != nil {
+					alog.Error().Err(err).Msg("SIGHUP: accounts not reloaded; the previous ones stay")
+					continue
+				}
+				alog.Info().Int("accounts", accounts.Len()).Msg("SIGHUP: accounts reloaded")
+			}
+		}
+	})
+
+	// The local control socket: tablectl on this box, authorised by the
+	// socket's file permissions.
+	if lc, err := localctl.Listen(filepath.Join(cfg.DataDir, localctl.SocketName), ctrl, log.With().Str("part", "localctl").Logger()); err != nil {
+		log.Error().Err(err).Msg("local control socket not available: tablectl on this box cannot command the table")
+	} else {
+		log.Debug().Str("socket", lc.Path()).Msg("local control socket")
+		g.Go(func() error { return lc.Run(ctx) })
+	}
+
 	if cfg.Console.Addr != "off" {
-		supervisors := cfg.Console.Supervisors
-		if cfg.Demo.Enabled && len(supervisors) == 0 {
+		var users console.Accounts = accounts
+		if cfg.Demo.Enabled {
 			hash, err := console.HashPassword("demo")
 			if err != nil {
 				return err
 			}
-			supervisors = map[string]string{"supervisor": hash}
+			users = demoAccounts{store: accounts, hash: hash}
 		}
 		metrics.SetOutboxDepthFunc(link.OutboxDepth)
 		metrics.SetBrokerConnectedFunc(func() bool { return link.Stats().Connected })
@@ -227,7 +277,9 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 			log.Warn().Str("addr", addr).Msg("port taken: the demo's console takes a free port")
 			addr = "127.0.0.1:0"
 		}
-		cons, err := console.New(console.Options{Addr: addr, Supervisors: supervisors, GameName: rs.Name,
+		cc := cfg.Console
+		cons, err := console.New(console.Options{Addr: addr, Accounts: users, GameName: rs.Name,
+			TLSCert: cc.TLSCert, TLSKey: cc.TLSKey, SecureCookie: cc.SecureCookie, Insecure: cc.Insecure,
 			Clock: clk, Metrics: metrics}, ctrl, recall, healthOf(shoeLink, hw, link, jr), consoleLog(log))
 		if err != nil {
 			return fmt.Errorf("tabled: console: %w", err)
@@ -236,8 +288,9 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		go func() {
 			select {
 			case <-cons.Ready():
-				msg := "console: dealer view http://" + cons.Addr() + "/ , supervisor http://" + cons.Addr() + "/supervisor"
-				if cfg.Demo.Enabled && len(cfg.Console.Supervisors) == 0 {
+				base := cons.Scheme() + "://" + cons.Addr()
+				msg := "console: dealer view " + base + "/ , supervisor " + base + "/supervisor"
+				if cfg.Demo.Enabled && accounts.Len() == 0 {
 					msg += " (demo login: supervisor / demo)"
 				}
 				log.Info().Str("addr", cons.Addr()).Msg(msg)

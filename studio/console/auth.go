@@ -54,35 +54,74 @@ var dummyHash = sync.OnceValue(func() []byte {
 
 // session is one logged-in supervisor.
 type session struct {
-	user    string
-	csrf    string
-	expires time.Time
+	user       string
+	canCommand bool
+	csrf       string
+	expires    time.Time
 }
 
-// failures counts one address's failed logins in the current window.
-type failures struct {
-	n     int
-	since time.Time
+// Accounts is where the console finds supervisors: the table's accounts
+// file (*supervisors.Store), reloaded on SIGHUP, or Options.Supervisors.
+type Accounts interface {
+	// PasswordHash returns the account's bcrypt hash, whether it may
+	// command the table (a viewer may only look), and whether it exists.
+	PasswordHash(name string) (hash string, canCommand, ok bool)
 }
 
-// auth holds the sessions and the login limiter.
+// staticAccounts serves Options.Supervisors: every one may command.
+type staticAccounts map[string]string
+
+func (m staticAccounts) PasswordHash(name string) (string, bool, bool) {
+	h, ok := m[name]
+	return h, ok, ok
+}
+
+// strikes counts the failed logins of one key (an account from an
+// address, an address, an account) and when the last one was.
+type strikes struct {
+	n    int
+	last time.Time
+}
+
+// The throttle's keys: the three views of one failed login.
+const (
+	keyPair    = "p\x00" // account and address
+	keyAddr    = "a\x00" // address, whatever the account
+	keyAccount = "u\x00" // account, from anywhere
+)
+
+// Free failures of each key before delays begin, and the longest delay of
+// an account from everywhere: low, so that someone guessing from many
+// addresses slows the right password from elsewhere by seconds, never
+// locks it out.
+const (
+	freeAddr    = 10
+	freeAccount = 20
+	maxAccount  = 30 * time.Second
+)
+
+// auth holds the sessions and the login throttle.
 type auth struct {
-	users    map[string]string
+	users    Accounts
 	ttl      time.Duration
 	attempts int
-	window   time.Duration
+	maxDelay time.Duration
 	secure   bool
 	clk      clockwork.Clock
 
 	mu       sync.Mutex // guards the following
 	sessions map[string]*session
-	failed   map[string]*failures
+	failed   map[string]*strikes
 }
 
 func newAuth(o Options) *auth {
-	return &auth{users: o.Supervisors, ttl: o.SessionTTL, attempts: o.LoginAttempts, window: o.LoginWindow,
+	users := o.Accounts
+	if users == nil {
+		users = staticAccounts(o.Supervisors)
+	}
+	return &auth{users: users, ttl: o.SessionTTL, attempts: o.LoginAttempts, maxDelay: o.LoginWindow,
 		secure: o.SecureCookie, clk: o.Clock,
-		sessions: make(map[string]*session), failed: make(map[string]*failures)}
+		sessions: make(map[string]*session), failed: make(map[string]*strikes)}
 }
 
 func randomToken() string {
@@ -92,46 +131,99 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// locked reports whether addr has used up its failed logins.
-func (a *auth) locked(addr string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	f := a.failed[addr]
-	if f == nil {
-		return false
+// delay is the wait after n failures of a key that has free failures
+// before delays begin: 1 s, doubling with each further failure, capped.
+func delay(n, free int, ceiling time.Duration) time.Duration {
+	if n < free {
+		return 0
 	}
-	if a.clk.Since(f.since) >= a.window {
-		delete(a.failed, addr)
-		return false
-	}
-	return f.n >= a.attempts
+	d := time.Second << min(n-free, 20)
+	return min(d, ceiling)
 }
 
-// maxTracked bounds the addresses the limiter remembers; past it, the
-// ones whose window has passed are forgotten first.
-const maxTracked = 4096
+// throttleKeys are the keys of a login by user from addr, with their
+// free failures and longest delay.
+func (a *auth) throttleKeys(user, addr string) [3]struct {
+	key     string
+	free    int
+	ceiling time.Duration
+} {
+	return [3]struct {
+		key     string
+		free    int
+		ceiling time.Duration
+	}{
+		{keyPair + user + "\x00" + addr, a.attempts, a.maxDelay},
+		{keyAddr + addr, freeAddr, a.maxDelay},
+		{keyAccount + user, freeAccount, min(maxAccount, a.maxDelay)},
+	}
+}
 
-func (a *auth) fail(addr string) {
+// wait returns how long a login by user from addr must wait still: the
+// longest of what its account from that address, the address and the
+// account have earned. The right password from another address waits only
+// for the account's own (short) delay.
+func (a *auth) wait(user, addr string) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := a.clk.Now()
+	var w time.Duration
+	for _, k := range a.throttleKeys(user, addr) {
+		s := a.failed[k.key]
+		if s == nil {
+			continue
+		}
+		if left := s.last.Add(delay(s.n, k.free, k.ceiling)).Sub(now); left > w {
+			w = left
+		}
+	}
+	return w
+}
+
+// maxTracked bounds the keys the throttle remembers; past it, those quiet
+// for longer than the longest delay are forgotten first.
+const maxTracked = 4096
+
+// fail counts a failed login against its three keys.
+func (a *auth) fail(user, addr string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.clk.Now()
 	if len(a.failed) >= maxTracked {
-		for k, f := range a.failed {
-			if a.clk.Since(f.since) >= a.window {
+		for k, s := range a.failed {
+			if now.Sub(s.last) >= a.maxDelay {
 				delete(a.failed, k)
 			}
 		}
 	}
-	f := a.failed[addr]
-	if f == nil || a.clk.Since(f.since) >= a.window {
-		f = &failures{since: a.clk.Now()}
-		a.failed[addr] = f
+	for _, k := range a.throttleKeys(user, addr) {
+		s := a.failed[k.key]
+		if s == nil {
+			if len(a.failed) >= 2*maxTracked {
+				continue // a flood of new keys: the ones already counted still hold
+			}
+			s = &strikes{}
+			a.failed[k.key] = s
+		} else if now.Sub(s.last) >= 2*a.maxDelay {
+			s.n = 0 // quiet long enough: start again
+		}
+		s.n++
+		s.last = now
 	}
-	f.n++
+}
+
+// succeeded forgets the failures of an account from the address it has
+// just logged in from.
+func (a *auth) succeeded(user, addr string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.failed, keyPair+user+"\x00"+addr)
+	delete(a.failed, keyAccount+user)
 }
 
 // login checks a name and password and opens a session.
 func (a *auth) login(user, password string) (*session, string, bool) {
-	hash, known := a.users[user]
+	hash, canCommand, known := a.users.PasswordHash(user)
 	h := dummyHash()
 	if known {
 		h = []byte(hash)
@@ -140,7 +232,7 @@ func (a *auth) login(user, password string) (*session, string, bool) {
 		return nil, "", false
 	}
 	token := randomToken()
-	s := &session{user: user, csrf: randomToken(), expires: a.clk.Now().Add(a.ttl)}
+	s := &session{user: user, canCommand: canCommand, csrf: randomToken(), expires: a.clk.Now().Add(a.ttl)}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.pruneLocked()

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -63,16 +64,32 @@ type Options struct {
 	// own screens.
 	Addr string
 	// Supervisors maps a supervisor's name to a password hash made by
-	// HashPassword. No entry means nobody can log in.
+	// HashPassword. No entry means nobody can log in. Accounts, when set,
+	// is used instead.
 	Supervisors map[string]string
+	// Accounts is the table's accounts file (*supervisors.Store): the
+	// same identities sign commands sent over MQTT, and a reload of the
+	// file takes effect at the next login.
+	Accounts Accounts
 	// GameName is shown beside the game code ("Live Blackjack").
 	GameName string
 	// SessionTTL is how long a supervisor stays logged in.
 	SessionTTL time.Duration
-	// LoginAttempts failed logins from one address within LoginWindow lock
-	// that address out until the window has passed.
+	// LoginAttempts failed logins of one account from one address are
+	// free; each further one doubles the wait before that account may try
+	// again from that address (1 s, 2 s, 4 s ...) up to LoginWindow. An
+	// address is slowed the same way after 10 failures whatever the
+	// account, and an account after 20 from anywhere, by at most 30 s: a
+	// guesser never locks the right password out from elsewhere.
 	LoginAttempts int
 	LoginWindow   time.Duration
+	// TLSCert and TLSKey are PEM files: with both set the console serves
+	// HTTPS (and its cookies are Secure).
+	TLSCert, TLSKey string
+	// Insecure allows plain HTTP on an address that is not loopback. Off,
+	// New refuses such an address without TLS: passwords and session
+	// cookies would cross the studio's network in clear.
+	Insecure bool
 	// TableQueue is the queue of the console's one table subscription.
 	TableQueue int
 	// ClientQueue is each browser's queue of messages; a browser whose
@@ -100,12 +117,13 @@ type Options struct {
 }
 
 // DefaultOptions returns the defaults: loopback port 8080, 12-hour
-// sessions, 5 failed logins per 5 minutes, 20 rounds of recall.
+// sessions, 3 free failed logins then delays up to 5 minutes, 20 rounds of
+// recall.
 func DefaultOptions() Options {
 	return Options{
 		Addr:          "127.0.0.1:8080",
 		SessionTTL:    12 * time.Hour,
-		LoginAttempts: 5,
+		LoginAttempts: 3,
 		LoginWindow:   5 * time.Minute,
 		TableQueue:    1024,
 		ClientQueue:   256,
@@ -192,7 +210,15 @@ func New(opts Options, t Table, recall Recall, health HealthFunc, log zerolog.Lo
 			return nil, fmt.Errorf("console: supervisor %q: %w", name, err)
 		}
 	}
-	if len(opts.Supervisors) == 0 {
+	if (opts.TLSCert == "") != (opts.TLSKey == "") {
+		return nil, fmt.Errorf("%w: TLS needs both a certificate and a key", ErrInsecure)
+	}
+	if opts.TLSCert != "" {
+		opts.SecureCookie = true
+	} else if !opts.Insecure && !loopback(opts.Addr) {
+		return nil, fmt.Errorf("%w: %s is not a loopback address: give the console a TLS certificate and key, or set insecure", ErrInsecure, opts.Addr)
+	}
+	if opts.Accounts == nil && len(opts.Supervisors) == 0 {
 		log.Warn().Str("component", "console").Msg("no supervisors configured: nobody can log in to the supervisor view")
 	}
 	if health == nil {
@@ -278,6 +304,15 @@ func (s *Server) Run(ctx context.Context) error {
 		unsubscribe()
 		return fmt.Errorf("console: listen: %w", err)
 	}
+	if s.opts.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(s.opts.TLSCert, s.opts.TLSKey)
+		if err != nil {
+			unsubscribe()
+			_ = ln.Close()
+			return fmt.Errorf("console: tls: %w", err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
 	s.mu.Lock()
 	s.listener = ln
 	s.mu.Unlock()
@@ -357,4 +392,25 @@ func (s *Server) observe(ev table.Event) {
 		s.metrics.clientsDropped.Add(float64(n))
 		s.log.Warn().Int("browsers", n).Msg("slow browsers disconnected")
 	}
+}
+
+// loopback reports whether addr (host:port) listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Scheme is "https" when the console serves TLS, else "http".
+func (s *Server) Scheme() string {
+	if s.opts.TLSCert != "" {
+		return "https"
+	}
+	return "http"
 }

@@ -245,23 +245,138 @@ func TestLoginNeedsFormToken(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 }
 
-func TestLoginRateLimit(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.LoginAttempts, o.LoginWindow = 3, time.Minute })
-	c := f.browser(t)
-	for i := range 3 {
-		resp := f.login(t, c, testUser, fmt.Sprintf("guess %d", i))
-		body(t, resp)
-		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+// loginFrom posts a login as if from addr (the test server's clients are
+// all 127.0.0.1) and returns the status code and the page.
+func (f *fixture) loginFrom(t *testing.T, addr, user, pw string) (int, string) {
+	t.Helper()
+	get := httptest.NewRequest(http.MethodGet, "/login", nil)
+	get.RemoteAddr = addr + ":40000"
+	rec := httptest.NewRecorder()
+	f.s.Handler().ServeHTTP(rec, get)
+	m := formToken.FindStringSubmatch(rec.Body.String())
+	require.Len(t, m, 2, "login form has a CSRF token")
+	post := httptest.NewRequest(http.MethodPost, "/login",
+		strings.NewReader(url.Values{"user": {user}, "password": {pw}, "csrf": {m[1]}}.Encode()))
+	post.RemoteAddr = addr + ":40001"
+	post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for _, c := range rec.Result().Cookies() {
+		post.AddCookie(c)
 	}
-	// Locked out: even the right password is not looked at.
-	resp := f.login(t, c, testUser, testPassword)
-	assert.Contains(t, body(t, resp), "Too many failed logins")
-	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
-	// Once the window has passed, the right password works again.
-	f.clk.Advance(time.Minute)
-	resp = f.login(t, c, testUser, testPassword)
+	rec = httptest.NewRecorder()
+	f.s.Handler().ServeHTTP(rec, post)
+	return rec.Code, rec.Body.String()
+}
+
+func TestLoginThrottle(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.LoginAttempts, o.LoginWindow = 3, time.Minute })
+	const guesser, desk = "10.0.0.66", "10.0.0.7"
+	for i := range 3 {
+		code, _ := f.loginFrom(t, guesser, testUser, fmt.Sprintf("guess %d", i))
+		require.Equal(t, http.StatusUnauthorized, code, "free failure %d", i)
+	}
+	// The third failure earned the guesser a wait: even the right
+	// password is not looked at from there.
+	code, page := f.loginFrom(t, guesser, testUser, testPassword)
+	assert.Equal(t, http.StatusTooManyRequests, code)
+	assert.Contains(t, page, "wait 1 s")
+	// From another address the right password works at once.
+	code, _ = f.loginFrom(t, desk, testUser, testPassword)
+	assert.Equal(t, http.StatusSeeOther, code)
+
+	// Each further failure doubles the guesser's wait, up to LoginWindow.
+	for _, wait := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		f.clk.Advance(wait)
+		code, _ = f.loginFrom(t, guesser, testUser, "again")
+		require.Equal(t, http.StatusUnauthorized, code)
+		code, page = f.loginFrom(t, guesser, testUser, testPassword)
+		require.Equal(t, http.StatusTooManyRequests, code, "after waiting %s", wait)
+		assert.Contains(t, page, fmt.Sprintf("wait %d s", int(2*wait/time.Second)))
+	}
+	code, _ = f.loginFrom(t, desk, testUser, testPassword)
+	assert.Equal(t, http.StatusSeeOther, code, "six failures from one address never lock the account out elsewhere")
+
+	// Once the wait is over the right password works from the guesser's
+	// address too.
+	f.clk.Advance(8 * time.Second)
+	code, _ = f.loginFrom(t, guesser, testUser, testPassword)
+	assert.Equal(t, http.StatusSeeOther, code)
+}
+
+func TestLoginThrottleManyAddresses(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.LoginAttempts, o.LoginWindow = 3, 5*time.Minute })
+	// Twenty failures from twenty addresses: the account itself is now
+	// slowed, by a second, growing to at most 30 s, never locked.
+	for i := range 20 {
+		code, _ := f.loginFrom(t, fmt.Sprintf("10.1.0.%d", i+1), testUser, "guess")
+		require.Equal(t, http.StatusUnauthorized, code)
+	}
+	code, _ := f.loginFrom(t, "10.0.0.7", testUser, testPassword)
+	assert.Equal(t, http.StatusTooManyRequests, code)
+	f.clk.Advance(time.Second)
+	code, _ = f.loginFrom(t, "10.0.0.7", testUser, testPassword)
+	assert.Equal(t, http.StatusSeeOther, code)
+	for i := range 20 {
+		f.loginFrom(t, fmt.Sprintf("10.2.0.%d", i+1), testUser, "guess")
+		f.clk.Advance(time.Minute)
+	}
+	assert.LessOrEqual(t, f.s.auth.wait(testUser, "10.0.0.7"), 30*time.Second)
+}
+
+func TestViewerMayNotCommand(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.Accounts = testAccounts{"vito": {testHash(t, testPassword), false}}
+	})
+	c := f.browser(t)
+	resp := f.login(t, c, "vito", testPassword)
 	body(t, resp)
-	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	r, err := c.Get(f.web.URL + "/supervisor")
+	require.NoError(t, err)
+	m := metaToken.FindStringSubmatch(body(t, r))
+	require.Len(t, m, 2)
+	code, e := f.command(t, c, m[1], "", CommandRequest{Command: "pause", Reason: "look"})
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Equal(t, "viewer", e.Kind)
+}
+
+type testAccounts map[string]struct {
+	hash       string
+	canCommand bool
+}
+
+func (a testAccounts) PasswordHash(name string) (string, bool, bool) {
+	u, ok := a[name]
+	return u.hash, u.canCommand, ok
+}
+
+func TestInsecureAddress(t *testing.T) {
+	for _, tc := range []struct {
+		addr     string
+		insecure bool
+		cert     bool
+		ok       bool
+	}{
+		{"127.0.0.1:0", false, false, true},
+		{"localhost:0", false, false, true},
+		{"[::1]:0", false, false, true},
+		{"0.0.0.0:8080", false, false, false},
+		{":8080", false, false, false},
+		{"10.0.0.5:8080", false, false, false},
+		{"0.0.0.0:8080", true, false, true},
+		{"0.0.0.0:8080", false, true, true},
+	} {
+		opts := DefaultOptions()
+		opts.Addr, opts.Insecure = tc.addr, tc.insecure
+		if tc.cert {
+			opts.TLSCert, opts.TLSKey = "cert.pem", "key.pem"
+		}
+		_, err := New(opts, consoletest.New(dealingState()), nil, nil, zerolog.Nop())
+		if tc.ok {
+			assert.NoError(t, err, "%+v", tc)
+		} else {
+			assert.ErrorIs(t, err, ErrInsecure, "%+v", tc)
+		}
+	}
 }
 
 func TestSessionExpires(t *testing.T) {

@@ -15,4 +15,9 @@ var (
 	// ErrBadCommand is a supervisor command the console refuses before it
 	// reaches the table: unknown command, missing reason, unreadable card.
 	ErrBadCommand = errors.New("console: bad command")
+	// ErrInsecure is a listen address off loopback without TLS (and
+	// without Options.Insecure), or half a TLS configuration.
+	ErrInsecure = errors.New("console: insecure listen address")
+	// ErrViewer is a command from an account that may only look.
+	ErrViewer = errors.New("console: this account may not command the table")
 )

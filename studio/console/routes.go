@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
@@ -158,18 +159,21 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.renderLogin(w, http.StatusForbidden, loginData{Error: "The form expired: please try again.", User: user})
 		return
 	}
-	if s.auth.locked(addr) {
-		s.log.Warn().Str("addr", addr).Msg("login refused: too many failures")
-		s.renderLogin(w, http.StatusTooManyRequests, loginData{Error: "Too many failed logins: wait a few minutes.", User: user})
+	if wait := s.auth.wait(user, addr); wait > 0 {
+		secs := int((wait + time.Second - 1) / time.Second)
+		s.log.Warn().Str("addr", addr).Str("user", user).Int("wait_s", secs).Msg("login refused: too many failures, waiting")
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		s.renderLogin(w, http.StatusTooManyRequests, loginData{Error: fmt.Sprintf("Too many failed logins: wait %d s.", secs), User: user})
 		return
 	}
 	sess, token, ok := s.auth.login(user, r.PostFormValue("password"))
 	if !ok {
-		s.auth.fail(addr)
+		s.auth.fail(user, addr)
 		s.log.Warn().Str("addr", addr).Str("user", user).Msg("login refused: wrong name or password")
 		s.renderLogin(w, http.StatusUnauthorized, loginData{Error: "Wrong name or password.", User: user})
 		return
 	}
+	s.auth.succeeded(user, addr)
 	s.log.Info().Str("user", sess.user).Str("addr", addr).Msg("supervisor logged in")
 	http.SetCookie(w, s.auth.cookie(loginCookie, "", "/login", -1))
 	http.SetCookie(w, s.auth.cookie(sessionCookie, token, "/", int(s.opts.SessionTTL.Seconds())))
@@ -261,6 +265,10 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request, sess *ses
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("console: bad request: %v", err), Kind: "bad_request"})
+		return
+	}
+	if !sess.canCommand {
+		writeJSON(w, http.StatusForbidden, apiError{Error: ErrViewer.Error(), Kind: "viewer"})
 		return
 	}
 	in, err := command(req, sess.user)

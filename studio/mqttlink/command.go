@@ -2,7 +2,8 @@ package mqttlink
 
 import (
 	"bytes"
-	"crypto/subtle"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,8 +59,13 @@ type Command struct {
 	Input table.Input
 	// Supervisor marks a command that needs the supervisor role.
 	Supervisor bool
-	// Token is the supervisor's secret as sent (empty for other commands).
-	Token string
+	// By, Reason and Card are a supervisor command's fields as sent (the
+	// signature covers them as sent).
+	By, Reason, Card string
+	// TS is a supervisor command's signing time, Unix milliseconds.
+	TS int64
+	// Sig is a supervisor command's Ed25519 signature (see SignSupervisor).
+	Sig []byte
 	// From and To are a resend's range of event seqs (To 0: up to the
 	// newest event published). Input is nil for a resend.
 	From, To uint64
@@ -93,6 +99,8 @@ type wireCommand struct {
 	Reason string `json:"reason"`
 	Card   string `json:"card"`
 	Token  string `json:"token"`
+	TS     *int64 `json:"ts"`
+	Sig    string `json:"sig"`
 
 	From *uint64 `json:"from"`
 	To   *uint64 `json:"to"`
@@ -102,7 +110,7 @@ type wireCommand struct {
 // a *CommandError (wrapping ErrMalformedCommand, ErrUnknownCommand or
 // ErrMissingField) whose Reason goes into the reply; the ID is filled in
 // whenever the payload had a readable one. Authorisation is separate (see
-// Authorise), because it depends on the configured tokens.
+// the link's replay guard), because it depends on the accounts and the clock.
 func DecodeCommand(b []byte) (Command, error) {
 	if len(b) > MaxCommandBytes {
 		return Command{}, reject("", ErrMalformedCommand, fmt.Sprintf("command larger than %d bytes", MaxCommandBytes))
@@ -138,8 +146,11 @@ func DecodeCommand(b []byte) (Command, error) {
 	case CmdInsurance:
 		c.Input, err = w.insurance()
 	case CmdPause, CmdResume, CmdVoid, CmdCorrect:
-		c.Supervisor, c.Token = true, w.Token
+		c.Supervisor, c.By, c.Reason, c.Card = true, w.By, w.Reason, w.Card
 		c.Input, err = w.supervisor()
+		if err == nil {
+			c.TS, c.Sig, err = w.signature()
+		}
 	case CmdResend:
 		c.From, c.To, err = w.resend()
 	default:
@@ -155,29 +166,6 @@ func DecodeCommand(b []byte) (Command, error) {
 	return c, nil
 }
 
-// Authorise checks a supervisor command's token against the configured
-// ones. Every token is compared in constant time, and all of them are
-// compared, so timing tells nothing about which prefix matched.
-func (c Command) Authorise(tokens []string) error {
-	if !c.Supervisor {
-		return nil
-	}
-	if c.Token == "" {
-		return reject(c.ID, ErrUnauthorised, "supervisor token required")
-	}
-	ok := 0
-	for _, t := range tokens {
-		if t == "" {
-			continue
-		}
-		ok |= subtle.ConstantTimeCompare([]byte(c.Token), []byte(t))
-	}
-	if ok != 1 {
-		return reject(c.ID, ErrUnauthorised, "supervisor token not accepted")
-	}
-	return nil
-}
-
 func (w *wireCommand) onlyFields(allowed ...string) error {
 	set := map[string]bool{}
 	for _, a := range allowed {
@@ -187,9 +175,9 @@ func (w *wireCommand) onlyFields(allowed ...string) error {
 		"bets": w.Bets != nil, "seat": w.Seat != nil, "player": w.Player != "",
 		"action": w.Action != "", "take": w.Take != nil, "by": w.By != "",
 		"reason": w.Reason != "", "card": w.Card != "", "token": w.Token != "",
-		"from": w.From != nil, "to": w.To != nil,
+		"from": w.From != nil, "to": w.To != nil, "ts": w.TS != nil, "sig": w.Sig != "",
 	}
-	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "token", "from", "to"} {
+	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "token", "from", "to", "ts", "sig"} {
 		if present[name] && !set[name] {
 			return reject("", ErrMalformedCommand, fmt.Sprintf("field %q does not belong to %s", name, w.Type))
 		}
@@ -288,7 +276,10 @@ func (w *wireCommand) insurance() (table.Input, error) {
 }
 
 func (w *wireCommand) supervisor() (table.Input, error) {
-	allowed := []string{"by", "reason", "token"}
+	if w.Token != "" {
+		return nil, reject("", ErrMalformedCommand, "supervisor tokens are no longer accepted: commands are signed with the supervisor's key (tablectl supervisor add)")
+	}
+	allowed := []string{"by", "reason", "ts", "sig"}
 	if w.Type == CmdCorrect {
 		allowed = append(allowed, "card")
 	}
@@ -313,6 +304,25 @@ func (w *wireCommand) supervisor() (table.Input, error) {
 		s.Card = c
 	}
 	return s, nil
+}
+
+// signature reads ts and sig; their check is the replay guard's. The
+// signed fields may not hold line breaks (see signedMessage).
+func (w *wireCommand) signature() (int64, []byte, error) {
+	if strings.ContainsAny(w.By+w.Reason+w.Card, "\n\r") {
+		return 0, nil, reject("", ErrMalformedCommand, "by, reason and card may not contain line breaks")
+	}
+	if w.Sig == "" && w.TS == nil {
+		return 0, nil, nil // unsigned: refused by the guard, with its reason
+	}
+	if w.TS == nil {
+		return 0, nil, reject("", ErrMissingField, "missing ts")
+	}
+	sig, err := base64.StdEncoding.DecodeString(w.Sig)
+	if err != nil || len(sig) != ed25519.SignatureSize {
+		return 0, nil, reject("", ErrMalformedCommand, "sig is not a base64 Ed25519 signature")
+	}
+	return *w.TS, sig, nil
 }
 
 func (w *wireCommand) resend() (from, to uint64, err error) {

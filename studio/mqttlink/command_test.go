@@ -1,7 +1,10 @@
 package mqttlink_test
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,20 +38,21 @@ var commandCases = []struct {
 		want: table.Decision{Seat: 3, Player: "p1", Action: "double", ID: "c2"}},
 	{name: "insurance no", payload: `{"schema":1,"id":"c3","type":"insurance","seat":2,"take":false}`,
 		want: table.InsuranceAnswer{Seat: 2, Take: false, ID: "c3"}},
-	{name: "pause", payload: `{"schema":1,"id":"c4","type":"pause","by":"anna","reason":"camera","token":"sup-secret"}`,
+	{name: "pause", payload: signed("c4", "pause", "anna", "camera", ""),
 		want: table.Supervisor{Command: "pause", By: "anna", Reason: "camera", ID: "c4"}, super: true},
-	{name: "resume", payload: `{"schema":1,"id":"c5","type":"resume","by":"anna","token":"sup-secret"}`,
+	{name: "resume", payload: signed("c5", "resume", "anna", "", ""),
 		want: table.Supervisor{Command: "resume", By: "anna", ID: "c5"}, super: true},
-	{name: "void", payload: `{"schema":1,"id":"c6","type":"void","by":"anna","reason":"misdeal","token":"sup-secret"}`,
+	{name: "void", payload: signed("c6", "void", "anna", "misdeal", ""),
 		want: table.Supervisor{Command: "void", By: "anna", Reason: "misdeal", ID: "c6"}, super: true},
-	{name: "correct", payload: `{"schema":1,"id":"c7","type":"correct","by":"anna","reason":"misread","card":"Td","token":"sup-secret"}`,
+	{name: "correct", payload: signed("c7", "correct", "anna", "misread", "Td"),
 		want: table.Supervisor{Command: "correct", By: "anna", Reason: "misread", Card: card.MustParse("Td"), ID: "c7"}, super: true},
 	{name: "resend range", payload: `{"schema":1,"id":"c8","type":"resend","from":120,"to":135}`, from: 120, to: 135},
 	{name: "resend to newest", payload: `{"schema":1,"id":"c9","type":"resend","from":7}`, from: 7},
 
+	{name: "old token", payload: `{"schema":1,"id":"t1","type":"pause","by":"anna","reason":"r","token":"sup-secret"}`, errIs: mqttlink.ErrMalformedCommand, reason: "no longer accepted", id: "t1"},
 	{name: "not json", payload: `{"schema":1,"id":"x1",`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON"},
 	{name: "array", payload: `[1,2]`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON"},
-	{name: "trailing data", payload: `{"schema":1,"id":"x2","type":"resume","by":"a","token":"t"} {}`, errIs: mqttlink.ErrMalformedCommand, reason: "data after", id: "x2"},
+	{name: "trailing data", payload: `{"schema":1,"id":"x2","type":"resume","by":"a"} {}`, errIs: mqttlink.ErrMalformedCommand, reason: "data after", id: "x2"},
 	{name: "no id", payload: `{"schema":1,"type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMissingField, reason: "missing id"},
 	{name: "id too long", payload: `{"schema":1,"id":"` + string(make([]byte, 0)) + `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "id longer"},
 	{name: "control char id", payload: `{"schema":1,"id":"a\u0007b","type":"decision","seat":1,"action":"hit"}`, errIs: mqttlink.ErrMalformedCommand, reason: "non-printable"},
@@ -71,17 +75,17 @@ var commandCases = []struct {
 	{name: "bet float money", payload: `{"schema":1,"id":"x19","type":"bets_closed","bets":[{"seat":1,"player":"p","main":10.5}]}`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON", id: "x19"},
 	{name: "bet zero side", payload: `{"schema":1,"id":"x20","type":"bets_closed","bets":[{"seat":1,"player":"p","main":100,"side":{"21+3":0}}]}`, errIs: mqttlink.ErrMalformedCommand, reason: "side bet", id: "x20"},
 	{name: "follow without behind", payload: `{"schema":1,"id":"x21","type":"bets_closed","bets":[{"seat":1,"player":"p","main":100,"follow_split":true}]}`, errIs: mqttlink.ErrMalformedCommand, reason: "bet behind", id: "x21"},
-	{name: "pause no by", payload: `{"schema":1,"id":"x22","type":"pause","token":"sup-secret"}`, errIs: mqttlink.ErrMissingField, reason: "missing by", id: "x22"},
-	{name: "void no reason", payload: `{"schema":1,"id":"x23","type":"void","by":"a","token":"sup-secret"}`, errIs: mqttlink.ErrMissingField, reason: "missing reason", id: "x23"},
-	{name: "correct no card", payload: `{"schema":1,"id":"x24","type":"correct","by":"a","reason":"r","token":"sup-secret"}`, errIs: mqttlink.ErrMissingField, reason: "missing card", id: "x24"},
-	{name: "correct bad card", payload: `{"schema":1,"id":"x25","type":"correct","by":"a","reason":"r","card":"Zz","token":"sup-secret"}`, errIs: mqttlink.ErrMalformedCommand, reason: "bad card", id: "x25"},
+	{name: "pause no by", payload: `{"schema":1,"id":"x22","type":"pause"}`, errIs: mqttlink.ErrMissingField, reason: "missing by", id: "x22"},
+	{name: "void no reason", payload: `{"schema":1,"id":"x23","type":"void","by":"a"}`, errIs: mqttlink.ErrMissingField, reason: "missing reason", id: "x23"},
+	{name: "correct no card", payload: `{"schema":1,"id":"x24","type":"correct","by":"a","reason":"r"}`, errIs: mqttlink.ErrMissingField, reason: "missing card", id: "x24"},
+	{name: "correct bad card", payload: `{"schema":1,"id":"x25","type":"correct","by":"a","reason":"r","card":"Zz"}`, errIs: mqttlink.ErrMalformedCommand, reason: "bad card", id: "x25"},
 	{name: "resend no from", payload: `{"schema":1,"id":"x27","type":"resend","to":9}`, errIs: mqttlink.ErrMissingField, reason: "missing from", id: "x27"},
 	{name: "resend from 0", payload: `{"schema":1,"id":"x28","type":"resend","from":0}`, errIs: mqttlink.ErrMalformedCommand, reason: "at least 1", id: "x28"},
 	{name: "resend backwards", payload: `{"schema":1,"id":"x29","type":"resend","from":9,"to":8}`, errIs: mqttlink.ErrMalformedCommand, reason: "before from", id: "x29"},
 	{name: "resend too many", payload: `{"schema":1,"id":"x30","type":"resend","from":1,"to":10001}`, errIs: mqttlink.ErrMalformedCommand, reason: "at most 10000", id: "x30"},
 	{name: "resend negative", payload: `{"schema":1,"id":"x31","type":"resend","from":-1}`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON", id: "x31"},
 	{name: "resend with seat", payload: `{"schema":1,"id":"x32","type":"resend","from":1,"seat":2}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x32"},
-	{name: "card on pause", payload: `{"schema":1,"id":"x26","type":"pause","by":"a","card":"As","token":"sup-secret"}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x26"},
+	{name: "card on pause", payload: `{"schema":1,"id":"x26","type":"pause","by":"a","card":"As"}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x26"},
 }
 
 func TestDecodeCommand(t *testing.T) {
@@ -113,31 +117,26 @@ func TestDecodeCommandTooLarge(t *testing.T) {
 	require.ErrorIs(t, err, mqttlink.ErrMalformedCommand)
 }
 
-func TestAuthorise(t *testing.T) {
-	pause := func(token string) mqttlink.Command {
-		return mqttlink.Command{ID: "a", Type: mqttlink.CmdPause, Supervisor: true, Token: token}
+// The supervisor key of the tests, its account and the tests' clock.
+var (
+	testKey = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
+	testNow = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+)
+
+// testRing is the tests' accounts: anna may command.
+type testRing map[string]ed25519.PublicKey
+
+func (r testRing) SupervisorKey(name string) (ed25519.PublicKey, bool) {
+	k, ok := r[name]
+	return k, ok
+}
+
+// signed is a supervisor command signed with testKey for table s1/t1 at testNow.
+func signed(id, typ, by, reason, cardText string) string {
+	b, err := mqttlink.SignSupervisor(testKey, "livetable/s1/t1/", mqttlink.SupervisorCommand{
+		ID: id, Type: typ, By: by, Reason: reason, Card: cardText, Time: testNow})
+	if err != nil {
+		panic(err)
 	}
-	tests := []struct {
-		name   string
-		cmd    mqttlink.Command
-		tokens []string
-		ok     bool
-	}{
-		{"right token", pause("s3cret"), []string{"other", "s3cret"}, true},
-		{"wrong token", pause("s3cre"), []string{"s3cret"}, false},
-		{"no token", pause(""), []string{"s3cret"}, false},
-		{"no tokens configured", pause("s3cret"), nil, false},
-		{"empty configured token never matches", pause(""), []string{""}, false},
-		{"player command needs none", mqttlink.Command{ID: "b", Type: mqttlink.CmdDecision}, nil, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cmd.Authorise(tc.tokens)
-			if tc.ok {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, mqttlink.ErrUnauthorised)
-		})
-	}
+	return string(b)
 }

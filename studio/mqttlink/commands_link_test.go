@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,11 +73,11 @@ func TestCommandsOverBroker(t *testing.T) {
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "", Reason: "invalid JSON: invalid character 'o' in literal null (expecting 'u')"}, false},
 		{"wrong topic for type", cmdTopic + "insurance", `{"schema":1,"id":"w1","type":"decision","seat":1,"action":"hit"}`,
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "w1", Reason: `command type "decision" not allowed on topic "livetable/s1/t1/commands/insurance"`}, false},
-		{"supervisor bad token", cmdTopic + "supervisor", `{"schema":1,"id":"s1","type":"pause","by":"eve","token":"guess"}`,
-			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "s1", Reason: "supervisor token not accepted"}, false},
-		{"supervisor no token", cmdTopic + "pause", `{"schema":1,"id":"s2","type":"pause","by":"eve"}`,
-			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "s2", Reason: "supervisor token required"}, false},
-		{"supervisor accepted", cmdTopic + "supervisor", `{"schema":1,"id":"s3","type":"pause","by":"anna","reason":"camera","token":"sup-secret"}`,
+		{"supervisor unsigned", cmdTopic + "supervisor", `{"schema":1,"id":"s1","type":"pause","by":"eve"}`,
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "s1", Reason: "supervisor command not signed (tablectl signs with the supervisor's key)"}, false},
+		{"supervisor not an account", cmdTopic + "pause", signed("s2", "pause", "eve", "", ""),
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "s2", Reason: `"eve" is not a supervisor of this table`}, false},
+		{"supervisor accepted", cmdTopic + "supervisor", signed("s3", "pause", "anna", "camera", ""),
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "s3", Accepted: true}, true},
 		{"insurance accepted", cmdTopic + "insurance", `{"schema":1,"id":"i1","type":"insurance","seat":1,"take":true}`,
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "i1", Accepted: true}, true},
@@ -95,6 +96,13 @@ func TestCommandsOverBroker(t *testing.T) {
 	}
 	stats := r.link.Stats()
 	assert.Equal(t, uint64(2), stats.Repeats)
+	// A supervisor command read off the broker and sent again under a
+	// new id no longer verifies.
+	forged := strings.Replace(steps[10].payload, `"id":"s3"`, `"id":"s4"`, 1)
+	require.NoError(t, backend.Publish(ctx, cmdTopic+"supervisor", []byte(forged)))
+	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == len(steps)+1 }, waitFor, poll)
+	assert.Contains(t, replies(t, backend, topics.Replies)[len(steps)].Reason, "signature does not verify")
+	assert.Len(t, ctrl.Inputs(), submitted)
 
 	// The ledger survives a restart: a redelivered id is answered, not
 	// applied again.

@@ -36,8 +36,9 @@ var (
 	// It also satisfies errors.Is(err, ErrMalformedCommand).
 	ErrMissingField = fmt.Errorf("%w: missing field", ErrMalformedCommand)
 
-	// ErrUnauthorised is returned for a supervisor command whose token does
-	// not match any configured supervisor token.
+	// ErrUnauthorised is returned for a supervisor command that is not
+	// signed by a supervisor of the table, is outside the replay window, or
+	// was accepted before.
 	ErrUnauthorised = errors.New("mqttlink: unauthorised")
 )
 

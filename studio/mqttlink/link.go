@@ -540,12 +540,13 @@ func (l *Link) launch(client paho.Client, rec record) flight {
 // acknowledged only after the reply is recorded and published, so a crash
 // in between gets the command redelivered, and the ledger answers it.
 func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue, rq chan<- resendReq, led *ledger, sub Submitter) error {
+	guard := newReplayGuard(l.opts.ReplayWindow)
 	for {
 		msg, err := q.pop(ctx)
 		if err != nil {
 			return err
 		}
-		rep, fresh, err := l.answer(ctx, msg, rq, led, sub)
+		rep, fresh, err := l.answer(ctx, msg, rq, led, guard, sub)
 		if err != nil {
 			return err
 		}
@@ -578,7 +579,7 @@ func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue
 // repeated id, otherwise by decoding, authorising and submitting it.
 // fresh is false for a repeat. The error is non-nil only when the link
 // must stop (ctx cancelled mid-submit, ledger write failure).
-func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq, led *ledger, sub Submitter) (rep Reply, fresh bool, err error) {
+func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq, led *ledger, guard *replayGuard, sub Submitter) (rep Reply, fresh bool, err error) {
 	cmd, derr := DecodeCommand(msg.Payload())
 	if derr == nil {
 		derr = l.checkTopic(msg.Topic(), cmd)
@@ -594,7 +595,7 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 		}
 	}
 	if derr == nil {
-		derr = cmd.Authorise(l.opts.SupervisorTokens)
+		derr = guard.authorise(cmd, l.topics.Root, l.opts.Supervisors, l.opts.Now())
 	}
 	rep = Reply{Schema: CommandSchema, ID: id, Accepted: derr == nil}
 	remember := id != ""
@@ -627,7 +628,7 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 			rep.Accepted, rep.Reason = false, serr.Error()
 		}
 	}
-	ev := l.log.Info()
+	ev := l.log.Debug() // accepted commands show in the events; a flood of them must not flood the log
 	if !rep.Accepted {
 		ev = l.log.Warn().Str("reason", rep.Reason)
 	}

@@ -2,6 +2,7 @@ package mqttlink_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,7 +75,8 @@ func testOptions(t *testing.T, url string) mqttlink.Options {
 	o.ConnectRetryInterval = 100 * time.Millisecond
 	o.MaxReconnectInterval = 200 * time.Millisecond
 	o.KeepAlive = 2 * time.Second
-	o.SupervisorTokens = []string{"sup-secret"}
+	o.Supervisors = testRing{"anna": testKey.Public().(ed25519.PublicKey)}
+	o.Now = func() time.Time { return testNow }
 	return o
 }
 

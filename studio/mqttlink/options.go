@@ -103,10 +103,15 @@ type Options struct {
 	// Default 1s; negative means an fsync after every write.
 	OutboxSyncInterval time.Duration
 
-	// SupervisorTokens are the secrets that authorise supervisor commands
-	// (pause, resume, void, correct). Empty means no supervisor command is
-	// accepted over MQTT.
-	SupervisorTokens []string
+	// Supervisors verifies the signatures of supervisor commands (pause,
+	// resume, void, correct; see SignSupervisor). Nil refuses every
+	// supervisor command over MQTT.
+	Supervisors KeyRing
+	// ReplayWindow is how far a supervisor command's signing time may be
+	// from Now. Default DefaultReplayWindow.
+	ReplayWindow time.Duration
+	// Now is the clock of the replay window. Default time.Now.
+	Now func() time.Time
 	// ReplyCacheSize is how many command ids (with their first reply) are
 	// remembered, and persisted, to answer repeats. Default 4096.
 	ReplyCacheSize int
@@ -176,6 +181,12 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.OutboxSyncInterval == 0 {
 		o.OutboxSyncInterval = d.OutboxSyncInterval
+	}
+	if o.ReplayWindow <= 0 {
+		o.ReplayWindow = DefaultReplayWindow
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.ReplyCacheSize <= 0 {
 		o.ReplyCacheSize = d.ReplyCacheSize

@@ -103,7 +103,9 @@ func TestMosquittoTLSAndACL(t *testing.T) {
 		return fmt.Appendf(nil, `{"schema":1,"id":%q,"type":"decision","seat":1,"action":"hit"}`, id)
 	}
 	pause := func(id string) []byte {
-		return fmt.Appendf(nil, `{"schema":1,"id":%q,"type":"pause","by":"anna","reason":"test","token":"sup-secret"}`, id)
+		b, err := mqttlink.SignSupervisor(testKey, topics.Root, mqttlink.SupervisorCommand{ID: id, Type: "pause", By: "anna", Reason: "test", Time: testNow})
+		require.NoError(t, err)
+		return b
 	}
 	// Publications the ACL drops: none of them may reach the table. Each
 	// comes from its own connection, because mosquitto (2.0.11) closes a
@@ -148,6 +150,42 @@ func TestMosquittoTLSAndACL(t *testing.T) {
 		table.Decision{Seat: 1, Action: "hit", ID: "ok-1"},
 		table.Supervisor{Command: "pause", By: "anna", Reason: "test", ID: "ok-2"},
 	}, ctrl.Inputs())
+
+	// Every subscriber of livetable/# (the backend here) reads the
+	// supervisor's command: it holds no secret, and nothing in it can be
+	// used again. Played again as it is (the supervisor's tool may
+	// publish there), the table answers from its ledger and does nothing;
+	// under a new id, or for another table, the signature fails.
+	var seen []byte
+	for _, m := range backend.MessagesOn(topics.Root + "commands/supervisor") {
+		seen = m.Payload
+	}
+	require.NotNil(t, seen, "the backend read the supervisor's command")
+	assert.NotContains(t, string(seen), "token")
+	assert.NotContains(t, string(seen), "sup-pass")
+	renamed := strings.Replace(string(seen), `"id":"ok-2"`, `"id":"replay-1"`, 1)
+	replays := [][]byte{
+		seen,
+		[]byte(renamed),
+		[]byte(strings.Replace(renamed, `"reason":"test"`, `"reason":"tset"`, 1)),
+	}
+	for _, b := range replays {
+		require.NoError(t, supervisor.Publish(ctx, topics.Root+"commands/supervisor", b))
+	}
+	require.NoError(t, supervisor.Publish(ctx, "livetable/studio1/t2/commands/supervisor", seen))
+	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) >= 2+len(replays) }, waitFor, poll)
+	for _, m := range backend.MessagesOn(topics.Replies)[2:] {
+		var rep mqttlink.Reply
+		require.NoError(t, json.Unmarshal(m.Payload, &rep))
+		if rep.ID == "ok-2" {
+			assert.True(t, rep.Accepted, "the same command again is answered from the ledger")
+			continue
+		}
+		assert.False(t, rep.Accepted, rep.ID)
+		assert.Contains(t, rep.Reason, "signature does not verify")
+	}
+	require.Eventually(t, func() bool { return len(otherTable.Messages()) == 1 }, waitFor, poll)
+	assert.Len(t, ctrl.Inputs(), 2, "nothing replayed reached the table")
 
 	// The table's own publications pass the ACL; the forged event did not.
 	feed(r, 1, 20)

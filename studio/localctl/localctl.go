@@ -1,0 +1,248 @@
+// Package localctl is the table's local control: a unix socket in the
+// table's data directory through which tablectl, run on the table box
+// itself, pauses, resumes, voids, corrects and reads the state. The
+// socket's file permissions are the authorisation (owner and group of
+// tabled, mode 0660 in a 0750 data directory): whoever can open it is
+// trusted like someone at the machine, and is recorded by their operating
+// system account, read from the connection's peer credentials.
+//
+// The protocol is one JSON request line and one JSON reply line per
+// connection.
+package localctl
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
+)
+
+// SocketName is the socket's name in the data directory.
+const SocketName = "tabled.sock"
+
+// maxRequest bounds a request line.
+const maxRequest = 4096
+
+// Table is what the socket needs from the controller.
+type Table interface {
+	Snapshot() table.State
+	Submit(ctx context.Context, in table.Input) error
+}
+
+// Request is one command: pause, resume, void, correct or status.
+type Request struct {
+	Command string `json:"command"`
+	Reason  string `json:"reason,omitempty"`
+	// Card is the right card of a correct, as "Qh".
+	Card string `json:"card,omitempty"`
+	// ID is the command id; empty gets a fresh one. The table applies an
+	// id once.
+	ID string `json:"id,omitempty"`
+}
+
+// Reply is the table's answer.
+type Reply struct {
+	Accepted bool   `json:"accepted"`
+	Error    string `json:"error,omitempty"`
+	// ID is the command id the table saw.
+	ID string `json:"id,omitempty"`
+	// By is who the command was recorded as.
+	By string `json:"by,omitempty"`
+	// State is the table's state, for status.
+	State *table.State `json:"state,omitempty"`
+}
+
+// ErrRefused is a request refused before it reached the table.
+var ErrRefused = errors.New("localctl: request refused")
+
+// Server serves the socket.
+type Server struct {
+	ln   *net.UnixListener
+	path string
+	t    Table
+	log  zerolog.Logger
+	wait time.Duration
+}
+
+// Listen opens the socket at path, replacing a stale one left by a
+// process that died (one nobody answers on), and refusing to take over a
+// live one: two daemons on one data directory would be a bigger problem.
+func Listen(path string, t Table, log zerolog.Logger) (*Server, error) {
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("localctl: %s is in use by another process", path)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("localctl: remove stale socket: %w", err)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("localctl: %w", err)
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o660); err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("localctl: %w", err)
+	}
+	return &Server{ln: ln, path: path, t: t, log: log, wait: 5 * time.Second}, nil
+}
+
+// Path is the socket's path.
+func (s *Server) Path() string { return s.path }
+
+// Run serves until ctx is done, then closes the socket (removing it).
+func (s *Server) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	go func() {
+		<-ctx.Done()
+		_ = s.ln.Close()
+	}()
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("localctl: accept: %w", err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.serve(ctx, c)
+		}()
+	}
+}
+
+func (s *Server) serve(ctx context.Context, c *net.UnixConn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(s.wait + 5*time.Second))
+	by := peer(c)
+	var req Request
+	line, err := bufio.NewReaderSize(c, maxRequest).ReadSlice('\n')
+	if err == nil {
+		err = json.Unmarshal(line, &req)
+	}
+	rep := Reply{By: by}
+	if err != nil {
+		rep.Error = "bad request: " + err.Error()
+	} else {
+		rep = s.handle(ctx, req, by)
+	}
+	b, _ := json.Marshal(rep)
+	_, _ = c.Write(append(b, '\n'))
+}
+
+func (s *Server) handle(ctx context.Context, req Request, by string) Reply {
+	rep := Reply{By: by}
+	if req.Command == "status" {
+		st := s.t.Snapshot()
+		rep.Accepted, rep.State = true, &st
+		return rep
+	}
+	in, err := Input(req, by)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	rep.ID = in.ID
+	sctx, cancel := context.WithTimeout(ctx, s.wait)
+	defer cancel()
+	log := s.log.With().Str("by", by).Str("command", in.Command).Str("id", in.ID).Str("reason", in.Reason).Logger()
+	if err := s.t.Submit(sctx, in); err != nil {
+		log.Warn().Err(err).Msg("local supervisor command refused")
+		rep.Error = err.Error()
+		return rep
+	}
+	log.Info().Msg("local supervisor command accepted")
+	rep.Accepted = true
+	return rep
+}
+
+// Input turns a request into the table's input, recorded as by.
+func Input(req Request, by string) (table.Supervisor, error) {
+	in := table.Supervisor{Command: req.Command, By: by, Reason: strings.TrimSpace(req.Reason), ID: req.ID}
+	if in.ID == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		in.ID = "local-" + strconv.FormatInt(time.Now().UnixMilli(), 10) + "-" + hex.EncodeToString(b[:])
+	}
+	switch req.Command {
+	case "pause", "void":
+		if in.Reason == "" {
+			return in, fmt.Errorf("%w: %s needs a reason", ErrRefused, req.Command)
+		}
+	case "resume":
+	case "correct":
+		c, err := card.Parse(strings.TrimSpace(req.Card))
+		if err != nil {
+			return in, fmt.Errorf("%w: card %q: %w", ErrRefused, req.Card, err)
+		}
+		in.Card = c
+	default:
+		return in, fmt.Errorf("%w: unknown command %q (pause, resume, void, correct, status)", ErrRefused, req.Command)
+	}
+	return in, nil
+}
+
+// peer names the process at the other end by its operating system
+// account, "local:NAME" (or "local:uid N" when the account has no name).
+func peer(c *net.UnixConn) string {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return "local:unknown"
+	}
+	var cred *syscall.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil || cerr != nil || cred == nil {
+		return "local:unknown"
+	}
+	uid := strconv.FormatUint(uint64(cred.Uid), 10)
+	if u, err := user.LookupId(uid); err == nil {
+		return "local:" + u.Username
+	}
+	return "local:uid " + uid
+}
+
+// Do sends one request to the socket at path and returns the reply.
+func Do(ctx context.Context, path string, req Request) (Reply, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return Reply{}, fmt.Errorf("localctl: %w", err)
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return Reply{}, fmt.Errorf("localctl: %w", err)
+	}
+	if _, err := c.Write(append(b, '\n')); err != nil {
+		return Reply{}, fmt.Errorf("localctl: %w", err)
+	}
+	var rep Reply
+	if err := json.NewDecoder(c).Decode(&rep); err != nil {
+		return Reply{}, fmt.Errorf("localctl: reply: %w", err)
+	}
+	return rep, nil
+}

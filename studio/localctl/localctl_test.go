@@ -1,0 +1,119 @@
+package localctl_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/console/consoletest"
+	"github.com/livetable/livetable/studio/localctl"
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
+)
+
+func start(t *testing.T, tb localctl.Table) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), localctl.SocketName)
+	s, err := localctl.Listen(path, tb, zerolog.Nop())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+		_, err := os.Stat(path)
+		assert.True(t, errors.Is(err, os.ErrNotExist), "the socket is removed on stop")
+	})
+	return path
+}
+
+func TestCommands(t *testing.T) {
+	fake := consoletest.New(table.State{Phase: "dealing", Paused: true, PauseReason: "camera"})
+	path := start(t, fake)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o660), fi.Mode().Perm(), "owner and group only")
+
+	me, err := user.Current()
+	require.NoError(t, err)
+	ctx := context.Background()
+	tests := []struct {
+		req  localctl.Request
+		want table.Input // nil: refused before the table
+		err  string
+	}{
+		{localctl.Request{Command: "pause", Reason: "camera 2", ID: "p1"}, table.Supervisor{Command: "pause", By: "local:" + me.Username, Reason: "camera 2", ID: "p1"}, ""},
+		{localctl.Request{Command: "pause", ID: "p2"}, nil, "needs a reason"},
+		{localctl.Request{Command: "void", Reason: "misdeal", ID: "v1"}, table.Supervisor{Command: "void", By: "local:" + me.Username, Reason: "misdeal", ID: "v1"}, ""},
+		{localctl.Request{Command: "correct", Card: "Qh", ID: "c1"}, table.Supervisor{Command: "correct", By: "local:" + me.Username, Card: card.MustParse("Qh"), ID: "c1"}, ""},
+		{localctl.Request{Command: "correct", Card: "Zz", ID: "c2"}, nil, "card"},
+		{localctl.Request{Command: "resume", ID: "r1"}, table.Supervisor{Command: "resume", By: "local:" + me.Username, ID: "r1"}, ""},
+		{localctl.Request{Command: "shutdown"}, nil, "unknown command"},
+	}
+	var want []table.Input
+	for _, tc := range tests {
+		rep, err := localctl.Do(ctx, path, tc.req)
+		require.NoError(t, err)
+		assert.Equal(t, "local:"+me.Username, rep.By)
+		if tc.want == nil {
+			assert.False(t, rep.Accepted)
+			assert.Contains(t, rep.Error, tc.err)
+			continue
+		}
+		assert.True(t, rep.Accepted, rep.Error)
+		want = append(want, tc.want)
+	}
+	assert.Equal(t, want, fake.Inputs())
+
+	// The table's verdict comes back as it is.
+	fake.FailWith(func(table.Input) error { return table.ErrPaused })
+	rep, err := localctl.Do(ctx, path, localctl.Request{Command: "resume"})
+	require.NoError(t, err)
+	assert.False(t, rep.Accepted)
+	assert.Equal(t, table.ErrPaused.Error(), rep.Error)
+	assert.Contains(t, rep.ID, "local-", "an id is made when none is given")
+
+	rep, err = localctl.Do(ctx, path, localctl.Request{Command: "status"})
+	require.NoError(t, err)
+	require.NotNil(t, rep.State)
+	assert.Equal(t, "camera", rep.State.PauseReason)
+
+	// Garbage gets an answer, not a hang.
+	c, err := net.Dial("unix", path)
+	require.NoError(t, err)
+	_, err = c.Write([]byte("{not json\n"))
+	require.NoError(t, err)
+	buf := make([]byte, 512)
+	n, _ := c.Read(buf)
+	assert.Contains(t, string(buf[:n]), "bad request")
+	c.Close()
+}
+
+func TestStaleAndLiveSocket(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, localctl.SocketName)
+	// A socket file left by a daemon that died: nobody answers, so it is replaced.
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	require.NoError(t, err)
+	ln.SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+	_, err = os.Stat(path)
+	require.NoError(t, err)
+	s, err := localctl.Listen(path, consoletest.New(table.State{}), zerolog.Nop())
+	require.NoError(t, err)
+	// A live one is not taken over.
+	_, err = localctl.Listen(path, consoletest.New(table.State{}), zerolog.Nop())
+	assert.ErrorContains(t, err, "in use")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, s.Run(ctx))
+}

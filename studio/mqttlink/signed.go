@@ -1,0 +1,146 @@
+package mqttlink
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Supervisor commands (pause, resume, void, correct) are signed: the
+// supervisor's tool signs the command with the supervisor's own Ed25519
+// key, and the table checks the signature against the public key in its
+// accounts file (studio/supervisors), the same account the supervisor logs
+// in to the console with. The signature covers the table's topic root, the
+// command id, its fields and a timestamp, so a command read off the broker
+// by any other subscriber cannot be altered, sent to another table, or
+// played again: the table refuses a timestamp outside ReplayWindow and a
+// signature it has already accepted within it. No secret ever travels.
+
+// KeyRing finds the public key of an account allowed to command the table
+// (*supervisors.Store is one). ok is false for an unknown account and for
+// one that may not command.
+type KeyRing interface {
+	SupervisorKey(name string) (key ed25519.PublicKey, ok bool)
+}
+
+// DefaultReplayWindow is how far a supervisor command's timestamp may be
+// from the table's clock: wide enough for studio clocks kept by NTP and a
+// broker's delivery, narrow enough that the table remembers every
+// signature it accepted within it.
+const DefaultReplayWindow = 60 * time.Second
+
+// maxReplayGuard bounds the signatures remembered within the window: only
+// valid signatures of real supervisors enter, so it is never reached in
+// use; past it new commands are refused rather than memory grown.
+const maxReplayGuard = 10000
+
+// SupervisorCommand is the content of a signed supervisor command.
+type SupervisorCommand struct {
+	// ID is the command id (unique per command).
+	ID string
+	// Type is CmdPause, CmdResume, CmdVoid or CmdCorrect.
+	Type string
+	// By is the account name that signs.
+	By string
+	// Reason is why (required for void and correct).
+	Reason string
+	// Card is the right card of a correct, as "Qh".
+	Card string
+	// Time is when it was signed; the table refuses it outside its window.
+	Time time.Time
+}
+
+// signedMessage is the exact bytes signed: every field on its own line,
+// prefixed by the topic root of the one table it is meant for. A field
+// cannot hide a line break (checked on decode), so the lines cannot be
+// shifted into one another.
+func signedMessage(root string, c SupervisorCommand, tsMillis int64) []byte {
+	var b strings.Builder
+	b.WriteString("livetable supervisor command v1\n")
+	for _, f := range []string{root, c.ID, c.Type, c.By, c.Reason, c.Card, strconv.FormatInt(tsMillis, 10)} {
+		b.WriteString(f)
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
+
+// SignSupervisor returns the command's JSON payload, signed with key, for
+// the table whose topic root is root ("livetable/{studio}/{table}/",
+// Topics.Root).
+func SignSupervisor(key ed25519.PrivateKey, root string, c SupervisorCommand) ([]byte, error) {
+	if strings.ContainsAny(c.ID+c.Type+c.By+c.Reason+c.Card, "\n\r") {
+		return nil, fmt.Errorf("%w: a supervisor command's fields may not contain line breaks", ErrMalformedCommand)
+	}
+	ts := c.Time.UnixMilli()
+	sig := ed25519.Sign(key, signedMessage(root, c, ts))
+	msg := map[string]any{"schema": CommandSchema, "id": c.ID, "type": c.Type, "by": c.By, "ts": ts,
+		"sig": base64.StdEncoding.EncodeToString(sig)}
+	if c.Reason != "" {
+		msg["reason"] = c.Reason
+	}
+	if c.Card != "" {
+		msg["card"] = c.Card
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return nil, fmt.Errorf("mqttlink: encode command: %w", err)
+	}
+	return b, nil
+}
+
+// replayGuard remembers the signatures accepted within the window. It is
+// owned by the link's command goroutine.
+type replayGuard struct {
+	window time.Duration
+	seen   map[string]time.Time // signature -> when it stops being acceptable
+}
+
+func newReplayGuard(window time.Duration) *replayGuard {
+	return &replayGuard{window: window, seen: make(map[string]time.Time)}
+}
+
+// authorise checks a supervisor command's signature, account and time,
+// and that its signature was not accepted before; an accepted signature
+// is remembered until its timestamp leaves the window.
+func (g *replayGuard) authorise(c Command, root string, ring KeyRing, now time.Time) error {
+	if !c.Supervisor {
+		return nil
+	}
+	if len(c.Sig) == 0 {
+		return reject(c.ID, ErrUnauthorised, "supervisor command not signed (tablectl signs with the supervisor's key)")
+	}
+	if ring == nil {
+		return reject(c.ID, ErrUnauthorised, "this table accepts no supervisor commands over MQTT (no accounts)")
+	}
+	key, ok := ring.SupervisorKey(c.By)
+	if !ok {
+		return reject(c.ID, ErrUnauthorised, fmt.Sprintf("%q is not a supervisor of this table", c.By))
+	}
+	sc := SupervisorCommand{ID: c.ID, Type: c.Type, By: c.By, Reason: c.Reason, Card: c.Card}
+	if !ed25519.Verify(key, signedMessage(root, sc, c.TS), c.Sig) {
+		return reject(c.ID, ErrUnauthorised, "signature does not verify (another table's command, altered, or another key)")
+	}
+	ts := time.UnixMilli(c.TS)
+	if d := now.Sub(ts); d > g.window || d < -g.window {
+		return reject(c.ID, ErrUnauthorised, fmt.Sprintf("command signed at %s, outside the table's window of %s around %s (replayed, or a clock off)",
+			ts.UTC().Format(time.RFC3339), g.window, now.UTC().Format(time.RFC3339)))
+	}
+	for s, until := range g.seen {
+		if now.After(until) {
+			delete(g.seen, s)
+		}
+	}
+	sig := string(c.Sig)
+	if _, dup := g.seen[sig]; dup {
+		return reject(c.ID, ErrUnauthorised, "command already accepted once (replayed)")
+	}
+	if len(g.seen) >= maxReplayGuard {
+		return reject(c.ID, ErrUnauthorised, "too many supervisor commands within the window")
+	}
+	g.seen[sig] = ts.Add(g.window)
+	return nil
+}

@@ -1,0 +1,78 @@
+package mqttlink
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type ring map[string]ed25519.PublicKey
+
+func (r ring) SupervisorKey(name string) (ed25519.PublicKey, bool) {
+	k, ok := r[name]
+	return k, ok
+}
+
+func TestReplayGuard(t *testing.T) {
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	other := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, ed25519.SeedSize))
+	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	root := "livetable/s1/t1/"
+	keys := ring{"anna": key.Public().(ed25519.PublicKey)}
+	cmd := func(k ed25519.PrivateKey, root, id, by, reason string, at time.Time) Command {
+		b, err := SignSupervisor(k, root, SupervisorCommand{ID: id, Type: CmdVoid, By: by, Reason: reason, Time: at})
+		require.NoError(t, err)
+		c, err := DecodeCommand(b)
+		require.NoError(t, err)
+		return c
+	}
+	g := newReplayGuard(time.Minute)
+	first := cmd(key, root, "v1", "anna", "misdeal", now)
+	tests := []struct {
+		name   string
+		c      Command
+		at     time.Time
+		reason string // "" accepted
+	}{
+		{"signed by anna", first, now, ""},
+		{"the same again", first, now.Add(time.Second), "replayed"},
+		{"the same after the window", first, now.Add(61 * time.Second), "outside the table's window"},
+		{"clock 59 s behind", cmd(key, root, "v2", "anna", "misdeal", now.Add(-59*time.Second)), now, ""},
+		{"clock 59 s ahead", cmd(key, root, "v3", "anna", "misdeal", now.Add(59*time.Second)), now, ""},
+		{"too old", cmd(key, root, "v4", "anna", "misdeal", now.Add(-2*time.Minute)), now, "outside the table's window"},
+		{"another table's", cmd(key, "livetable/s1/t2/", "v5", "anna", "misdeal", now), now, "does not verify"},
+		{"another key", cmd(other, root, "v6", "anna", "misdeal", now), now, "does not verify"},
+		{"not an account", cmd(other, root, "v7", "eve", "misdeal", now), now, "not a supervisor"},
+		{"unsigned", Command{ID: "v8", Type: CmdVoid, By: "anna", Reason: "x", Supervisor: true}, now, "not signed"},
+		{"player commands need none", Command{ID: "d1", Type: CmdDecision}, now, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := g.authorise(tc.c, root, keys, tc.at)
+			if tc.reason == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrUnauthorised)
+			assert.Contains(t, err.Error(), tc.reason)
+		})
+	}
+	// An altered field no longer verifies.
+	c := cmd(key, root, "v9", "anna", "misdeal", now)
+	c.Reason = "camera"
+	require.ErrorContains(t, g.authorise(c, root, keys, now), "does not verify")
+	assert.ErrorIs(t, g.authorise(first, root, nil, now), ErrUnauthorised, "no accounts: refused")
+	// Signatures are forgotten once their time has left the window.
+	assert.Len(t, g.seen, 3)
+	require.NoError(t, g.authorise(cmd(key, root, "v10", "anna", "x", now.Add(3*time.Minute)), root, keys, now.Add(3*time.Minute)))
+	assert.Len(t, g.seen, 1)
+}
+
+func TestSignRefusesLineBreaks(t *testing.T) {
+	_, err := SignSupervisor(ed25519.NewKeyFromSeed(make([]byte, 32)), "r/", SupervisorCommand{ID: "a", Type: CmdPause, By: "anna", Reason: "two\nlines"})
+	require.ErrorIs(t, err, ErrMalformedCommand)
+}
