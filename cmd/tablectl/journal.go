@@ -21,20 +21,23 @@ import (
 )
 
 // journalFlags are the flags of the commands that read a table's journal.
+// Their defaults come from the globals (--config, else var/demo).
 type journalFlags struct {
 	dataDir string
 	game    string
+	config  string // read by loadGlobals already; accepted here after the command
 }
 
-func (jf *journalFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&jf.dataDir, "data-dir", "var/table1", "the table's data directory (tabled --data-dir)")
-	fs.StringVar(&jf.game, "game", "000", "the table's game code")
+func (jf *journalFlags) register(fs *flag.FlagSet, g *globals) {
+	fs.StringVar(&jf.config, "config", g.config, "tabled's configuration file: tablectl takes its defaults from it")
+	fs.StringVar(&jf.dataDir, "data-dir", g.dataDir, "the table's data directory (tabled --data-dir; default: the config's data_dir, else "+defaultDataDir+", where make run writes)")
+	fs.StringVar(&jf.game, "game", g.cfg.Game, "the table's game code")
 }
 
 func (jf *journalFlags) dir() string { return filepath.Join(jf.dataDir, "journal") }
 
 // runJournal: `tablectl journal verify` and `tablectl journal accept-loss`.
-func runJournal(args []string, stdout, stderr io.Writer) int {
+func runJournal(g *globals, args []string, stdout, stderr io.Writer) int {
 	const usage = "usage: tablectl journal verify [--data-dir DIR] [--game G]\n" +
 		"       tablectl journal accept-loss --data-dir DIR --by NAME --reason WHY [--game G]"
 	if len(args) == 0 {
@@ -43,9 +46,12 @@ func runJournal(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "verify":
-		return runVerify(args[1:], stdout, stderr)
+		return runVerify(g, args[1:], stdout, stderr)
 	case "accept-loss":
-		return runAcceptLoss(args[1:], stdout, stderr)
+		return runAcceptLoss(g, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return 0
 	}
 	fmt.Fprintln(stderr, usage)
 	return 2
@@ -54,13 +60,12 @@ func runJournal(args []string, stdout, stderr io.Writer) int {
 // runVerify checks the journal's records and hash chain, then its
 // continuity with the outbox in the same data directory: a journal whose
 // events end before what the outbox published fails, naming the gap.
-func runVerify(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tablectl journal verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runVerify(g *globals, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("journal verify", "[flags]", nil)
 	var jf journalFlags
-	jf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	jf.register(fs, g)
+	if _, code, ok := parseCmd(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	rep, err := journal.Verify(jf.dir())
 	fmt.Fprintf(stdout, "journal %s: %d segment(s), records %d..%d (%d)\n", jf.dir(), rep.Segments, rep.FirstSeq, rep.LastSeq, rep.Records)
@@ -100,15 +105,14 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 // runAcceptLoss records an operator's acceptance of the events lost from
 // the journal (see table/continuity), after which tabled starts: paused,
 // numbering above every published seq, with an alarm naming the seqs lost.
-func runAcceptLoss(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tablectl journal accept-loss", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runAcceptLoss(g *globals, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("journal accept-loss", "--by NAME --reason WHY [flags]", nil)
 	var jf journalFlags
-	jf.register(fs)
+	jf.register(fs, g)
 	by := fs.String("by", "", "who accepts the loss (required)")
 	reason := fs.String("reason", "", "why (required; it is journaled and published with the alarm)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := parseCmd(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if *by == "" || *reason == "" {
 		fmt.Fprintln(stderr, "tablectl journal accept-loss: --by and --reason are required")
@@ -166,7 +170,7 @@ func continuityNumbers(jf journalFlags) (continuity.Numbers, error) {
 // into game recall, the same History the console keeps. from picks the
 // rounds to read from the journal's round index (nil: every round); the
 // replay then starts at the checkpoint before the first of them.
-func recall(jf journalFlags, from func([]journal.RoundSummary) uint64) (*console.History, error) {
+func recall(jf journalFlags, from func([]journal.RoundSummary) uint64, keep ...func(table.Event) bool) (*console.History, error) {
 	rs, err := rules.Game(jf.game)
 	if err != nil {
 		return nil, err
@@ -186,21 +190,28 @@ func recall(jf journalFlags, from func([]journal.RoundSummary) uint64) (*console
 	if from != nil {
 		seq = from(j.Rounds(1 << 30))
 	}
-	if err := table.ReplayEventsFrom(opts, seq, h.Add); err != nil {
+	add := h.Add
+	if len(keep) > 0 {
+		add = func(ev table.Event) {
+			if keep[0](ev) {
+				h.Add(ev)
+			}
+		}
+	}
+	if err := table.ReplayEventsFrom(opts, seq, add); err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
 // runHistory: `tablectl history`: recent rounds by game code with result.
-func runHistory(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tablectl history", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runHistory(g *globals, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("history", "[-n 20]", nil)
 	var jf journalFlags
-	jf.register(fs)
+	jf.register(fs, g)
 	n := fs.Int("n", 20, "rounds to list")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := parseCmd(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	h, err := recall(jf, func(rs []journal.RoundSummary) uint64 {
 		// Newest first: the first record of the n-th newest round.
@@ -232,42 +243,77 @@ func runHistory(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// runRound: `tablectl round CODE`: one round in full.
-func runRound(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tablectl round", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// runRound: `tablectl round CODE`: one round in full. Round codes are the
+// round's start time of day (GMT), so the same code comes back every day:
+// '#2026-11-24 07:35:00' or --date 2026-11-24 picks the day; without a
+// date the latest round with the code is shown.
+func runRound(g *globals, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("round", "[flags] '#HH:MM:SS' | '#YYYY-MM-DD HH:MM:SS'", nil)
 	var jf journalFlags
-	jf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	jf.register(fs, g)
+	dateText := fs.String("date", "", "the round's day (GMT), YYYY-MM-DD; default the latest round with the code")
+	pos, code, ok := parseCmd(fs, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 || len(pos) > 2 {
+		fmt.Fprintln(stderr, "usage: tablectl round [flags] '#HH:MM:SS' | '#YYYY-MM-DD HH:MM:SS'")
 		return 2
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: tablectl round [flags] '#HH:MM:SS'")
+	rc, day, err := roundCode(strings.Join(pos, " "), *dateText)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl round:", err)
 		return 2
 	}
-	code := fs.Arg(0)
-	if !strings.HasPrefix(code, "#") {
-		code = "#" + code
-	}
+	var chosen *journal.RoundSummary
 	h, err := recall(jf, func(rs []journal.RoundSummary) uint64 {
-		for _, r := range rs { // newest first: the latest round with this code
-			if r.Code == code {
-				return r.FirstSeq
+		for i := range rs { // newest first: the latest round with this code (on that day)
+			if rs[i].Code == rc && (day == "" || rs[i].Start.UTC().Format(time.DateOnly) == day) {
+				chosen = &rs[i]
+				return rs[i].FirstSeq
 			}
 		}
 		return 0
+	}, func(ev table.Event) bool {
+		// A later day's round with the same code is not this one.
+		return chosen == nil || ev.Round != rc || ev.Time.UTC().Format(time.DateOnly) == chosen.Start.UTC().Format(time.DateOnly)
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "tablectl:", err)
 		return 1
 	}
-	r, err := h.Round(code)
+	if chosen == nil && day != "" {
+		fmt.Fprintf(stderr, "tablectl: no round %s on %s in the journal\n", rc, day)
+		return 1
+	}
+	r, err := h.Round(rc)
 	if err != nil {
 		fmt.Fprintln(stderr, "tablectl:", err)
 		return 1
 	}
 	printRound(stdout, r)
 	return 0
+}
+
+// roundCode splits '#2026-11-24 07:35:00' (or '07:35:00' with a --date)
+// into the round code '#07:35:00' and the day '2026-11-24' ("" for any).
+func roundCode(arg, date string) (code, day string, err error) {
+	arg = strings.TrimPrefix(strings.TrimSpace(arg), "#")
+	if d, t, ok := strings.Cut(arg, " "); ok {
+		if date != "" && date != d {
+			return "", "", fmt.Errorf("two dates: %s and --date %s", d, date)
+		}
+		arg, date = strings.TrimSpace(t), d
+	}
+	if _, err := time.Parse(time.TimeOnly, arg); err != nil {
+		return "", "", fmt.Errorf("round code %q: want HH:MM:SS", arg)
+	}
+	if date != "" {
+		if _, err := time.Parse(time.DateOnly, date); err != nil {
+			return "", "", fmt.Errorf("date %q: want YYYY-MM-DD", date)
+		}
+	}
+	return "#" + arg, date, nil
 }
 
 func printRound(w io.Writer, r console.RoundDetail) {

@@ -3,12 +3,16 @@
 // status, pause, resume, void, history and journal checks.
 //
 //	tablectl scenario [--check] < case.json  # one round through the real engine; exit 2 on a scenario error
-//	tablectl status                   # the running table's state (MQTT)
-//	tablectl pause|resume|void|correct --by NAME --reason WHY --token T [--card Qh]
+//	tablectl supervisor add NAME      # an account: console login and the key that signs remote commands
+//	tablectl status                   # the running table's state (local socket, or MQTT with --broker)
+//	tablectl pause|resume|void|correct --reason WHY [--card Qh]
 //	tablectl history [-n 20]          # recent rounds from the table's journal
-//	tablectl round '#HH:MM:SS'        # one round in full: cards with times, decisions, wagers, payouts
+//	tablectl round '#2026-11-24 07:35:00'  # one round in full: cards with times, decisions, wagers, payouts
 //	tablectl journal verify           # every checksum, the hash chain, and the journal against the outbox
 //	tablectl journal accept-loss --by NAME --reason WHY  # accept events lost from the journal: tabled starts paused
+//
+// Every command takes --config (tabled's configuration file, for its
+// defaults) and --data-dir, before or after the command's name.
 package main
 
 import (
@@ -27,18 +31,28 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-const usage = `usage: tablectl <command> [flags]
+const usage = `usage: tablectl [--config FILE] [--data-dir DIR] <command> [flags]
 
 commands:
   scenario          read one scenario (JSON) on stdin, play it through the engine, print the result
-  status            the running table's state, over MQTT
+  supervisor        add, remove or list supervisor accounts (console login and command key)
+  status            the running table's state
   pause, resume     supervisor: pause the table (--reason) or resume it
   void              supervisor: void the round in play, every initial wager returned (--reason)
   correct           supervisor: give the card the shoe misread (--card Qh)
   history           recent rounds from the journal, by game code, with results
-  round CODE        one round in full from the journal
+  round CODE        one round in full from the journal ('#07:35:00', '#2026-11-24 07:35:00')
   journal verify    check every record's checksum, the hash chain, and that the journal is not behind the outbox
   journal accept-loss  accept the events a journal behind its outbox lost (--by, --reason): tabled then starts paused
+
+On the table box, status and the supervisor commands go to tabled's socket
+in the data directory (its file permissions are the authorisation); with
+--broker (or a config whose broker is external) they go over MQTT, signed
+with the supervisor's key.
+
+--config FILE is tabled's configuration: tablectl takes the data directory,
+studio, table, game and broker from it. Without one, the data directory is
+var/demo (where make run writes).
 
 run 'tablectl <command> -h' for its flags
 `
@@ -48,19 +62,43 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	g, err := loadGlobals(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 2
+	}
+	// Global flags before the command: --config F, --data-dir D.
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" {
+		flagName := strings.TrimLeft(strings.SplitN(args[0], "=", 2)[0], "-")
+		if flagName != "config" && flagName != "data-dir" {
+			fmt.Fprintf(stderr, "tablectl: unknown flag %s before the command\n%s", args[0], usage)
+			return 2
+		}
+		if strings.Contains(args[0], "=") {
+			args = args[1:]
+		} else {
+			args = args[min(2, len(args)):]
+		}
+	}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
 	switch args[0] {
 	case "scenario":
 		return runScenario(args[1:], stdin, stdout, stderr)
+	case "supervisor":
+		return runSupervisorAdmin(g, args[1:], stdin, stdout, stderr)
 	case "status":
-		return runStatus(args[1:], stdout, stderr)
+		return runStatus(g, args[1:], stdout, stderr)
 	case "pause", "resume", "void", "correct":
-		return runSupervisor(args[0], args[1:], stdout, stderr)
+		return runSupervisor(g, args[0], args[1:], stdout, stderr)
 	case "history":
-		return runHistory(args[1:], stdout, stderr)
+		return runHistory(g, args[1:], stdout, stderr)
 	case "round":
-		return runRound(args[1:], stdout, stderr)
+		return runRound(g, args[1:], stdout, stderr)
 	case "journal":
-		return runJournal(args[1:], stdout, stderr)
+		return runJournal(g, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/livetable/livetable/studio/localctl"
+	"github.com/livetable/livetable/studio/supervisors"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/journal"
@@ -64,30 +67,9 @@ func TestScenarioCaseFiles(t *testing.T) {
 // back with history, round and journal verify.
 func TestRecallFromJournal(t *testing.T) {
 	dataDir := t.TempDir()
-	jo := journal.DefaultOptions()
-	jo.Dir = filepath.Join(dataDir, "journal")
-	j, _, err := journal.Open(jo, zerolog.Nop())
-	require.NoError(t, err)
-	rs, err := rules.Game("000")
-	require.NoError(t, err)
-	opts := table.DefaultOptions(rs)
-	opts.Journal = table.NewJournal(j)
-	opts.Clock = clockwork.NewFakeClockAt(time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
-	c, err := table.New(opts, zerolog.Nop())
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, nil) }()
-	require.Eventually(t, func() bool { return c.Snapshot().Phase == table.PhaseBetting }, 5*time.Second, time.Millisecond)
-	require.NoError(t, c.Submit(ctx, table.BetsClosed{Bets: []table.Bet{{Seat: 2, Player: "ann", Main: 1000}}}))
-	for _, s := range []string{"Ts", "6d", "7c", "5h"} {
-		require.NoError(t, c.Submit(ctx, table.CardDrawn{Card: card.MustParse(s)}))
-	}
-	require.NoError(t, c.Submit(ctx, table.Decision{Seat: 2, Action: "stand"}))
-	require.NoError(t, c.Submit(ctx, table.CardDrawn{Card: card.MustParse("9s")}))
-	cancel()
-	require.NoError(t, <-done)
-	require.NoError(t, j.Close())
+	c, ctx, stop := startTable(t, dataDir, time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
+	playRound(t, ctx, c, "9s")
+	stop()
 
 	code, out, errOut := tablectl(t, "", "history", "--data-dir", dataDir)
 	require.Equal(t, 0, code, errOut)
@@ -112,4 +94,214 @@ func TestRecallFromJournal(t *testing.T) {
 	assert.Equal(t, 2, code)
 	code, _, _ = tablectl(t, "", "round", "--data-dir", dataDir, "#01:02:03")
 	assert.Equal(t, 1, code, "an unknown round")
+}
+
+// playRound plays one losing round for seat 2 (Ts 6d 7c 5h, stand, 9s or
+// the given last card) on c.
+func playRound(t *testing.T, ctx context.Context, c *table.Controller, last string) {
+	t.Helper()
+	// A table started again on a settled round opens betting a moment
+	// after its snapshot says so: ask until the bets are taken.
+	require.Eventually(t, func() bool {
+		return c.Submit(ctx, table.BetsClosed{Bets: []table.Bet{{Seat: 2, Player: "ann", Main: 1000}}}) == nil
+	}, 5*time.Second, time.Millisecond)
+	for _, s := range []string{"Ts", "6d", "7c", "5h"} {
+		require.NoError(t, c.Submit(ctx, table.CardDrawn{Card: card.MustParse(s)}))
+	}
+	require.NoError(t, c.Submit(ctx, table.Decision{Seat: 2, Action: "stand"}))
+	require.NoError(t, c.Submit(ctx, table.CardDrawn{Card: card.MustParse(last)}))
+}
+
+// startTable runs a real controller on a journal in dataDir, with the
+// local control socket; stop (also run at the test's end) stops it.
+func startTable(t *testing.T, dataDir string, at time.Time) (c *table.Controller, ctx context.Context, stop func()) {
+	t.Helper()
+	jo := journal.DefaultOptions()
+	jo.Dir = filepath.Join(dataDir, "journal")
+	j, _, err := journal.Open(jo, zerolog.Nop())
+	require.NoError(t, err)
+	rs, err := rules.Game("000")
+	require.NoError(t, err)
+	opts := table.DefaultOptions(rs)
+	opts.Journal = table.NewJournal(j)
+	clk := clockwork.NewFakeClockAt(at)
+	opts.Clock = clk
+	opts.SettleDelay = time.Millisecond
+	c, err = table.New(opts, zerolog.Nop())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 2)
+	go func() { done <- c.Run(ctx, nil) }()
+	lc, err := localctl.Listen(filepath.Join(dataDir, localctl.SocketName), c, zerolog.Nop())
+	require.NoError(t, err)
+	go func() { done <- lc.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-done)
+			require.NoError(t, <-done)
+			require.NoError(t, j.Close())
+		})
+	}
+	t.Cleanup(stop)
+	return c, ctx, stop
+}
+
+func TestLocalSupervisorCommands(t *testing.T) {
+	dataDir := t.TempDir()
+	c, _, _ := startTable(t, dataDir, time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
+	require.Eventually(t, func() bool { return c.Snapshot().Phase == table.PhaseBetting }, 5*time.Second, time.Millisecond)
+
+	// The journal is the tabled user's and group's only.
+	jdir := filepath.Join(dataDir, "journal")
+	fi, err := os.Stat(jdir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o750), fi.Mode().Perm(), jdir)
+	files, err := os.ReadDir(jdir)
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		fi, err := f.Info()
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), f.Name())
+	}
+
+	// Only --data-dir: the socket is the authorisation.
+	code, out, errOut := tablectl(t, "", "--data-dir", dataDir, "pause", "--reason", "camera 2 down")
+	require.Equal(t, 0, code, out+errOut)
+	assert.Contains(t, out, "pause accepted")
+	assert.True(t, c.Snapshot().Paused)
+	code, out, _ = tablectl(t, "", "status", "--data-dir", dataDir)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "PAUSED: camera 2 down")
+	code, out, _ = tablectl(t, "", "--data-dir="+dataDir, "resume")
+	require.Equal(t, 0, code, out)
+	assert.False(t, c.Snapshot().Paused)
+	code, out, _ = tablectl(t, "", "void", "--data-dir", dataDir)
+	assert.Equal(t, 2, code, "void needs a reason")
+	code, out, _ = tablectl(t, "", "correct", "--card", "Qh", "--data-dir", dataDir)
+	assert.Equal(t, 1, code, "nothing to correct: the table refuses, and says so")
+	assert.Contains(t, out, "correct refused")
+
+	// No table on a data directory: a clear error.
+	code, _, errOut = tablectl(t, "", "--data-dir", t.TempDir(), "pause", "--reason", "x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "is tabled (or make run) running with --data-dir")
+}
+
+func TestRecallByDate(t *testing.T) {
+	dataDir := t.TempDir()
+	day1 := time.Date(2026, 11, 23, 7, 35, 0, 0, time.UTC)
+	c, ctx, stop := startTable(t, dataDir, day1)
+	playRound(t, ctx, c, "9s")
+	stop()
+	// The next day, rounds, and one that starts at the same time of day:
+	// the same code. (Each round on a table started again, with its fake
+	// clock set; the journal tells rounds of the same code apart once more
+	// than a few rounds lie between them.)
+	for i := range 9 {
+		c, ctx, stop = startTable(t, dataDir, day1.Add(23*time.Hour+time.Duration(i)*time.Minute))
+		playRound(t, ctx, c, "9s")
+		stop()
+	}
+	c, ctx, stop = startTable(t, dataDir, day1.Add(24*time.Hour))
+	playRound(t, ctx, c, "8s")
+	stop()
+	code, out, errOut := tablectl(t, "", "history", "--data-dir", dataDir)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 2, strings.Count(out, "#07:35:00"), out)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"round", "#2026-11-23 07:35:00", "--data-dir", dataDir}, "dealer 6d 5h 9s = 20"},
+		{[]string{"round", "#07:35:00", "--date", "2026-11-23", "--data-dir", dataDir}, "dealer 6d 5h 9s = 20"},
+		{[]string{"--data-dir", dataDir, "round", "2026-11-24", "07:35:00"}, "dealer 6d 5h 8s = 19"},
+		{[]string{"round", "--data-dir", dataDir, "#07:35:00"}, "dealer 6d 5h 8s = 19"},
+	} {
+		code, out, errOut := tablectl(t, "", tc.args...)
+		require.Equal(t, 0, code, "%v: %s", tc.args, errOut)
+		assert.Contains(t, out, tc.want, tc.args)
+		assert.Contains(t, out, "started "+map[bool]string{true: "2026-11-23", false: "2026-11-24"}[strings.Contains(tc.want, "9s")], tc.args)
+	}
+	code, _, errOut = tablectl(t, "", "round", "#2026-11-22 07:35:00", "--data-dir", dataDir)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no round #07:35:00 on 2026-11-22")
+	code, _, _ = tablectl(t, "", "round", "#2026-11-22 7h35", "--data-dir", dataDir)
+	assert.Equal(t, 2, code)
+}
+
+func TestSupervisorAdmin(t *testing.T) {
+	dataDir := t.TempDir()
+	key := filepath.Join(t.TempDir(), "anna.key")
+	code, out, errOut := tablectl(t, "correct horse battery\n", "supervisor", "add", "anna", "--data-dir", dataDir, "--key-out", key)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "added anna (supervisor)")
+	fi, err := os.Stat(key)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	fi, err = os.Stat(filepath.Join(dataDir, supervisors.FileName))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+
+	code, _, errOut = tablectl(t, "correct horse battery\n", "supervisor", "add", "anna", "--data-dir", dataDir, "--key-out", key+"2")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "already has an account")
+	code, _, errOut = tablectl(t, "short\n", "supervisor", "add", "vito", "--role", "viewer", "--data-dir", dataDir, "--key-out", key+"3")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "shorter than 8")
+	code, _, _ = tablectl(t, "long enough\n", "--data-dir", dataDir, "supervisor", "add", "vito", "--role", "viewer", "--key-out", key+"3")
+	require.Equal(t, 0, code)
+
+	code, out, _ = tablectl(t, "", "supervisor", "list", "--data-dir", dataDir)
+	require.Equal(t, 0, code)
+	assert.Regexp(t, `anna\s+supervisor\s+yes`, out)
+	assert.Regexp(t, `vito\s+viewer\s+yes`, out)
+	st, err := supervisors.Open(filepath.Join(dataDir, supervisors.FileName))
+	require.NoError(t, err)
+	pub, ok := st.SupervisorKey("anna")
+	require.True(t, ok)
+	priv, err := supervisors.ReadKey(key)
+	require.NoError(t, err)
+	assert.True(t, pub.Equal(priv.Public()), "the key written is the account's")
+
+	code, _, _ = tablectl(t, "", "supervisor", "remove", "anna", "--data-dir", dataDir)
+	require.Equal(t, 0, code)
+	code, out, _ = tablectl(t, "", "supervisor", "list", "--data-dir", dataDir)
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, "anna")
+}
+
+func TestHelpEverywhere(t *testing.T) {
+	for _, cmd := range [][]string{{"status"}, {"pause"}, {"resume"}, {"void"}, {"correct"}, {"history"}, {"round"}, {"journal"}, {"supervisor"}, {"scenario"}} {
+		code, out, errOut := tablectl(t, "", append(cmd, "-h")...)
+		assert.Equal(t, 0, code, "%v -h: %s", cmd, errOut)
+		assert.Contains(t, out, "usage: tablectl "+cmd[0], cmd)
+	}
+	code, out, _ := tablectl(t, "", "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "supervisor")
+	code, _, errOut := tablectl(t, "", "history", "--nonsense")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "usage: tablectl history")
+}
+
+func TestConfigDefaults(t *testing.T) {
+	dataDir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "tabled.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("table: t9\ndata_dir: "+dataDir+"\ngame: \"003\"\nlog_level: info\n"), 0o644))
+	code, out, errOut := tablectl(t, "long enough\n", "--config", cfg, "supervisor", "add", "anna", "--key-out", filepath.Join(t.TempDir(), "k"))
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, filepath.Join(dataDir, supervisors.FileName), "the data dir comes from the config")
+	g, err := loadGlobals([]string{"history", "--config", cfg})
+	require.NoError(t, err)
+	assert.Equal(t, dataDir, g.dataDir)
+	assert.Equal(t, "003", g.cfg.Game)
+	assert.Equal(t, "t9", g.cfg.Table)
+	assert.Equal(t, "tcp://127.0.0.1:1883", g.brokerURL())
+	g, err = loadGlobals([]string{"history"})
+	require.NoError(t, err)
+	assert.Equal(t, defaultDataDir, g.dataDir, "make run's data dir without a config")
 }

@@ -2,38 +2,135 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/livetable/livetable/studio/localctl"
+	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/supervisors"
 	"github.com/livetable/livetable/table/card"
 )
 
-// remoteFlags address a running table over MQTT.
+// remoteFlags address a running table: over its local socket, or over
+// MQTT with --broker.
 type remoteFlags struct {
 	broker, studio, table, user, pass string
+	caFile, certFile, keyFile         string
 	timeout                           time.Duration
+	g                                 *globals
+	brokerSet                         bool // --broker given: MQTT even when the socket is there
 }
 
-func (rf *remoteFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&rf.broker, "broker", "tcp://127.0.0.1:1883", "MQTT broker of the table, or the nodes of a cluster comma-separated (tried in order)")
-	fs.StringVar(&rf.studio, "studio", "studio1", "studio id")
-	fs.StringVar(&rf.table, "table", "table1", "table id")
-	fs.StringVar(&rf.user, "user", "", "MQTT username")
-	fs.StringVar(&rf.pass, "password", "", "MQTT password")
+func (rf *remoteFlags) register(fs *flag.FlagSet, g *globals) {
+	c := g.cfg.Broker
+	rf.g = g
+	fs.StringVar(&rf.broker, "broker", g.brokerURL(), "MQTT broker of the table (tcp://, ssl://), or the nodes of a cluster comma-separated (tried in order); given, commands go over MQTT instead of the local socket")
+	fs.StringVar(&rf.studio, "studio", g.cfg.Studio, "studio id")
+	fs.StringVar(&rf.table, "table", g.cfg.Table, "table id")
+	fs.StringVar(&rf.user, "user", c.Username, "MQTT username")
+	fs.StringVar(&rf.pass, "password", c.Password, "MQTT password (or $LIVETABLE_MQTT_PASSWORD)")
+	fs.StringVar(&rf.caFile, "ca-file", c.CAFile, "PEM CA bundle that signed the broker's certificate (TLS)")
+	fs.StringVar(&rf.certFile, "cert-file", c.CertFile, "PEM client certificate for the broker (TLS)")
+	fs.StringVar(&rf.keyFile, "key-file", c.KeyFile, "the client certificate's PEM key (TLS)")
 	fs.DurationVar(&rf.timeout, "timeout", 5*time.Second, "how long to wait for the table")
+}
+
+// parsed notes which flags were given; call after parsing.
+func (rf *remoteFlags) parsed(fs *flag.FlagSet) {
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "broker" {
+			rf.brokerSet = true
+		}
+	})
+	if rf.pass == "" {
+		rf.pass = os.Getenv("LIVETABLE_MQTT_PASSWORD")
+	}
+}
+
+// socket is tabled's local control socket in the data directory.
+func (rf *remoteFlags) socket() string { return filepath.Join(rf.g.dataDir, localctl.SocketName) }
+
+// local reports whether to use the local socket: not when --broker is
+// given; otherwise when the socket is there, or when the config names no
+// external broker (then the error says where the socket was looked for).
+func (rf *remoteFlags) local() bool {
+	if rf.brokerSet {
+		return false
+	}
+	if _, err := os.Stat(rf.socket()); err == nil {
+		return true
+	}
+	return rf.g.cfg.Broker.URL == ""
+}
+
+// localDo sends one request to the local socket.
+func (rf *remoteFlags) localDo(req localctl.Request) (localctl.Reply, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), rf.timeout+time.Second)
+	defer cancel()
+	rep, err := localctl.Do(ctx, rf.socket(), req)
+	if err != nil {
+		return rep, fmt.Errorf("no tabled answers on %s (%w): is tabled (or make run) running with --data-dir %s? For a table elsewhere give --broker", rf.socket(), err, rf.g.dataDir)
+	}
+	return rep, nil
 }
 
 func (rf *remoteFlags) root() string { return "livetable/" + rf.studio + "/" + rf.table + "/" }
 
+// tlsConfig is the TLS towards the broker: for ssl://, tls://, mqtts://
+// URLs or when a CA or client certificate is given. The broker is always
+// verified.
+func (rf *remoteFlags) tlsConfig() (*tls.Config, error) {
+	u, err := url.Parse(strings.TrimSpace(strings.Split(rf.broker, ",")[0]))
+	if err != nil {
+		return nil, fmt.Errorf("broker %q: %w", rf.broker, err)
+	}
+	secure := u.Scheme == "ssl" || u.Scheme == "tls" || u.Scheme == "mqtts" || u.Scheme == "tcps"
+	if !secure && rf.caFile == "" && rf.certFile == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: u.Hostname()}
+	if rf.caFile != "" {
+		pem, err := os.ReadFile(rf.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca-file %s: no PEM certificate", rf.caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (rf.certFile == "") != (rf.keyFile == "") {
+		return nil, errors.New("--cert-file and --key-file go together")
+	}
+	if rf.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(rf.certFile, rf.keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
 func (rf *remoteFlags) connect() (paho.Client, error) {
+	tc, err := rf.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
 	o := paho.NewClientOptions()
 	for _, u := range strings.Split(rf.broker, ",") {
 		if u = strings.TrimSpace(u); u != "" {
@@ -55,6 +152,9 @@ func (rf *remoteFlags) connect() (paho.Client, error) {
 			mu.Unlock()
 		}
 	})
+	if tc != nil {
+		o.SetTLSConfig(tc)
+	}
 	if rf.user != "" {
 		o.SetUsername(rf.user).SetPassword(rf.pass)
 	}
@@ -75,15 +175,29 @@ func (rf *remoteFlags) connect() (paho.Client, error) {
 	return c, nil
 }
 
-// runStatus prints the table's retained state.
-func runStatus(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tablectl status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// runStatus prints the table's state: from the local socket, or the
+// retained state over MQTT.
+func runStatus(g *globals, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("status", "[flags]", g)
 	var rf remoteFlags
-	rf.register(fs)
-	raw := fs.Bool("json", false, "print the state JSON as published")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	rf.register(fs, g)
+	raw := fs.Bool("json", false, "print the state JSON")
+	if _, code, ok := parseCmd(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	rf.parsed(fs)
+	if rf.local() {
+		rep, err := rf.localDo(localctl.Request{Command: "status"})
+		if err != nil || rep.State == nil {
+			fmt.Fprintln(stderr, "tablectl:", err)
+			return 1
+		}
+		b, err := json.Marshal(map[string]any{"data": rep.State})
+		if err != nil {
+			fmt.Fprintln(stderr, "tablectl:", err)
+			return 1
+		}
+		return printState(stdout, stderr, b, *raw, fmt.Sprintf("%s/%s (local, %s)", rf.studio, rf.table, rf.socket()))
 	}
 	c, err := rf.connect()
 	if err != nil {
@@ -100,86 +214,128 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	c.Subscribe(rf.root()+"status", 0, func(_ paho.Client, m paho.Message) { status <- string(m.Payload()) })
 	select {
 	case b := <-got:
-		if *raw {
-			fmt.Fprintln(stdout, string(b))
-			return 0
-		}
-		var env struct {
-			Data struct {
-				Seq    uint64 `json:"seq"`
-				Game   string `json:"game"`
-				Phase  string `json:"phase"`
-				Paused bool   `json:"paused"`
-				Why    string `json:"pause_reason"`
-				Round  struct {
-					ID   string `json:"id"`
-					Next string `json:"next"`
-				} `json:"round"`
-				Shoe struct {
-					ID    string `json:"id"`
-					Dealt int    `json:"dealt"`
-					Decks int    `json:"decks"`
-					Cut   bool   `json:"cut_card"`
-				} `json:"shoe"`
-				Alarms []struct {
-					Code    string `json:"code"`
-					Message string `json:"message"`
-				} `json:"alarms"`
-				Rounds int `json:"rounds"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(b, &env); err != nil {
-			fmt.Fprintln(stderr, "tablectl: state:", err)
-			return 1
-		}
-		d := env.Data
 		online := "unknown"
 		select {
 		case online = <-status:
 		case <-time.After(200 * time.Millisecond):
 		}
-		fmt.Fprintf(stdout, "table %s/%s (%s), game %s, phase %s, last event #%d, %d rounds\n", rf.studio, rf.table, online, d.Game, d.Phase, d.Seq, d.Rounds)
-		if d.Paused {
-			fmt.Fprintf(stdout, "PAUSED: %s\n", d.Why)
-		}
-		fmt.Fprintf(stdout, "round %s: next: %s\n", d.Round.ID, d.Round.Next)
-		fmt.Fprintf(stdout, "shoe %s: %d dealt, %d left, cut card %v\n", d.Shoe.ID, d.Shoe.Dealt, d.Shoe.Decks*52-d.Shoe.Dealt, d.Shoe.Cut)
-		for _, a := range d.Alarms {
-			fmt.Fprintf(stdout, "ALARM %s: %s\n", a.Code, a.Message)
-		}
-		return 0
+		return printState(stdout, stderr, b, *raw, fmt.Sprintf("%s/%s (%s)", rf.studio, rf.table, online))
 	case <-time.After(rf.timeout):
 		fmt.Fprintln(stderr, "tablectl: no state from the table (is tabled running, and --studio/--table right?)")
 		return 1
 	}
 }
 
-// runSupervisor sends pause, resume, void or correct and prints the reply.
-func runSupervisor(cmd string, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tablectl "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var rf remoteFlags
-	rf.register(fs)
-	by := fs.String("by", os.Getenv("USER"), "who (recorded in the journal)")
-	reason := fs.String("reason", "", "why (recorded in the journal)")
-	token := fs.String("token", os.Getenv("LIVETABLE_SUPERVISOR_TOKEN"), "supervisor token (or $LIVETABLE_SUPERVISOR_TOKEN)")
-	cardText := fs.String("card", "", "correct: the right card, e.g. Qh")
-	if err := fs.Parse(args); err != nil {
-		return 2
+// printState prints a state envelope ({"data": state}) for people, or as
+// it is with raw.
+func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int {
+	if raw {
+		fmt.Fprintln(stdout, string(b))
+		return 0
 	}
+	var env struct {
+		Data struct {
+			Seq    uint64 `json:"seq"`
+			Game   string `json:"game"`
+			Phase  string `json:"phase"`
+			Paused bool   `json:"paused"`
+			Why    string `json:"pause_reason"`
+			Round  struct {
+				ID   string `json:"id"`
+				Next string `json:"next"`
+			} `json:"round"`
+			Shoe struct {
+				ID    string `json:"id"`
+				Dealt int    `json:"dealt"`
+				Decks int    `json:"decks"`
+				Cut   bool   `json:"cut_card"`
+			} `json:"shoe"`
+			Alarms []struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"alarms"`
+			Rounds int `json:"rounds"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		fmt.Fprintln(stderr, "tablectl: state:", err)
+		return 1
+	}
+	d := env.Data
+	fmt.Fprintf(stdout, "table %s, game %s, phase %s, last event #%d, %d rounds\n", where, d.Game, d.Phase, d.Seq, d.Rounds)
+	if d.Paused {
+		fmt.Fprintf(stdout, "PAUSED: %s\n", d.Why)
+	}
+	fmt.Fprintf(stdout, "round %s: next: %s\n", d.Round.ID, d.Round.Next)
+	fmt.Fprintf(stdout, "shoe %s: %d dealt, %d left, cut card %v\n", d.Shoe.ID, d.Shoe.Dealt, d.Shoe.Decks*52-d.Shoe.Dealt, d.Shoe.Cut)
+	for _, a := range d.Alarms {
+		fmt.Fprintf(stdout, "ALARM %s: %s\n", a.Code, a.Message)
+	}
+	return 0
+}
+
+// runSupervisor sends pause, resume, void or correct and prints the
+// table's answer: through the local socket, or signed over MQTT.
+func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags(cmd, "[flags]", g)
+	var rf remoteFlags
+	rf.register(fs, g)
+	reason := fs.String("reason", "", "why (recorded in the journal; required for pause and void)")
+	cardText := fs.String("card", "", "correct: the right card, e.g. Qh")
+	as := fs.String("as", os.Getenv("USER"), "MQTT: the supervisor account that signs")
+	signKey := fs.String("sign-key", "", "MQTT: the account's signing key (default ~/.config/livetable/NAME.key)")
+	id := fs.String("id", "", "command id (default: a new one); the table applies an id once")
+	if _, code, ok := parseCmd(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	rf.parsed(fs)
 	if (cmd == "pause" || cmd == "void") && strings.TrimSpace(*reason) == "" {
 		fmt.Fprintf(stderr, "tablectl %s: --reason is required\n", cmd)
 		return 2
 	}
-	msg := map[string]any{"schema": 1, "id": fmt.Sprintf("tablectl-%d", time.Now().UnixNano()), "type": cmd,
-		"by": *by, "reason": *reason, "token": *token}
+	var correct card.Card
 	if cmd == "correct" {
 		c, err := card.Parse(*cardText)
 		if err != nil {
 			fmt.Fprintf(stderr, "tablectl correct: --card: %v\n", err)
 			return 2
 		}
-		msg["card"] = c.String()
+		correct = c
+	}
+	if rf.local() {
+		rep, err := rf.localDo(localctl.Request{Command: cmd, Reason: *reason, Card: *cardText, ID: *id})
+		if err != nil {
+			fmt.Fprintln(stderr, "tablectl:", err)
+			return 1
+		}
+		if !rep.Accepted {
+			fmt.Fprintf(stdout, "%s refused: %s\n", cmd, rep.Error)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s accepted (%s, by %s)\n", cmd, rep.ID, rep.By)
+		return 0
+	}
+
+	keyPath := *signKey
+	if keyPath == "" {
+		keyPath = defaultKeyFile(*as)
+	}
+	key, err := supervisors.ReadKey(keyPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "tablectl: %v (over MQTT a command is signed with the supervisor's key: --as NAME --sign-key FILE, written by `tablectl supervisor add`)\n", err)
+		return 1
+	}
+	sc := mqttlink.SupervisorCommand{ID: *id, Type: cmd, By: *as, Reason: *reason, Time: time.Now()}
+	if sc.ID == "" {
+		sc.ID = fmt.Sprintf("tablectl-%d", time.Now().UnixNano())
+	}
+	if cmd == "correct" {
+		sc.Card = correct.String()
+	}
+	payload, err := mqttlink.SignSupervisor(key, rf.root(), sc)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 2
 	}
 	cl, err := rf.connect()
 	if err != nil {
@@ -189,10 +345,9 @@ func runSupervisor(cmd string, args []string, stdout, stderr io.Writer) int {
 	defer cl.Disconnect(100)
 	replies := make(chan []byte, 16)
 	if tok := cl.Subscribe(rf.root()+"replies", 1, func(_ paho.Client, m paho.Message) { replies <- m.Payload() }); !tok.WaitTimeout(rf.timeout) || tok.Error() != nil {
-		fmt.Fprintln(stderr, "tablectl: subscribe to replies failed")
+		fmt.Fprintln(stderr, "tablectl: subscribe to replies failed (does the broker's ACL let this user read them?)")
 		return 1
 	}
-	payload, _ := json.Marshal(msg)
 	if tok := cl.Publish(rf.root()+"commands/supervisor", 1, false, payload); !tok.WaitTimeout(rf.timeout) || tok.Error() != nil {
 		fmt.Fprintln(stderr, "tablectl: publish failed")
 		return 1
@@ -207,17 +362,17 @@ func runSupervisor(cmd string, args []string, stdout, stderr io.Writer) int {
 				Accepted bool   `json:"accepted"`
 				Reason   string `json:"reason"`
 			}
-			if json.Unmarshal(b, &r) != nil || r.ID != msg["id"] {
+			if json.Unmarshal(b, &r) != nil || r.ID != sc.ID {
 				continue
 			}
 			if !r.Accepted {
 				fmt.Fprintf(stdout, "%s refused: %s\n", cmd, r.Reason)
 				return 1
 			}
-			fmt.Fprintf(stdout, "%s accepted\n", cmd)
+			fmt.Fprintf(stdout, "%s accepted (%s, by %s)\n", cmd, sc.ID, sc.By)
 			return 0
 		case <-ctx.Done():
-			fmt.Fprintf(stderr, "tablectl: no reply to %s within %s\n", cmd, rf.timeout)
+			fmt.Fprintf(stderr, "tablectl: no reply to %s within %s (a broker ACL that drops the publication looks like this)\n", cmd, rf.timeout)
 			return 1
 		}
 	}

@@ -253,6 +253,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if lc, err := localctl.Listen(filepath.Join(cfg.DataDir, localctl.SocketName), ctrl, log.With().Str("part", "localctl").Logger()); err != nil {
 		log.Error().Err(err).Msg("local control socket not available: tablectl on this box cannot command the table")
 	} else {
+		lc.Reload = accounts.Reload
 		log.Debug().Str("socket", lc.Path()).Msg("local control socket")
 		g.Go(func() error { return lc.Run(ctx) })
 	}

@@ -697,7 +697,7 @@ func TestRunTwice(t *testing.T) {
 }
 
 func TestRunListenError(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.Addr = "256.0.0.1:0" })
+	f := newFixture(t, func(o *Options) { o.Addr, o.Insecure = "256.0.0.1:0", true })
 	err := f.s.Run(context.Background())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "console: listen")

@@ -45,7 +45,7 @@ type Table interface {
 	Submit(ctx context.Context, in table.Input) error
 }
 
-// Request is one command: pause, resume, void, correct or status.
+// Request is one command: pause, resume, void, correct, status or reload.
 type Request struct {
 	Command string `json:"command"`
 	Reason  string `json:"reason,omitempty"`
@@ -73,6 +73,11 @@ var ErrRefused = errors.New("localctl: request refused")
 
 // Server serves the socket.
 type Server struct {
+	// Reload, when set, answers the "reload" request: tabled reads its
+	// accounts file again (what SIGHUP does), so that `tablectl
+	// supervisor add` takes effect at once. Set it before Run.
+	Reload func() error
+
 	ln   *net.UnixListener
 	path string
 	t    Table
@@ -151,9 +156,22 @@ func (s *Server) serve(ctx context.Context, c *net.UnixConn) {
 
 func (s *Server) handle(ctx context.Context, req Request, by string) Reply {
 	rep := Reply{By: by}
-	if req.Command == "status" {
+	switch req.Command {
+	case "status":
 		st := s.t.Snapshot()
 		rep.Accepted, rep.State = true, &st
+		return rep
+	case "reload":
+		if s.Reload == nil {
+			rep.Error = "this table has nothing to reload"
+			return rep
+		}
+		if err := s.Reload(); err != nil {
+			rep.Error = err.Error()
+			return rep
+		}
+		s.log.Info().Str("by", by).Msg("accounts reloaded")
+		rep.Accepted = true
 		return rep
 	}
 	in, err := Input(req, by)

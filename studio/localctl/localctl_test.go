@@ -82,6 +82,10 @@ func TestCommands(t *testing.T) {
 	assert.Equal(t, table.ErrPaused.Error(), rep.Error)
 	assert.Contains(t, rep.ID, "local-", "an id is made when none is given")
 
+	rep, err = localctl.Do(ctx, path, localctl.Request{Command: "reload"})
+	require.NoError(t, err)
+	assert.False(t, rep.Accepted, "no Reload: nothing to reload")
+
 	rep, err = localctl.Do(ctx, path, localctl.Request{Command: "status"})
 	require.NoError(t, err)
 	require.NotNil(t, rep.State)

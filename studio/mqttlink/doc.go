@@ -49,8 +49,8 @@
 // # Commands
 //
 // Commands are decoded and validated here, authorised (supervisor commands
-// need a token from Options.SupervisorTokens, compared in constant time)
-// and handed to a Submitter (the table controller). Each id gets one
+// are signed with the supervisor's Ed25519 key, checked against
+// Options.Supervisors within a replay window: signed.go) and handed to a Submitter (the table controller). Each id gets one
 // reply, recorded in a persisted ledger before it is published; a repeated
 // id is answered from the ledger and not applied again. The broker message
 // is acknowledged only after the reply, so a crash redelivers it. A

@@ -92,8 +92,16 @@ type SupervisorCommand struct {
 	By string `json:"by" minLength:"1"`
 	// Reason says why; required for a void.
 	Reason string `json:"reason,omitempty"`
-	// Token is a supervisor secret, compared in constant time.
-	Token string `json:"token" minLength:"1"`
+	// TS is when the supervisor's tool signed the command, Unix
+	// milliseconds: the table refuses one more than 60 s from its clock.
+	TS int64 `json:"ts"`
+	// Sig is the base64 Ed25519 signature, with the supervisor's own key,
+	// of the lines "livetable supervisor command v1", the topic root
+	// (livetable/{studio}/{table}/), id, type, by, reason, card (empty
+	// here) and ts, each ended by a newline. The table checks it against
+	// the account's public key and refuses a signature it has accepted
+	// before (docs/deploy.md, Supervisor commands).
+	Sig string `json:"sig" minLength:"1"`
 }
 
 // CorrectCommand corrects the last card read: a supervisor types the card
@@ -111,8 +119,10 @@ type CorrectCommand struct {
 	Reason string `json:"reason" minLength:"1"`
 	// Card is the right card, rank then suit (As, Td, 7c).
 	Card string `json:"card" pattern:"^[A2-9TJQK][shdc]$"`
-	// Token is a supervisor secret, compared in constant time.
-	Token string `json:"token" minLength:"1"`
+	// TS is the signing time, Unix milliseconds (see SupervisorCommand).
+	TS int64 `json:"ts"`
+	// Sig is the supervisor's signature (see SupervisorCommand).
+	Sig string `json:"sig" minLength:"1"`
 }
 
 // ResendCommand asks for events `from`..`to` on the events topic again,
@@ -168,7 +178,7 @@ var Commands = []struct {
 	{"betsClosed", "Close bets with every player's wagers.", BetsClosedCommand{}},
 	{"decision", "A player's decision.", DecisionCommand{}},
 	{"insurance", "A player's insurance answer.", InsuranceCommand{}},
-	{"supervisor", "Pause, resume or void (supervisor token).", SupervisorCommand{}},
-	{"correct", "Correct a misread card (supervisor token).", CorrectCommand{}},
+	{"supervisor", "Pause, resume or void (signed by a supervisor).", SupervisorCommand{}},
+	{"correct", "Correct a misread card (signed by a supervisor).", CorrectCommand{}},
 	{"resend", "Publish a range of events again.", ResendCommand{}},
 }

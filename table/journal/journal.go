@@ -149,7 +149,7 @@ func Open(opts Options, log zerolog.Logger) (*Journal, RecoveryReport, error) {
 	}
 	var lock io.Closer
 	if !opts.ReadOnly {
-		if err := opts.FS.MkdirAll(opts.Dir, 0o755); err != nil {
+		if err := opts.FS.MkdirAll(opts.Dir, 0o750); err != nil {
 			return nil, rep, fmt.Errorf("journal: create %s: %w", opts.Dir, err)
 		}
 		path := filepath.Join(opts.Dir, "LOCK")
@@ -323,7 +323,7 @@ func (j *Journal) createSegment(firstSeq uint64, prev [hashSize]byte) (*segment,
 	seg := &segment{name: segmentName(firstSeq), firstSeq: firstSeq, prevHash: prev,
 		lastSeq: firstSeq - 1, lastHash: prev, size: headerSize}
 	path := filepath.Join(j.dir, seg.name)
-	f, err := j.fs.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := j.fs.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return nil, nil, &WriteError{Op: "create", Path: path, Seq: firstSeq, Err: err}
 	}

@@ -13,7 +13,7 @@ import (
 // lockFile takes an exclusive advisory lock on name; it dies with the
 // process.
 func lockFile(name string) (io.Closer, error) {
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("vfs: lock %s: %w", name, err)
 	}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/livetable/livetable/studio/localctl"
+	"github.com/livetable/livetable/studio/supervisors"
+)
+
+const supervisorUsage = `usage: tablectl supervisor add|remove|list [flags] [NAME]
+
+  add NAME      create an account: the password is asked on the terminal
+                (or read from the first line of stdin), never given as an
+                argument; a signing key for remote commands is written to
+                --key-out (default ~/.config/livetable/NAME.key)
+  remove NAME   delete an account
+  list          the accounts, their roles and whether they have a key
+
+The accounts file is the data directory's supervisors.yaml (or the
+config's console.supervisors_file). A running tabled on this box reads it
+again at once; otherwise send it SIGHUP (systemctl reload tabled).
+`
+
+// runSupervisorAdmin: `tablectl supervisor add|remove|list`.
+func runSupervisorAdmin(g *globals, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("supervisor", "add|remove|list [NAME]", g)
+	role := fs.String("role", supervisors.RoleSupervisor, "add: supervisor (may command) or viewer (may only look)")
+	keyOut := fs.String("key-out", "", "add: where to write the signing key (default ~/.config/livetable/NAME.key)")
+	file := fs.String("file", "", "the accounts file (default: the data directory's "+supervisors.FileName+")")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), supervisorUsage, "\nflags:\n")
+		fs.PrintDefaults()
+	}
+	pos, code, ok := parseCmd(fs, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	path := *file
+	if path == "" {
+		path = g.supervisorsFile()
+	}
+	if len(pos) == 0 {
+		fmt.Fprint(stderr, supervisorUsage)
+		return 2
+	}
+	list, err := supervisors.Load(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 1
+	}
+	switch {
+	case pos[0] == "list" && len(pos) == 1:
+		if len(list.Accounts) == 0 {
+			fmt.Fprintf(stdout, "no accounts in %s\n", path)
+			return 0
+		}
+		fmt.Fprintf(stdout, "%-20s %-11s %s\n", "name", "role", "signing key")
+		for _, a := range list.Accounts {
+			key := "no"
+			if a.Key != "" {
+				key = "yes"
+			}
+			fmt.Fprintf(stdout, "%-20s %-11s %s\n", a.Name, a.Role, key)
+		}
+		return 0
+	case pos[0] == "remove" && len(pos) == 2:
+		if err := list.Remove(pos[1]); err != nil {
+			fmt.Fprintln(stderr, "tablectl:", err)
+			return 1
+		}
+		if err := list.Save(path); err != nil {
+			fmt.Fprintln(stderr, "tablectl:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "removed %s from %s\n", pos[1], path)
+		reload(g, stdout)
+		return 0
+	case pos[0] == "add" && len(pos) == 2:
+		name := pos[1]
+		if _, exists := list.Lookup(name); exists {
+			fmt.Fprintf(stderr, "tablectl: %s already has an account in %s (remove it first)\n", name, path)
+			return 1
+		}
+		out := *keyOut
+		if out == "" {
+			out = defaultKeyFile(name)
+		}
+		if _, err := os.Stat(out); err == nil {
+			fmt.Fprintf(stderr, "tablectl: %s exists: give another --key-out (a key is never overwritten)\n", out)
+			return 1
+		}
+		pw, err := readPassword(stdin, stderr, "password for "+name+": ")
+		if err != nil {
+			fmt.Fprintln(stderr, "tablectl:", err)
+			return 1
+		}
+		a, key, err := supervisors.New(name, *role, pw)
+		if err == nil {
+			err = list.Add(a)
+		}
+		if err == nil {
+			err = supervisors.WriteKey(out, key)
+		}
+		if err == nil {
+			err = list.Save(path)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "tablectl:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "added %s (%s) to %s\nsigning key for remote commands: %s (keep it private; copy it to %s's own machine)\n", name, a.Role, path, out, name)
+		reload(g, stdout)
+		return 0
+	}
+	fmt.Fprint(stderr, supervisorUsage)
+	return 2
+}
+
+// reload asks a tabled running on this data directory to read the
+// accounts again; without one it says how.
+func reload(g *globals, stdout io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rep, err := localctl.Do(ctx, filepath.Join(g.dataDir, localctl.SocketName), localctl.Request{Command: "reload"})
+	if err == nil && rep.Accepted {
+		fmt.Fprintln(stdout, "tabled has read the accounts again")
+		return
+	}
+	fmt.Fprintln(stdout, "no tabled answered on this data directory: a tabled started later reads the file; a running one does on SIGHUP (systemctl reload tabled)")
+}
+
+// defaultKeyFile is where a supervisor's signing key lives by default.
+func defaultKeyFile(name string) string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		dir = "."
+	}
+	return filepath.Join(dir, "livetable", name+".key")
+}
+
+// readPassword asks for a password twice on a terminal without echo, or
+// reads one line of stdin when it is not a terminal (scripts, tests).
+func readPassword(stdin io.Reader, stderr io.Writer, prompt string) (string, error) {
+	f, isFile := stdin.(*os.File)
+	if isFile {
+		if old, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+			read := func(p string) (string, error) {
+				fmt.Fprint(stderr, p)
+				quiet := *old
+				quiet.Lflag &^= unix.ECHO
+				quiet.Lflag |= unix.ICANON | unix.ISIG
+				if err := unix.IoctlSetTermios(int(f.Fd()), unix.TCSETS, &quiet); err != nil {
+					return "", fmt.Errorf("terminal: %w", err)
+				}
+				defer func() {
+					_ = unix.IoctlSetTermios(int(f.Fd()), unix.TCSETS, old)
+					fmt.Fprintln(stderr)
+				}()
+				return readLine(f)
+			}
+			pw, err := read(prompt)
+			if err != nil {
+				return "", err
+			}
+			again, err := read("again: ")
+			if err != nil {
+				return "", err
+			}
+			if pw != again {
+				return "", errors.New("the passwords differ")
+			}
+			return pw, nil
+		}
+	}
+	return readLine(stdin)
+}
+
+// readLine reads one line byte by byte, so nothing after it is consumed.
+func readLine(r io.Reader) (string, error) {
+	var b strings.Builder
+	one := make([]byte, 1)
+	for {
+		n, err := r.Read(one)
+		if n == 1 {
+			if one[0] == '\n' {
+				break
+			}
+			b.WriteByte(one[0])
+		}
+		if err == io.EOF {
+			if b.Len() == 0 {
+				return "", errors.New("no password on stdin")
+			}
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return strings.TrimRight(b.String(), "\r"), nil
+}
