@@ -10,6 +10,7 @@
 //
 //	sidebets   exact side-bet and insurance returns, by combinatorics on the shoe
 //	rtp        main-game return of the real engine with basic strategy
+//	exact      exact main-game return of the same strategy, by combinatorial analysis
 //
 // Run "bjsim <subcommand> -h" for a subcommand's flags. The exit status is 0
 // on success, 1 when a computation fails or a --check finds a mismatch, and
@@ -44,6 +45,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"sidebets": {summary: "exact side-bet and insurance returns beside the documents' figures", run: runSidebets},
 		"rtp":      {summary: "main-game return with basic strategy, real engine, finite shoe, 95% interval", run: runRTP},
+		"exact":    {summary: "exact main-game return of the game's strategy, first hand of a full shoe, by combinatorial analysis", run: runExact},
 	}
 }
 
