@@ -83,7 +83,9 @@ func runShuffler(ctx context.Context, g *errgroup.Group, h *hardware, rs *rules.
 			case <-ctx.Done():
 				return nil
 			case b := <-bodies:
-				log.Info().Str("shuffler", b.Kind()).Interface("data", b).Msg("shuffler")
+				// The shuffler logs its own state changes ("shuffler
+				// state"); the body is the same fact.
+				log.Debug().Str("shuffler", b.Kind()).Interface("data", b).Msg("shuffler")
 			case in := <-out:
 				if sc, ok := in.(table.ShoeChanged); ok {
 					// The card shoe announces the new shoe itself (SHOE_ID):

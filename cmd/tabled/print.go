@@ -24,6 +24,9 @@ func printEvents(events <-chan table.Event, log zerolog.Logger) {
 			}
 			msg = b.String()
 		case table.PhaseChanged:
+			if b.Phase == table.PhasePaused {
+				continue // the Paused event's line says who and why
+			}
 			msg = "phase " + string(b.Phase)
 			if b.Reason != "" {
 				msg += ": " + b.Reason

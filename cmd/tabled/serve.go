@@ -214,9 +214,8 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 
 	lopts := light.DefaultOptions()
 	lopts.LastCall = -1 // the controller announces the last call itself
-	lopts.OnChange = func(c light.Changed) {
-		log.Info().Str("pattern", c.Pattern).Bool("red", c.Red).Bool("yellow", c.Yellow).Bool("green", c.Green).Msg("light")
-	}
+	// The tower logs each change itself ("light changed", pattern and
+	// phase): one line per change.
 	tower := light.New(red, yellow, green, lopts, clk, log.With().Str("part", "light").Logger())
 	g.Go(func() error {
 		err := tower.Run(ctx, lightEvents)

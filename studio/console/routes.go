@@ -288,7 +288,7 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request, sess *ses
 		writeJSON(w, code, apiError{Error: err.Error(), Kind: errorKind(err)})
 		return
 	}
-	log.Info().Msg("supervisor command accepted")
+	log.Debug().Msg("supervisor command accepted") // the table's event says it (PAUSED by ...)
 	writeJSON(w, http.StatusOK, map[string]string{"ok": in.Command})
 }
 

@@ -188,7 +188,7 @@ func (s *Server) handle(ctx context.Context, req Request, by string) Reply {
 		rep.Error = err.Error()
 		return rep
 	}
-	log.Info().Msg("local supervisor command accepted")
+	log.Debug().Msg("local supervisor command accepted") // the table's event says it (PAUSED by ...)
 	rep.Accepted = true
 	return rep
 }
