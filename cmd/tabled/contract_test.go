@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +18,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/studio/supervisors"
 	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/studio/wire/wiretest"
 )
@@ -43,7 +46,12 @@ func TestContractDemoAllGames(t *testing.T) {
 	defer cancel()
 
 	games := []string{"000", "001", "002", "003", "004"}
-	const token = "contract-token"
+	// The supervisor's account, in every table's accounts file: commands
+	// over MQTT are signed with its key.
+	acct, supKey, err := supervisors.New("contract", supervisors.RoleSupervisor, "contract-password")
+	require.NoError(t, err)
+	accounts := &supervisors.List{}
+	require.NoError(t, accounts.Add(acct))
 	var (
 		mu       sync.Mutex
 		failures []string
@@ -106,7 +114,7 @@ func TestContractDemoAllGames(t *testing.T) {
 		cfg.Studio, cfg.Table, cfg.Game = "contract", "g"+g, g
 		cfg.DataDir = filepath.Join(t.TempDir(), "data")
 		cfg.Broker.URL = mosq.URL()
-		cfg.Broker.SupervisorTokens = []string{token}
+		require.NoError(t, accounts.Save(filepath.Join(cfg.DataDir, supervisors.FileName)))
 		cfg.GPIO.Sim = true
 		cfg.Console.Addr = "off"
 		cfg.Demo.Enabled = true
@@ -117,7 +125,7 @@ func TestContractDemoAllGames(t *testing.T) {
 		go func() {
 			serveDone <- serve(ctx, cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel))
 		}()
-		go superviseOverMQTT(ctx, t, mosq.URL(), "livetable/contract/"+cfg.Table+"/", token, drivers[cfg.Table])
+		go superviseOverMQTT(ctx, t, mosq.URL(), "livetable/contract/"+cfg.Table+"/", supKey, drivers[cfg.Table])
 	}
 
 	// Everything the contract has, and the situations the issue names.
@@ -182,7 +190,7 @@ func TestContractDemoAllGames(t *testing.T) {
 // types a card in betting (an unexpected card: an alarm that pauses),
 // corrects the first card of a round, pauses a round, voids another, and
 // resumes every pause.
-func superviseOverMQTT(ctx context.Context, t *testing.T, url, root, token string, events <-chan mqttlinktest.Event) {
+func superviseOverMQTT(ctx context.Context, t *testing.T, url, root string, key ed25519.PrivateKey, events <-chan mqttlinktest.Event) {
 	c := paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID("contract-sup-" + root).
 		SetConnectRetry(true).SetConnectRetryInterval(50 * time.Millisecond))
 	if !c.Connect().WaitTimeout(10 * time.Second) {
@@ -193,11 +201,14 @@ func superviseOverMQTT(ctx context.Context, t *testing.T, url, root, token strin
 	n := 0
 	send := func(typ string, extra map[string]any) {
 		n++
-		cmd := map[string]any{"schema": wire.Version, "id": fmt.Sprintf("sup-%d", n), "type": typ, "by": "contract test", "token": token}
-		for k, v := range extra {
-			cmd[k] = v
+		sc := mqttlink.SupervisorCommand{ID: fmt.Sprintf("sup-%d", n), Type: typ, By: "contract", Time: time.Now()}
+		sc.Reason, _ = extra["reason"].(string)
+		sc.Card, _ = extra["card"].(string)
+		b, err := mqttlink.SignSupervisor(key, root, sc)
+		if err != nil {
+			t.Error(err)
+			return
 		}
-		b, _ := json.Marshal(cmd)
 		c.Publish(root+"commands/supervisor", 1, false, b)
 	}
 	settled, step := 0, 0
