@@ -6,13 +6,20 @@ GO        ?= go
 PKGS      ?= ./...
 TESTFLAGS ?= -race -shuffle=on -timeout 12m
 DIST      ?= dist
-LDFLAGS   ?= -s -w
+# The version every binary prints with --version (cmd/internal/buildinfo):
+# the release tag (vX.Y.Z) or 0.0.0+git<commit date>.<commit>.
+VERSION    ?= $(shell v=$$(git describe --tags --match 'v[0-9]*' 2>/dev/null | sed 's/^v//'); \
+  [ -n "$$v" ] && echo "$$v" || echo "0.0.0+git$$(git log -1 --format=%cd --date=format:%Y%m%d%H%M%S 2>/dev/null).$$(git rev-parse --short HEAD 2>/dev/null)")
+COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILDINFO  := github.com/livetable/livetable/cmd/internal/buildinfo
+LDFLAGS   ?= -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).date=$(BUILD_DATE)
 STATICCHECK_VERSION ?= v0.8.2
 
 # apt-get needs root; use sudo when we are not root and it exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: contract deps-node deps-asyncapi monitoring deps-promtool help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
+.PHONY: contract deps-node deps-asyncapi monitoring deps-promtool package package-check deps-nfpm help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -150,3 +157,33 @@ deps-promtool:
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
 	  $(SUDO) systemctl disable --now prometheus >/dev/null 2>&1 || true; \
 	fi
+
+# Debian packages (nfpm, a Go module installed with go install; v2.45.0 is
+# the newest whose dependencies are all on the module proxy).
+NFPM_VERSION ?= v2.45.0
+NFPM := $(shell $(GO) env GOPATH)/bin/nfpm
+
+package: build deps-nfpm ## .deb files of tabled, tablectl, the unit and the examples for amd64, arm64 and armhf in dist/
+	@for a in amd64:amd64 arm64:arm64 armv7:arm7; do dir=$${a%%:*}; arch=$${a#*:}; \
+	  sed -e "s#\$${PKG_ARCH}#$$arch#g" -e "s#\$${PKG_DIR}#$(DIST)/linux-$$dir#g" -e 's#\$${PKG_VERSION}#$(VERSION)#g' \
+	    deploy/package/nfpm.yaml > $(DIST)/nfpm-$$arch.yaml && \
+	  $(NFPM) package -f $(DIST)/nfpm-$$arch.yaml -p deb -t $(DIST)/ || exit 1; \
+	done
+	@ls -l $(DIST)/*.deb
+
+deps-nfpm:
+	@[ -x $(NFPM) ] && $(NFPM) --version 2>&1 | grep -q '$(NFPM_VERSION:v%=%)' || \
+	  { echo "installing nfpm $(NFPM_VERSION) (go install)"; $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION); }
+
+# The documented install check (root, on a Debian amd64 machine): the
+# package installs with dpkg, systemd verifies the unit as installed (the
+# binary in place, every directive known), the binaries run, and the
+# package is removed again (its data and config stay).
+package-check: package ## install the amd64 .deb with dpkg -i, verify the unit with systemd-analyze, remove it
+	$(SUDO) dpkg -i $(DIST)/livetable_*_amd64.deb
+	@mkdir -p $(DIST)/check
+	systemd-analyze verify /lib/systemd/system/tabled@.service tabled@check.service 2>&1 | tee $(DIST)/check/verify.log
+	@if [ -s $(DIST)/check/verify.log ]; then echo "systemd-analyze verify is not clean"; $(SUDO) dpkg -r livetable; exit 1; fi
+	/usr/bin/tabled --version && /usr/bin/tablectl --version
+	id livetable
+	$(SUDO) dpkg -r livetable

@@ -29,6 +29,8 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/cmd/internal/buildinfo"
 )
 
 // command is one subcommand. run parses its own flags from args (writing
@@ -74,6 +76,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, log zerol
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		usage(stdout, cmds)
+		return 0
+	case "-version", "--version", "version":
+		fmt.Fprintln(stdout, buildinfo.String("bjsim"))
 		return 0
 	}
 	cmd, ok := cmds[args[0]]

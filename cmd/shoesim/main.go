@@ -25,6 +25,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/livetable/livetable/cmd/internal/buildinfo"
 	"github.com/livetable/livetable/simulators/shoe"
 	"github.com/livetable/livetable/table/card"
 )
@@ -74,7 +75,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.Unshuffled, "unshuffled", false, "every new shoe repeats the previous order")
 	fs.StringVar(&logFormat, "log-format", "console", "log format: console or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level")
+	version := fs.Bool("version", false, "print the version, commit and build date, and exit")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *version {
+		_, err := fmt.Fprintln(stdout, buildinfo.String("shoesim"))
 		return err
 	}
 

@@ -24,6 +24,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/livetable/livetable/cmd/internal/buildinfo"
 	"github.com/livetable/livetable/table/scenario"
 )
 
@@ -44,6 +45,7 @@ commands:
   round CODE        one round in full from the journal ('#07:35:00', '#2026-11-24 07:35:00')
   journal verify    check every record's checksum, the hash chain, and that the journal is not behind the outbox
   journal accept-loss  accept the events a journal behind its outbox lost (--by, --reason): tabled then starts paused
+  version           the version, commit and build date
 
 On the table box, status and the supervisor commands go to tabled's socket
 in the data directory (its file permissions are the authorisation); with
@@ -66,6 +68,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "tablectl:", err)
 		return 2
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
 	}
 	// Global flags before the command: --config F, --data-dir D.
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" {
@@ -99,6 +104,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runRound(g, args[1:], stdout, stderr)
 	case "journal":
 		return runJournal(g, args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, buildinfo.String("tablectl"))
+		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

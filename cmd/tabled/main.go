@@ -21,13 +21,15 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/cmd/internal/buildinfo"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tabled", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -45,9 +47,14 @@ func run(args []string, stderr io.Writer) int {
 		shoePath  = fs.String("shoe", "", "serial device of the card shoe")
 		seats     = fs.Int("seats", 0, "demo: seats played by simulated players")
 		seed      = fs.Uint64("seed", 0, "demo: shoe and bet seed")
+		version   = fs.Bool("version", false, "print the version, commit and build date, and exit")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *version {
+		fmt.Fprintln(stdout, buildinfo.String("tabled"))
+		return 0
 	}
 	cfg, err := LoadConfig(*cfgPath)
 	if err != nil {
