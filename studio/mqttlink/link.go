@@ -109,7 +109,7 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 	}
 	defer l.running.Store(false)
 
-	ob, err := openOutbox(l.opts.FS, l.opts.OutboxDir, l.opts.OutboxMaxBytes, l.opts.OutboxCompactBytes, l.log)
+	ob, err := openOutbox(l.opts.FS, l.opts.OutboxDir, l.opts.OutboxMaxBytes, l.opts.OutboxCompactBytes, l.opts.OutboxMemoryBytes, l.log)
 	if err != nil {
 		return err
 	}

@@ -78,6 +78,11 @@ type Options struct {
 	// controller's bounded subscriber queue then counts the overflow).
 	// Default 64 MiB.
 	OutboxMaxBytes int64
+	// OutboxMemoryBytes bounds the payload bytes of unacknowledged
+	// events the outbox holds in memory; past it (a long broker outage)
+	// they stay in the outbox file only and are read back when their turn
+	// to be published comes. Default 8 MiB.
+	OutboxMemoryBytes int64
 	// OutboxCompactBytes is how many bytes of acknowledged records the
 	// outbox file may carry before it is rewritten without them.
 	// Default 4 MiB.
@@ -148,6 +153,7 @@ func DefaultOptions() Options {
 		QoS:                  1,
 		OutboxMaxBytes:       64 << 20,
 		OutboxCompactBytes:   4 << 20,
+		OutboxMemoryBytes:    8 << 20,
 		OutboxBatch:          256,
 		MaxInflight:          32,
 		OutboxSyncInterval:   time.Second,
@@ -169,6 +175,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.OutboxMaxBytes <= 0 {
 		o.OutboxMaxBytes = d.OutboxMaxBytes
+	}
+	if o.OutboxMemoryBytes <= 0 {
+		o.OutboxMemoryBytes = d.OutboxMemoryBytes
 	}
 	if o.OutboxCompactBytes <= 0 {
 		o.OutboxCompactBytes = d.OutboxCompactBytes

@@ -1,6 +1,7 @@
 package mqttlink
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -62,6 +63,16 @@ import (
 // When the acknowledged head of events.log grows past the compaction
 // threshold, the unacknowledged tail is copied to a new file that replaces
 // the old one by rename.
+//
+// # Memory
+//
+// The unacknowledged records are indexed in memory (pos, seq, where they
+// end in events.log), but their payloads only up to memMax bytes
+// (Options.OutboxMemoryBytes, 8 MiB): during a long broker outage the
+// records past that are "spilled", their payload left in the file, and
+// Pending reads each back when it reaches the publishing window. Opening
+// an outbox streams the file the same way, so a daemon restarted with an
+// hour of unsent events does not hold them all either.
 
 const (
 	outboxLogName   = "events.log"
@@ -83,10 +94,12 @@ type record struct {
 	seq     uint64
 	state   bool // published retained on the state topic
 	payload []byte
+	n       int   // payload length (payload is nil while spilled)
+	spilled bool  // the payload is only in events.log
 	end     int64 // offset just past the record in events.log
 }
 
-func (r *record) size() int64 { return int64(recordHeaderLen + len(r.payload)) }
+func (r *record) size() int64 { return int64(recordHeaderLen + r.n) }
 
 // outbox is safe for one goroutine appending and acknowledging (the link's
 // pump) and SyncLoop at a time: Append and compaction write the file only from the
@@ -97,6 +110,7 @@ type outbox struct {
 	log          zerolog.Logger
 	maxBytes     int64
 	compactBytes int64
+	memMax       int64 // payload bytes of pending records held in memory
 
 	// f is the open events.log; only the appending goroutine writes it.
 	f    vfs.File
@@ -112,6 +126,12 @@ type outbox struct {
 	// pending are the unacknowledged records in pos order.
 	pending      []record
 	pendingBytes int64
+	// memBytes are the payload bytes of pending records held in memory
+	// (not spilled).
+	memBytes int64
+	// written is how far events.log has been written: records ending
+	// past it are still in unwritten.
+	written int64
 	// headOffset is where the first unacknowledged record starts in
 	// events.log (everything before it is acknowledged).
 	headOffset int64
@@ -130,14 +150,16 @@ type outbox struct {
 // openOutbox opens or creates the outbox in dir and loads the records that
 // were not acknowledged yet. A torn or corrupt tail (a crash during an
 // append) is cut off and logged: those events were never published.
-// fsys nil means the operating system's files.
-func openOutbox(fsys vfs.FS, dir string, maxBytes, compactBytes int64, log zerolog.Logger) (*outbox, error) {
+// fsys nil means the operating system's files. memMax bounds the payload
+// bytes of unacknowledged records held in memory (the rest are read back
+// from the file when published).
+func openOutbox(fsys vfs.FS, dir string, maxBytes, compactBytes, memMax int64, log zerolog.Logger) (*outbox, error) {
 	fsys = vfs.OrOS(fsys)
 	if err := fsys.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("mqttlink: outbox dir: %w", err)
 	}
 	ob := &outbox{
-		fs: fsys, dir: dir, log: log, maxBytes: maxBytes, compactBytes: compactBytes,
+		fs: fsys, dir: dir, log: log, maxBytes: maxBytes, compactBytes: compactBytes, memMax: memMax,
 		dirty: make(chan struct{}, 1),
 	}
 	ackf, err := fsys.OpenFile(filepath.Join(dir, outboxAckName), os.O_RDWR|os.O_CREATE, 0o640)
@@ -188,19 +210,35 @@ func (ob *outbox) readAck() (pos, seq uint64) {
 	return binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:])
 }
 
-// load scans events.log, keeps the unacknowledged records and truncates a
-// damaged tail.
+// load scans events.log, keeps the unacknowledged records (their payloads
+// up to memMax, see Memory) and truncates a damaged tail. It streams the
+// file: a large outbox is never read into memory whole.
 func (ob *outbox) load() error {
-	data, err := io.ReadAll(ob.f)
-	if err != nil {
-		return fmt.Errorf("%w: read %s: %w", ErrOutboxCorrupt, outboxLogName, err)
+	if _, err := ob.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("mqttlink: seek outbox: %w", err)
 	}
+	br := bufio.NewReaderSize(ob.f, 64<<10)
 	var off int64
 	var lastPos uint64
-	for off < int64(len(data)) {
-		rec, n, ok := decodeRecord(data[off:])
-		if !ok || rec.pos <= lastPos {
-			ob.log.Warn().Int64("offset", off).Int64("dropped_bytes", int64(len(data))-off).
+	var hdr [recordHeaderLen]byte
+	var buf []byte
+	for {
+		rec, next, err := readRecord(br, hdr[:], &buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil && rec.pos <= lastPos {
+			err = errBadRecord
+		}
+		if err != nil {
+			if !errors.Is(err, errBadRecord) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("%w: read %s: %w", ErrOutboxCorrupt, outboxLogName, err)
+			}
+			size, serr := ob.f.Seek(0, io.SeekEnd)
+			if serr != nil {
+				return fmt.Errorf("mqttlink: seek outbox: %w", serr)
+			}
+			ob.log.Warn().Int64("offset", off).Int64("dropped_bytes", size-off).
 				Msg("outbox: torn or corrupt tail cut off")
 			if err := ob.f.Truncate(off); err != nil {
 				return fmt.Errorf("mqttlink: truncate outbox: %w", err)
@@ -210,7 +248,7 @@ func (ob *outbox) load() error {
 			}
 			break
 		}
-		off += int64(n)
+		off += next
 		lastPos = rec.pos
 		ob.lastSeq = max(ob.lastSeq, rec.seq)
 		if rec.pos <= ob.ackedPos {
@@ -218,16 +256,57 @@ func (ob *outbox) load() error {
 			continue
 		}
 		rec.end = off
+		if ob.memBytes+int64(rec.n) <= ob.memMax {
+			rec.payload = bytes.Clone(buf)
+			ob.memBytes += int64(rec.n)
+		} else {
+			rec.spilled = true
+		}
 		ob.pending = append(ob.pending, rec)
-		ob.pendingBytes += int64(len(rec.payload))
+		ob.pendingBytes += int64(rec.n)
 	}
 	if _, err := ob.f.Seek(off, io.SeekStart); err != nil {
 		return fmt.Errorf("mqttlink: seek outbox: %w", err)
 	}
-	ob.fileBytes = off
+	ob.fileBytes, ob.written = off, off
 	ob.nextPos = max(lastPos, ob.ackedPos) + 1
 	ob.lastSeq = max(ob.lastSeq, ob.ackedSeq)
 	return nil
+}
+
+// errBadRecord is a record that fails its checks: a torn or damaged tail.
+var errBadRecord = errors.New("bad outbox record")
+
+// readRecord reads the next record from r, its payload into *buf (reused),
+// and returns it without payload, with its length on disk. io.EOF means a
+// clean end; errBadRecord and io.ErrUnexpectedEOF a damaged or torn one.
+func readRecord(r io.Reader, hdr []byte, buf *[]byte) (rec record, n int64, err error) {
+	if _, err := io.ReadFull(r, hdr[:recordHeaderLen]); err != nil {
+		return record{}, 0, err
+	}
+	plen := binary.LittleEndian.Uint32(hdr[0:])
+	if plen > maxRecordPayload {
+		return record{}, 0, errBadRecord
+	}
+	if cap(*buf) < int(plen) {
+		*buf = make([]byte, plen)
+	}
+	*buf = (*buf)[:plen]
+	if _, err := io.ReadFull(r, *buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return record{}, 0, err
+	}
+	crc := crc32.Update(crc32.Checksum(hdr[8:recordHeaderLen], castagnoli), castagnoli, *buf)
+	if crc != binary.LittleEndian.Uint32(hdr[4:]) {
+		return record{}, 0, errBadRecord
+	}
+	rec.pos = binary.LittleEndian.Uint64(hdr[8:])
+	rec.seq = binary.LittleEndian.Uint64(hdr[16:])
+	rec.state = hdr[24]&flagState != 0
+	rec.n = int(plen)
+	return rec, int64(recordHeaderLen) + int64(plen), nil
 }
 
 // decodeRecord reads one record from the front of b. ok is false for a
@@ -248,6 +327,7 @@ func decodeRecord(b []byte) (rec record, n int, ok bool) {
 	rec.seq = binary.LittleEndian.Uint64(b[16:])
 	rec.state = b[24]&flagState != 0
 	rec.payload = bytes.Clone(b[recordHeaderLen:n])
+	rec.n = len(rec.payload)
 	return rec, n, true
 }
 
@@ -316,14 +396,21 @@ func (ob *outbox) Append(entries []entry) error {
 		return ErrOutboxClosed
 	}
 	for _, e := range entries {
-		r := record{pos: ob.nextPos, seq: e.seq, state: e.state, payload: e.payload}
+		r := record{pos: ob.nextPos, seq: e.seq, state: e.state, payload: e.payload, n: len(e.payload)}
 		ob.unwritten = appendRecord(ob.unwritten, &r)
 		ob.fileBytes += r.size()
 		r.end = ob.fileBytes
 		ob.nextPos++
 		ob.lastSeq = max(ob.lastSeq, r.seq)
+		if ob.memBytes+int64(r.n) > ob.memMax {
+			// Past the memory bound: the payload stays in the file only
+			// (see Memory); Pending reads it back.
+			r.payload, r.spilled = nil, true
+		} else {
+			ob.memBytes += int64(r.n)
+		}
 		ob.pending = append(ob.pending, r)
-		ob.pendingBytes += int64(len(r.payload))
+		ob.pendingBytes += int64(r.n)
 	}
 	return nil
 }
@@ -335,12 +422,13 @@ func (ob *outbox) Flush() error {
 	if len(ob.unwritten) == 0 {
 		return nil
 	}
-	_, err := ob.f.Write(ob.unwritten)
-	ob.unwritten = ob.unwritten[:0] // kept: no allocation per batch
+	k, err := ob.f.Write(ob.unwritten)
 	if err != nil {
 		return fmt.Errorf("mqttlink: outbox write: %w", err)
 	}
+	ob.unwritten = ob.unwritten[:0] // kept: no allocation per batch
 	ob.mu.Lock()
+	ob.written += int64(k)
 	needCompact := ob.headOffset >= ob.compactBytes && ob.headOffset >= ob.fileBytes-ob.headOffset
 	ob.mu.Unlock()
 	signal(ob.dirty)
@@ -401,13 +489,48 @@ func (ob *outbox) Syncs() uint64 { return ob.syncs.Load() }
 
 // Pending returns the i-th unacknowledged record (0 is the head), if there
 // is one, without waiting.
+//
+// A spilled record is read back from events.log (and held in memory from
+// then on, until acknowledged). One that is spilled and not written yet is
+// not returned until the next Flush; one that cannot be read back is not
+// returned either (logged: the outbox file was damaged under it).
 func (ob *outbox) Pending(i int) (record, bool) {
 	ob.mu.Lock()
 	defer ob.mu.Unlock()
 	if ob.closed || i >= len(ob.pending) {
 		return record{}, false
 	}
-	return ob.pending[i], true
+	r := &ob.pending[i]
+	if r.spilled {
+		if r.end > ob.written {
+			return record{}, false
+		}
+		payload, err := ob.readBackLocked(r)
+		if err != nil {
+			ob.log.Error().Err(err).Uint64("pos", r.pos).Uint64("seq", r.seq).Msg("outbox: cannot read a record back")
+			return record{}, false
+		}
+		r.payload, r.spilled = payload, false
+		ob.memBytes += int64(r.n)
+	}
+	return *r, true
+}
+
+// readBackLocked reads a spilled record's payload from events.log and
+// checks it is the record indexed.
+func (ob *outbox) readBackLocked(r *record) ([]byte, error) {
+	b := make([]byte, r.size())
+	ob.fileMu.Lock()
+	_, err := ob.f.ReadAt(b, r.end-r.size())
+	ob.fileMu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("mqttlink: outbox read back: %w", err)
+	}
+	got, _, ok := decodeRecord(b)
+	if !ok || got.pos != r.pos || got.seq != r.seq {
+		return nil, fmt.Errorf("%w: record at %d does not read back", ErrOutboxCorrupt, r.end-r.size())
+	}
+	return got.payload, nil
 }
 
 // Ack marks the head record, which must be at pos, acknowledged by the
@@ -424,7 +547,10 @@ func (ob *outbox) Ack(pos uint64) error {
 	r := ob.pending[0]
 	ob.pending[0] = record{}
 	ob.pending = ob.pending[1:]
-	ob.pendingBytes -= int64(len(r.payload))
+	ob.pendingBytes -= int64(r.n)
+	if !r.spilled {
+		ob.memBytes -= int64(r.n)
+	}
 	ob.headOffset = r.end
 	ob.ackedPos, ob.ackedSeq = r.pos, max(ob.ackedSeq, r.seq)
 	return ob.writeAckLocked()
@@ -441,28 +567,24 @@ func (ob *outbox) writeAckLocked() error {
 	return nil
 }
 
-// compact rewrites events.log with only the unacknowledged records. Called
-// from the appending goroutine (or before any goroutine starts).
+// compact rewrites events.log with only the unacknowledged records: it
+// copies the file's tail from the first of them, without reading the
+// records into memory. Called from the appending goroutine after Flush
+// (or before any goroutine starts), when everything appended is written.
 func (ob *outbox) compact() error {
 	ob.mu.Lock()
-	recs := make([]record, len(ob.pending))
-	copy(recs, ob.pending)
+	head, end := ob.headOffset, ob.written
 	ob.mu.Unlock()
-
-	var buf []byte
-	var off int64
-	ends := make([]int64, len(recs))
-	for i := range recs {
-		buf = appendRecord(buf, &recs[i])
-		off += recs[i].size()
-		ends[i] = off
+	if len(ob.unwritten) > 0 {
+		return fmt.Errorf("mqttlink: outbox compact with %d bytes not written", len(ob.unwritten))
 	}
+
 	tmp := filepath.Join(ob.dir, outboxLogName+".tmp")
 	nf, err := ob.fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return fmt.Errorf("mqttlink: outbox compact: %w", err)
 	}
-	if _, err := nf.Write(buf); err != nil {
+	if _, err := io.Copy(nf, io.NewSectionReader(ob.f, head, end-head)); err != nil {
 		_ = nf.Close()
 		return fmt.Errorf("mqttlink: outbox compact write: %w", err)
 	}
@@ -484,31 +606,26 @@ func (ob *outbox) compact() error {
 		_ = nf.Close()
 		return err
 	}
+	ob.mu.Lock()
 	ob.fileMu.Lock()
 	old := ob.f
 	ob.f = nf
 	ob.fileMu.Unlock()
-
-	ob.mu.Lock()
-	// The publisher may have acknowledged some of recs meanwhile: they are
-	// no longer pending, and the new head offset is the end of the last of
-	// them in the new file.
-	acked := len(recs) - len(ob.pending)
-	var head int64
-	if acked > 0 {
-		head = ends[acked-1]
-	}
+	// Every offset moves down by head. Records acknowledged meanwhile (none
+	// when the pump calls this, as it also acknowledges) have moved the head
+	// within the copied part.
 	for i := range ob.pending {
-		ob.pending[i].end = ends[acked+i]
+		ob.pending[i].end -= head
 	}
-	ob.headOffset = head
-	ob.fileBytes = off
+	ob.headOffset -= head
+	ob.fileBytes -= head
+	ob.written -= head
 	ob.mu.Unlock()
 
 	if err := old.Close(); err != nil {
 		return fmt.Errorf("mqttlink: outbox close old file: %w", err)
 	}
-	ob.log.Debug().Int("kept", len(recs)-acked).Msg("outbox compacted")
+	ob.log.Debug().Int64("dropped_bytes", head).Msg("outbox compacted")
 	return nil
 }
 

@@ -17,7 +17,7 @@ func BenchmarkOutboxAppend(b *testing.B) {
 	payload := make([]byte, 300) // about one event's JSON
 	for _, batch := range []int{1, 64} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			ob, err := openOutbox(nil, b.TempDir(), 1<<30, 4<<20, zerolog.Nop())
+			ob, err := openOutbox(nil, b.TempDir(), 1<<30, 4<<20, 1<<30, zerolog.Nop())
 			require.NoError(b, err)
 			defer ob.Close()
 			es := make([]entry, batch)

@@ -28,7 +28,7 @@ func FuzzOutboxLoad(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, outboxLogName), data, 0o640); err != nil {
 			t.Fatal(err)
 		}
-		ob, err := openOutbox(nil, dir, 1<<20, 1<<20, zerolog.Nop())
+		ob, err := openOutbox(nil, dir, 1<<20, 1<<20, 1<<30, zerolog.Nop())
 		if err != nil {
 			t.Fatalf("open: %v", err)
 		}
@@ -46,7 +46,7 @@ func FuzzOutboxLoad(f *testing.F) {
 		if err := ob.Close(); err != nil {
 			t.Fatal(err)
 		}
-		ob, err = openOutbox(nil, dir, 1<<20, 1<<20, zerolog.Nop())
+		ob, err = openOutbox(nil, dir, 1<<20, 1<<20, 1<<30, zerolog.Nop())
 		if err != nil {
 			t.Fatalf("reopen: %v", err)
 		}

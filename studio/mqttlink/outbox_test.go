@@ -24,7 +24,7 @@ func entries(from, to uint64) []entry {
 
 func open(t *testing.T, dir string, maxBytes, compact int64) *outbox {
 	t.Helper()
-	ob, err := openOutbox(nil, dir, maxBytes, compact, zerolog.Nop())
+	ob, err := openOutbox(nil, dir, maxBytes, compact, 1<<30, zerolog.Nop())
 	require.NoError(t, err)
 	return ob
 }
@@ -196,7 +196,7 @@ func TestOutboxAppendThenFlush(t *testing.T) {
 
 	require.NoError(t, ob.Append(entries(4, 4)))
 	// A crash now: a second outbox reads the file as it is.
-	crashed, err := openOutbox(nil, dir, 1<<20, 1<<20, zerolog.Nop())
+	crashed, err := openOutbox(nil, dir, 1<<20, 1<<20, 1<<30, zerolog.Nop())
 	require.NoError(t, err)
 	assert.EqualValues(t, 3, crashed.LastSeq(), "the unwritten record is not in the file")
 	require.NoError(t, crashed.Close())
@@ -469,4 +469,53 @@ func TestOutboxPublishedSeq(t *testing.T) {
 	last, err := OutboxLastSeq(nil, dir, zerolog.Nop())
 	require.NoError(t, err)
 	assert.Equal(t, last, seq)
+}
+
+// TestOutboxSpillsPastMemoryBound: during a long outage the outbox keeps
+// only memMax bytes of payloads in memory; the rest stay in the file and
+// come back, identical and in order, when they are published, across
+// compactions and a reopen (which streams the file under the same bound).
+func TestOutboxSpillsPastMemoryBound(t *testing.T) {
+	const memMax = 1 << 10
+	dir := t.TempDir()
+	ob, err := openOutbox(nil, dir, 1<<30, 2<<10, memMax, zerolog.Nop())
+	require.NoError(t, err)
+	want := entries(1, 400) // about 4.5 KiB of payloads: 90 fit in memMax
+	require.NoError(t, ob.Append(want[:300]))
+	last, ok := ob.Pending(299)
+	assert.False(t, ok, "a spilled record not yet written is not handed out: %+v", last)
+	require.NoError(t, ob.Flush())
+	assert.LessOrEqual(t, ob.memBytes, int64(memMax), "payloads held")
+	spilled := 0
+	for _, r := range ob.pending {
+		if r.spilled {
+			spilled++
+		}
+	}
+	assert.Greater(t, spilled, 150, "most records wait in the file")
+
+	check := func(got []record, from uint64) {
+		t.Helper()
+		for i, r := range got {
+			assert.Equal(t, from+uint64(i), r.seq)
+			assert.Equal(t, string(want[r.seq-1].payload), string(r.payload), "seq %d", r.seq)
+			assert.Equal(t, want[r.seq-1].state, r.state)
+		}
+	}
+	// Publishing reads them back; acknowledging compacts the file under
+	// them (compactBytes 2 KiB).
+	check(ackN(t, ob, 150), 1)
+	assert.LessOrEqual(t, ob.memBytes, int64(memMax)+int64(len(want[0].payload))*2)
+	require.NoError(t, ob.Close())
+
+	ob, err = openOutbox(nil, dir, 1<<30, 2<<10, memMax, zerolog.Nop())
+	require.NoError(t, err)
+	defer ob.Close()
+	assert.Equal(t, 150, ob.Depth())
+	assert.LessOrEqual(t, ob.memBytes, int64(memMax), "the reopen streams under the bound")
+	require.NoError(t, ob.Append(want[300:]))
+	require.NoError(t, ob.Flush())
+	check(ackN(t, ob, 250), 151)
+	assert.Zero(t, ob.Depth())
+	assert.Zero(t, ob.memBytes)
 }

@@ -20,7 +20,8 @@ import (
 // (a crash in between), and are handed to the link again. fsys nil means
 // the operating system's files.
 func OutboxLastSeq(fsys vfs.FS, dir string, log zerolog.Logger) (uint64, error) {
-	ob, err := openOutbox(fsys, dir, DefaultOptions().OutboxMaxBytes, DefaultOptions().OutboxCompactBytes, log)
+	// No payload is needed: memory bound 0 leaves them all in the file.
+	ob, err := openOutbox(fsys, dir, DefaultOptions().OutboxMaxBytes, DefaultOptions().OutboxCompactBytes, 0, log)
 	if err != nil {
 		return 0, err
 	}

@@ -105,7 +105,7 @@ func startPump(t *testing.T, window int) *pumpRig {
 	t.Helper()
 	l, err := New(Options{Studio: "s1", Table: "t1", BrokerURL: "tcp://127.0.0.1:1", OutboxDir: t.TempDir(), MaxInflight: window}, zerolog.Nop())
 	require.NoError(t, err)
-	ob, err := openOutbox(l.opts.FS, l.opts.OutboxDir, l.opts.OutboxMaxBytes, l.opts.OutboxCompactBytes, zerolog.Nop())
+	ob, err := openOutbox(l.opts.FS, l.opts.OutboxDir, l.opts.OutboxMaxBytes, l.opts.OutboxCompactBytes, l.opts.OutboxMemoryBytes, zerolog.Nop())
 	require.NoError(t, err)
 	r := &pumpRig{
 		t:      t,
