@@ -165,13 +165,25 @@ type inputEnvelope struct {
 }
 
 // EncodeInput is the stable wire and journal form of an input:
-// {"kind": "...", "data": {...}}.
+// {"kind":"...","data":{...}}. The input is encoded once and the envelope
+// written around it: marshalling the envelope would check and copy the
+// data a second time (the bytes are the same as json.Marshal's of
+// inputEnvelope, so journals and their hash chains do not change).
 func EncodeInput(in Input) ([]byte, error) {
 	data, err := json.Marshal(in)
 	if err != nil {
 		return nil, fmt.Errorf("table: encode %s: %w", in.Kind(), err)
 	}
-	return json.Marshal(inputEnvelope{Kind: in.Kind(), Data: data})
+	kind, err := json.Marshal(in.Kind())
+	if err != nil {
+		return nil, fmt.Errorf("table: encode %s: %w", in.Kind(), err)
+	}
+	b := make([]byte, 0, len(`{"kind":,"data":}`)+len(kind)+len(data))
+	b = append(b, `{"kind":`...)
+	b = append(b, kind...)
+	b = append(b, `,"data":`...)
+	b = append(b, data...)
+	return append(b, '}'), nil
 }
 
 // DecodeInput is the inverse of EncodeInput.
