@@ -35,6 +35,8 @@ type ConsoleConfig struct {
 	SecureCookie bool `yaml:"secure_cookie"`
 	// Insecure allows plain HTTP on an address off loopback.
 	Insecure bool `yaml:"insecure"`
+	// Currency is the ISO 4217 code the console shows amounts in (EUR).
+	Currency string `yaml:"currency"`
 }
 
 // supervisorsPath is the accounts file of cfg.

@@ -279,7 +279,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		}
 		cc := cfg.Console
 		cons, err := console.New(console.Options{Addr: addr, Accounts: users, GameName: rs.Name,
-			TLSCert: cc.TLSCert, TLSKey: cc.TLSKey, SecureCookie: cc.SecureCookie, Insecure: cc.Insecure,
+			TLSCert: cc.TLSCert, TLSKey: cc.TLSKey, SecureCookie: cc.SecureCookie, Insecure: cc.Insecure, Currency: cc.Currency,
 			Clock: clk, Metrics: metrics}, ctrl, recall, healthOf(shoeLink, hw, link, jr), consoleLog(log))
 		if err != nil {
 			return fmt.Errorf("tabled: console: %w", err)

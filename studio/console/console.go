@@ -109,6 +109,9 @@ type Options struct {
 	// SecureCookie marks cookies Secure: set it when a TLS proxy fronts
 	// the console (browsers refuse Secure cookies over plain http).
 	SecureCookie bool
+	// Currency is the ISO 4217 code amounts are shown in (minor units on
+	// the wire). Default EUR.
+	Currency string
 	// Clock stamps sessions, login limits and the connection snapshot.
 	Clock clockwork.Clock
 	// Metrics receives the counters of the event stream; nil makes one
@@ -170,6 +173,9 @@ func (o *Options) ensureDefaults() {
 	if o.Clock == nil {
 		o.Clock = d.Clock
 	}
+	if o.Currency == "" {
+		o.Currency = "EUR"
+	}
 }
 
 // Server is the console: an HTTP server and the goroutine that fans the
@@ -187,6 +193,7 @@ type Server struct {
 	alarms  *alarmLog
 	auth    *auth
 	pages   *pages
+	i18n    *catalogues
 	mux     *http.ServeMux
 	ready   chan struct{} // closed by Run once it listens and is subscribed
 
@@ -237,8 +244,12 @@ func New(opts Options, t Table, recall Recall, health HealthFunc, log zerolog.Lo
 	if err != nil {
 		return nil, err
 	}
+	cat, err := loadCatalogues(pg.static)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
-		opts: opts, table: t, health: health, clk: opts.Clock, metrics: m, pages: pg,
+		opts: opts, table: t, health: health, clk: opts.Clock, metrics: m, pages: pg, i18n: cat,
 		log:    log.With().Str("component", "console").Logger(),
 		hub:    newHub(opts.ClientQueue),
 		alarms: newAlarmLog(opts.AlarmLog),

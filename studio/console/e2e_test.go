@@ -317,7 +317,8 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	dealer.waitText("instruction", "wait: bets open")
 	dealer.waitAttr("#light", "data-state", "green")
 	assert.Equal(t, "BETS OPEN", dealer.text("phase"))
-	assert.Regexp(t, `^(1[0-5]|[0-9])$`, dealer.text("countdown"), "seconds left of the 15 s betting time")
+	assert.Regexp(t, `^(1[0-5]|[0-9]) s$`, dealer.text("countdown-value"), "seconds left of the 15 s betting time")
+	assert.Equal(t, "bets close in", dealer.text("countdown-label"), "the countdown says what it counts")
 	assert.Equal(t, "Live Blackjack", dealer.text("game-name"))
 	assert.Equal(t, "000", dealer.text("game-code"))
 
@@ -325,7 +326,7 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	lt.clk.Advance(10 * time.Second)
 	dealer.waitAttr("#light", "data-state", "yellow")
 	assert.Equal(t, "LAST CALL", dealer.text("phase"))
-	assert.Regexp(t, `^[0-5]$`, dealer.text("countdown"))
+	assert.Regexp(t, `^[0-5] s$`, dealer.text("countdown-value"))
 
 	// A scripted round: the instruction line follows every card.
 	lt.submit(table.BetsClosed{Bets: []table.Bet{
@@ -351,7 +352,8 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	assert.Equal(t, "9h 9d", dealer.cards(`[data-seat="3"]`))
 	lt.deal("hole card to dealer", "Ts")
 	dealer.waitText("instruction", "wait: seat 1 to decide")
-	assert.Regexp(t, `^([0-9]|10)$`, dealer.text("countdown"), "seconds left of the 10 s decision time")
+	assert.Regexp(t, `^([0-9]|10) s$`, dealer.text("countdown-value"), "seconds left of the 10 s decision time")
+	assert.Equal(t, "seat 1 decides", dealer.text("countdown-label"))
 	assert.Equal(t, "6c back", dealer.cards("#dealer-cards"), "the hole card shows its back")
 	assert.Equal(t, "15", dealer.eval(`document.querySelector('[data-seat="1"] .total').firstChild.textContent`))
 	assert.Equal(t, "true", dealer.eval(`String(document.querySelector('[data-seat="1"]').classList.contains("active"))`))
@@ -388,7 +390,8 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 
 	// A misread from the shoe: an alarm in red on the dealer's screen.
 	lt.submit(table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #57: card unreadable, read it again", Pauses: true})
-	dealer.waitFor("alarm shown", `document.getElementById("alarms").textContent.indexOf("misread #57") >= 0`, `document.getElementById("alarms").textContent`)
+	// The dealer reads what to do; the engine's words are the supervisor's.
+	dealer.waitFor("alarm shown", `document.getElementById("alarms").textContent === "The shoe could not read the card: show it to the supervisor"`, `document.getElementById("alarms").textContent`)
 	dealer.waitAttr("#light", "data-state", "red_blink")
 	sup.waitFor("alarm logged", `document.querySelector("#alarmlog tbody").textContent.indexOf("shoe.misread") >= 0`, `document.querySelector("#alarmlog tbody").textContent`)
 	sup.do(chromedp.Click(chromedp.CSS("#resume")))
@@ -401,7 +404,8 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	sup.do(chromedp.SendKeys(chromedp.CSS("#pause-reason"), "camera 2 frozen"), chromedp.Click(chromedp.CSS("#pause")))
 	sup.waitText("result", "pause: done")
 	sup.waitAttr("#light", "data-state", "red_blink")
-	dealer.waitText("instruction", "stop: table paused (camera 2 frozen)")
+	dealer.waitText("instruction", "STOP: table paused")
+	assert.Equal(t, "Paused by the supervisor: camera 2 frozen", dealer.text("alarms"), "the supervisor's words, not the engine's")
 	dealer.waitAttr("#light", "data-state", "red_blink")
 	assert.Equal(t, "PAUSED", dealer.text("phase"))
 	assert.Equal(t, "true", dealer.eval(`String(document.body.classList.contains("paused"))`))
@@ -438,6 +442,12 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	lt.deal("card to dealer", "8d")
 	lt.waitPhase(table.PhaseSettled)
 	dealer.waitText("instruction", "collect and pay")
+	// Pay-out: each seat says how it ended and what the dealer moves, in
+	// the table's currency.
+	dealer.waitFor("pay-out shown", `!!document.querySelector('[data-seat="1"] .payout')`, `document.getElementById("seats").textContent`)
+	assert.Equal(t, "WINpay €10.00", dealer.eval(`document.querySelector('[data-seat="1"] .payout').textContent`))
+	assert.Contains(t, dealer.eval(`document.querySelector('[data-seat="6"] .payout').textContent`), "WIN")
+	dealer.fits()
 
 	sel := fmt.Sprintf(`#recall tr[data-code=%q]`, round)
 	sup.waitFor("round settled in recall", fmt.Sprintf(`(document.querySelector(%q)||{cells:[0,0,0,{}]}).cells[3].textContent === "settled"`, sel),
@@ -448,8 +458,8 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	sup.do(chromedp.Click(chromedp.CSS(sel)))
 	sup.waitFor("round detail", `document.getElementById("detail").textContent.indexOf("Wagers and payouts") >= 0`, `document.getElementById("detail").textContent`)
 	detail := sup.text("detail")
-	for _, want := range []string{"Round " + round, "dealer 24 bust", "Td 5s 4h = 19", "+10.00", "9h 9d = 18", "+25.00",
-		"perfect_pairs", "8c 3d 9s = 20", "+50.00", "seat 6"} {
+	for _, want := range []string{"Round " + round, "dealer 24 bust", "Td 5s 4h = 19", "+€10.00", "9h 9d = 18", "+€25.00",
+		"perfect_pairs", "8c 3d 9s = 20", "+€50.00", "seat 6"} {
 		assert.Contains(t, detail, want)
 	}
 	sup.do(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
@@ -538,7 +548,8 @@ func TestBrowserCrowdedTableAndOffline(t *testing.T) {
 		assert.Equal(t, "23 players", dealer.text("seats")[strings.Index(dealer.text("seats"), "23 players"):][:10])
 		assert.Equal(t, "SEEN", dealer.text("shoe-cut-v"))
 		assert.Equal(t, fmt.Sprint(6*52-244), dealer.text("shoe-left"))
-		assert.Contains(t, dealer.text("alarms"), "card came out face up")
+		assert.Contains(t, dealer.text("alarms"), "A card came out face up: stop, call the supervisor", "the dealer's words")
+		assert.NotContains(t, dealer.text("alarms"), "show it and deal it", "not the engine's")
 		assert.Contains(t, dealer.eval(`document.querySelector('[data-seat="4"] .total').textContent`), "BUST")
 		assert.Contains(t, dealer.eval(`document.querySelector('[data-seat="3"] .total').textContent`), "BJ")
 		assert.Equal(t, "red", dealer.eval(`document.getElementById("light").getAttribute("data-state")`))
@@ -555,4 +566,66 @@ func TestBrowserCrowdedTableAndOffline(t *testing.T) {
 	dealer.waitFor("offline shown", `!document.getElementById("offline").classList.contains("hidden")`,
 		`document.getElementById("offline").className`)
 	assert.Contains(t, dealer.text("offline"), "NO CONNECTION TO THE TABLE")
+}
+
+// TestBrowserItalian: the dealer's and the supervisor's pages in Italian,
+// chosen with the switch and remembered; amounts in the table's currency
+// the Italian way.
+func TestBrowserItalian(t *testing.T) {
+	bctx := browser(t)
+	st := crowdedState()
+	fake := consoletest.New(st)
+	opts := console.DefaultOptions()
+	opts.Addr = "127.0.0.1:0"
+	opts.GameName = "Free Bet Blackjack"
+	hash, err := bcrypt.GenerateFromPassword([]byte("pit-boss-7"), bcrypt.MinCost)
+	require.NoError(t, err)
+	opts.Supervisors = map[string]string{"giulia": string(hash)}
+	srv, err := console.New(opts, fake, nil, nil, zerolog.Nop())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-srv.Ready()
+	base := "http://" + srv.Addr()
+
+	dealer := newTab(t, bctx, 1600, 900)
+	dealer.do(chromedp.Navigate(base + "/?lang=it"))
+	dealer.waitText("instruction", "carta al posto 2")
+	assert.Equal(t, "NIENTE PIÙ PUNTATE", dealer.text("phase"))
+	assert.Equal(t, "USCITA", dealer.text("shoe-cut-v"))
+	assert.Contains(t, dealer.text("seats"), "POSTO 7")
+	assert.Contains(t, dealer.text("seats"), "23 giocatori")
+	assert.Contains(t, dealer.text("seats"), "500,00 €", "the seat's bet in euro, Italian style")
+	assert.Contains(t, dealer.text("alarms"), "Carta uscita scoperta")
+	assert.Contains(t, dealer.eval(`document.querySelector('[data-seat="4"] .total').textContent`), "SBALLA")
+	dealer.fits()
+
+	// The choice is remembered; the switch goes back to English.
+	dealer.do(chromedp.Navigate(base + "/"))
+	dealer.waitText("instruction", "carta al posto 2")
+	dealer.do(chromedp.Click(chromedp.CSS(`.langs a[data-lang="en"]`)))
+	dealer.waitText("instruction", "card to seat 2")
+	assert.Equal(t, "NO MORE BETS", dealer.text("phase"))
+
+	// The supervisor's pages too.
+	sup := newTab(t, bctx, 1400, 900)
+	sup.do(chromedp.Navigate(base + "/login?lang=it"))
+	sup.waitFor("login page", `document.querySelector("h1") && document.querySelector("h1").textContent === "Accesso supervisore"`, `document.body.textContent`)
+	sup.do(chromedp.SendKeys(chromedp.CSS("#user"), "giulia"), chromedp.SendKeys(chromedp.CSS("#password"), "wrong"),
+		chromedp.Click(chromedp.CSS("#login-submit")))
+	sup.waitText("login-error", "Nome o password errati.")
+	sup.do(chromedp.SendKeys(chromedp.CSS("#password"), "pit-boss-7"), chromedp.Click(chromedp.CSS("#login-submit")))
+	sup.waitText("next", "carta al posto 2")
+	assert.Equal(t, "Comandi", sup.eval(`document.querySelectorAll("h2")[1].textContent`))
+	assert.Equal(t, "Riprendi", sup.text("resume"))
+	assert.Equal(t, "motivo (obbligatorio)", sup.eval(`document.getElementById("pause-reason").placeholder`))
+	// The alarm log keeps the engine's wording for the supervisor, beside
+	// what the dealer was told.
+	fake.Push(table.Event{Time: time.Now(), Table: "table7", Body: table.Alarm{Code: "shoe.face_up", Message: "card came out face up: show it and deal it", Pauses: true}})
+	sup.waitFor("alarm logged", `document.querySelector("#alarmlog tbody tr") !== null`, `document.getElementById("alarmlog").textContent`)
+	row := sup.eval(`document.querySelector("#alarmlog tbody tr").textContent`)
+	assert.Contains(t, row, "card came out face up: show it and deal it")
+	assert.Contains(t, row, "Carta uscita scoperta: fermarsi, chiamare il supervisore")
 }

@@ -87,10 +87,14 @@ func secureHeaders(w http.ResponseWriter) {
 	h.Set("Cache-Control", "no-store")
 }
 
-func (s *Server) handleDealerPage(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleDealerPage(w http.ResponseWriter, r *http.Request) {
+	pd := s.pageData(w, r)
 	secureHeaders(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := s.pages.dealer.Execute(w, struct{ GameName string }{s.opts.GameName}); err != nil {
+	if err := s.pages.dealer.Execute(w, struct {
+		pageData
+		GameName string
+	}{pd, s.opts.GameName}); err != nil {
 		s.log.Error().Err(err).Msg("dealer page")
 	}
 }
@@ -124,12 +128,19 @@ func (s *Server) supervisorOnly(next func(http.ResponseWriter, *http.Request, *s
 }
 
 type loginData struct {
+	pageData
 	CSRF  string
 	Error string
 	User  string
 }
 
-func (s *Server) renderLogin(w http.ResponseWriter, code int, d loginData) {
+// renderLogin shows the login page; errKey (and its args) name the
+// catalogue's error text, "" for none.
+func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, code int, user, errKey string, args ...any) {
+	d := loginData{pageData: s.pageData(w, r), User: user}
+	if errKey != "" {
+		d.Error = s.i18n.t(d.Lang, errKey, args...)
+	}
 	d.CSRF = randomToken()
 	http.SetCookie(w, s.auth.cookie(loginCookie, d.CSRF, "/login", 600))
 	secureHeaders(w)
@@ -145,7 +156,7 @@ func (s *Server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/supervisor", http.StatusSeeOther)
 		return
 	}
-	s.renderLogin(w, http.StatusOK, loginData{})
+	s.renderLogin(w, r, http.StatusOK, "", "")
 }
 
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
@@ -156,21 +167,21 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if err != nil || !sameOrigin(r) || !tokensEqual(r.PostFormValue(csrfField), c.Value) {
 		s.log.Warn().Str("addr", addr).Bool("cookie", err == nil).Bool("same_origin", sameOrigin(r)).
 			Msg("login form without a valid CSRF token refused")
-		s.renderLogin(w, http.StatusForbidden, loginData{Error: "The form expired: please try again.", User: user})
+		s.renderLogin(w, r, http.StatusForbidden, user, "login.expired")
 		return
 	}
 	if wait := s.auth.wait(user, addr); wait > 0 {
 		secs := int((wait + time.Second - 1) / time.Second)
 		s.log.Warn().Str("addr", addr).Str("user", user).Int("wait_s", secs).Msg("login refused: too many failures, waiting")
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		s.renderLogin(w, http.StatusTooManyRequests, loginData{Error: fmt.Sprintf("Too many failed logins: wait %d s.", secs), User: user})
+		s.renderLogin(w, r, http.StatusTooManyRequests, user, "login.wait", secs)
 		return
 	}
 	sess, token, ok := s.auth.login(user, r.PostFormValue("password"))
 	if !ok {
 		s.auth.fail(user, addr)
 		s.log.Warn().Str("addr", addr).Str("user", user).Msg("login refused: wrong name or password")
-		s.renderLogin(w, http.StatusUnauthorized, loginData{Error: "Wrong name or password.", User: user})
+		s.renderLogin(w, r, http.StatusUnauthorized, user, "login.wrong")
 		return
 	}
 	s.auth.succeeded(user, addr)
@@ -195,7 +206,10 @@ func (s *Server) handleSupervisorPage(w http.ResponseWriter, r *http.Request) {
 	}
 	secureHeaders(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	d := struct{ CSRF, User, GameName string }{sess.csrf, sess.user, s.opts.GameName}
+	d := struct {
+		pageData
+		CSRF, User, GameName string
+	}{s.pageData(w, r), sess.csrf, sess.user, s.opts.GameName}
 	if err := s.pages.supervisor.Execute(w, d); err != nil {
 		s.log.Error().Err(err).Msg("supervisor page")
 	}

@@ -5,6 +5,38 @@
 var LT = (function () {
   var SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
 
+  // The page's language and its catalogue (assets/i18n/{lang}.json), put
+  // in the page by the server: every word the pages show comes from it.
+  var html = document.documentElement;
+  var LANG = html.getAttribute("lang") || "en";
+  var CAT = {};
+  try { CAT = JSON.parse(html.getAttribute("data-i18n") || "{}"); } catch (e) { CAT = {}; }
+  var CURRENCY = html.getAttribute("data-currency") || "EUR";
+
+  // t returns the catalogue's text for key with {0}, {1}... filled in;
+  // a key missing from the catalogue shows as itself (the tests forbid it).
+  function t(key) {
+    var s = Object.prototype.hasOwnProperty.call(CAT, key) ? CAT[key] : key;
+    var args = arguments;
+    return s.replace(/\{(\d+)\}/g, function (m, i) {
+      var v = args[parseInt(i, 10) + 1];
+      return v === undefined ? m : String(v);
+    });
+  }
+  function has(key) { return Object.prototype.hasOwnProperty.call(CAT, key); }
+
+  // applyI18n fills the static text of the page: data-t for an element's
+  // text, data-t-placeholder for an input's placeholder.
+  function applyI18n(root) {
+    Array.prototype.forEach.call((root || document).querySelectorAll("[data-t]"), function (e) {
+      e.textContent = t(e.getAttribute("data-t"));
+    });
+    Array.prototype.forEach.call((root || document).querySelectorAll("[data-t-placeholder]"), function (e) {
+      e.setAttribute("placeholder", t(e.getAttribute("data-t-placeholder")));
+    });
+  }
+  applyI18n();
+
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -17,7 +49,7 @@ var LT = (function () {
     if (!c) {
       var b = el("div", "card back");
       b.setAttribute("data-card", "back");
-      b.title = "face down";
+      b.title = t("card.back");
       return b;
     }
     var rank = c.charAt(0) === "T" ? "10" : c.charAt(0);
@@ -58,14 +90,14 @@ var LT = (function () {
   }
 
   // totalEl shows a total with its tag: soft, bust, blackjack.
-  function totalEl(t, soft, n, single) {
+  function totalEl(tot, soft, n, single) {
     var d = el("span", "total");
     if (!n) { d.textContent = ""; return d; }
-    d.textContent = String(t);
+    d.textContent = String(tot);
     var tag = null;
-    if (t > 21) tag = el("span", "tag bust", "BUST");
-    else if (t === 21 && n === 2 && single) tag = el("span", "tag bj", "BJ");
-    else if (soft) tag = el("span", "tag soft", "soft");
+    if (tot > 21) tag = el("span", "tag bust", t("tag.bust"));
+    else if (tot === 21 && n === 2 && single) tag = el("span", "tag bj", t("tag.bj"));
+    else if (soft) tag = el("span", "tag soft", t("tag.soft"));
     if (tag) d.appendChild(tag);
     return d;
   }
@@ -81,13 +113,35 @@ var LT = (function () {
     if (st.phase === "last_call") return "yellow";
     return "red";
   }
-  var PHASE_TEXT = {
-    idle: "WAITING", betting: "BETS OPEN", last_call: "LAST CALL", dealing: "NO MORE BETS",
-    settled: "SETTLED", paused: "PAUSED", closed: "SHOE CLOSED"
-  };
   function phaseText(st) {
-    if (st.paused) return "PAUSED";
-    return PHASE_TEXT[st.phase] || String(st.phase || "").toUpperCase();
+    if (st.paused) return t("phase.paused");
+    return has("phase." + st.phase) ? t("phase." + st.phase) : String(st.phase || "").toUpperCase();
+  }
+
+  // NEXT maps the table's instruction (table/round Next, in English) to
+  // the catalogue's words.
+  var NEXT = [
+    [/^card to seat (\d+)$/, "next.card_to_seat"], [/^card to dealer$/, "next.card_to_dealer"],
+    [/^hole card to dealer$/, "next.hole_card"], [/^wait: insurance offered$/, "next.insurance"],
+    [/^wait: seat (\d+) to decide$/, "next.wait_decide"], [/^collect and pay$/, "next.collect_pay"],
+    [/^wait for bets$/, "next.wait_bets"], [/^wait: bets open$/, "next.bets_open"], [/^wait$/, "next.wait"], [/^change shoe$/, "next.change_shoe"],
+    [/^burn one card$/, "next.burn"], [/^stop: /, "next.stop"]
+  ];
+  function nextText(next) {
+    for (var i = 0; i < NEXT.length; i++) {
+      var m = NEXT[i][0].exec(next || "");
+      if (m) return t(NEXT[i][1], m[1]);
+    }
+    return next || t("next.wait");
+  }
+
+  // alarmText is what the dealer is told about an alarm: plain words and
+  // what to do, never the engine's wording (the supervisor sees that).
+  function alarmText(code) {
+    code = (code || "").replace(/^shoe\./, "");
+    if (has("alarm." + code)) return t("alarm." + code);
+    if (code.indexOf("shuffler.") === 0) return t("alarm.shuffler");
+    return t("alarm.other");
   }
 
   function lightEl() {
@@ -119,14 +173,19 @@ var LT = (function () {
   // Betting counts to the betting deadline; during play the round's own
   // timer (a decision, the insurance offer) counts down. A paused table
   // shows nothing: its timers are stopped.
+  // The label says what the number counts down to.
   Countdown.prototype.set = function (st, evTime) {
-    var t = st.timer, deadline = null;
+    var tm = st.timer, deadline = null;
+    this.label = "";
     if (st.paused) {
       deadline = null;
     } else if ((st.phase === "betting" || st.phase === "last_call") && st.deadline) {
       deadline = st.deadline;
-    } else if (t && (t.name === "decision" || t.name === "insurance") && t.deadline) {
-      deadline = t.deadline;
+      this.label = t("countdown.bets");
+    } else if (tm && (tm.name === "decision" || tm.name === "insurance") && tm.deadline) {
+      deadline = tm.deadline;
+      var seat = /seat (\d+)/.exec((st.round || {}).next || "");
+      this.label = tm.name === "insurance" ? t("countdown.insurance") : t("countdown.decision", seat ? seat[1] : "");
     }
     if (deadline) {
       var left = Date.parse(deadline) - Date.parse(evTime);
@@ -137,8 +196,8 @@ var LT = (function () {
     this.tick();
   };
   Countdown.prototype.tick = function () {
-    if (this.until === null) { this.onTick(null); return; }
-    this.onTick(Math.max(0, Math.ceil((this.until - performance.now()) / 1000)));
+    if (this.until === null) { this.onTick(null, ""); return; }
+    this.onTick(Math.max(0, Math.ceil((this.until - performance.now()) / 1000)), this.label);
   };
 
   // connect opens the event stream: onState gets every snapshot with the
@@ -159,11 +218,18 @@ var LT = (function () {
     return es;
   }
 
+  // money writes minor units (cents) in the table's currency, the
+  // language's way (1.234,50 € in Italian, €1,234.50 in English). The
+  // amount is exact: the cents are split off as integers.
+  var fmt = null;
+  try {
+    fmt = new Intl.NumberFormat(LANG, { style: "currency", currency: CURRENCY, minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  } catch (e) { fmt = null; }
   function money(cents) {
     var neg = cents < 0;
     var v = Math.abs(cents);
-    var s = Math.floor(v / 100) + "." + String(v % 100).padStart(2, "0");
-    return (neg ? "-" : "") + s;
+    if (fmt) return (neg ? "-" : "") + fmt.format(Math.floor(v / 100) + (v % 100) / 100);
+    return (neg ? "-" : "") + Math.floor(v / 100) + "." + String(v % 100).padStart(2, "0") + " " + CURRENCY;
   }
   function signed(cents) {
     return (cents > 0 ? "+" : "") + money(cents);
@@ -176,6 +242,7 @@ var LT = (function () {
   }
 
   return {
+    t: t, has: has, lang: LANG, applyI18n: applyI18n, nextText: nextText, alarmText: alarmText,
     el: el, cardEl: cardEl, cardsEl: cardsEl, total: total, totalEl: totalEl,
     lightOf: lightOf, lightEl: lightEl, phaseText: phaseText, instructionClass: instructionClass,
     Countdown: Countdown, connect: connect, money: money, signed: signed, timeOf: timeOf

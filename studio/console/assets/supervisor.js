@@ -9,8 +9,8 @@
   $("lightbox").appendChild(light);
   var selected = "";
 
-  var countdown = new LT.Countdown(function (s) {
-    $("countdown").textContent = s === null ? "" : s + " s";
+  var countdown = new LT.Countdown(function (s, label) {
+    $("countdown").textContent = s === null ? "" : label + " " + LT.t("countdown.seconds", s);
   });
 
   function getJSON(url) {
@@ -26,7 +26,7 @@
   function send(body) {
     var res = $("result");
     res.className = "result";
-    res.textContent = "sending " + body.command + "…";
+    res.textContent = LT.t("sv.sending", body.command);
     return fetch("/api/command", {
       method: "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
@@ -35,17 +35,17 @@
       return r.json().then(function (b) {
         if (r.ok) {
           res.className = "result ok";
-          res.textContent = body.command + ": done";
+          res.textContent = LT.t("sv.done", body.command);
         } else {
           res.className = "result err";
           res.setAttribute("data-kind", b.kind || "");
-          res.textContent = body.command + " refused (" + (b.kind || r.status) + "): " + (b.error || r.statusText);
+          res.textContent = LT.t("sv.refused", body.command, b.kind || r.status, b.error || r.statusText);
         }
         refreshRecall();
       });
     }).catch(function (e) {
       res.className = "result err";
-      res.textContent = body.command + " failed: " + e.message;
+      res.textContent = LT.t("sv.failed", body.command, e.message);
     });
   }
 
@@ -57,7 +57,7 @@
   $("void").addEventListener("click", function () {
     var b = $("void");
     if (voidArmed === null) {
-      b.textContent = "Confirm void";
+      b.textContent = LT.t("sv.void_confirm");
       b.setAttribute("data-armed", "true");
       voidArmed = setTimeout(disarmVoid, 5000);
       return;
@@ -68,7 +68,7 @@
   function disarmVoid() {
     clearTimeout(voidArmed);
     voidArmed = null;
-    $("void").textContent = "Void";
+    $("void").textContent = LT.t("sv.void");
     $("void").removeAttribute("data-armed");
   }
   $("correct").addEventListener("click", function () { send({ command: "correct", card: $("correct-card").value }); });
@@ -95,21 +95,21 @@
     $("round").textContent = rv.id || "—";
     countdown.set(st, evTime);
     var next = rv.next || "wait";
-    $("next").textContent = next;
+    $("next").textContent = LT.nextText(next) + (next.indexOf("stop: ") === 0 ? " — " + next.substring(6) : "");
     $("next").className = "next " + LT.instructionClass(next);
     var pb = $("pausedbanner");
     pb.classList.toggle("hidden", !st.paused);
-    pb.textContent = st.paused ? "PAUSED: " + (st.pause_reason || "") : "";
+    pb.textContent = st.paused ? LT.t("sv.paused", st.pause_reason || "") : "";
     $("mini").textContent = "";
     var dh = rv.dealer || {};
     if ((rv.seats || []).length) {
-      miniRow("dealer", dh.cards, dh.hidden, dh.total);
+      miniRow(LT.t("sv.dealer"), dh.cards, dh.hidden, dh.total);
       rv.seats.forEach(function (sv) {
         var h = (sv.hands || [])[0];
-        miniRow("seat " + sv.seat, h ? h.cards : sv.cards, 0, h ? h.total : 0);
+        miniRow(LT.t("sv.seat", sv.seat), h ? h.cards : sv.cards, 0, h ? h.total : 0);
       });
     } else {
-      $("mini").appendChild(LT.el("span", "small", "no round in play"));
+      $("mini").appendChild(LT.el("span", "small", LT.t("seats.none")));
     }
   }
 
@@ -127,6 +127,7 @@
     tr.appendChild(LT.el("td", "mono", a.round || ""));
     tr.appendChild(LT.el("td", a.pauses ? "neg" : "", a.code));
     tr.appendChild(LT.el("td", null, a.message));
+    tr.appendChild(LT.el("td", "small", LT.alarmText(a.code)));
     tb.insertBefore(tr, tb.firstChild);
     while (tb.rows.length > 200) tb.deleteRow(tb.rows.length - 1);
   }
@@ -144,7 +145,7 @@
       tb.textContent = "";
       if (!h.checks.length) {
         var tr0 = LT.el("tr");
-        tr0.appendChild(LT.el("td", "small", "no checks reported"));
+        tr0.appendChild(LT.el("td", "small", LT.t("sv.no_checks")));
         tb.appendChild(tr0);
       }
       h.checks.forEach(function (c) {
@@ -153,11 +154,20 @@
         name.appendChild(LT.el("span", c.ok ? "ok-dot" : "bad-dot"));
         name.appendChild(document.createTextNode(c.name));
         tr.appendChild(name);
-        tr.appendChild(LT.el("td", c.ok ? "pos" : "neg", c.ok ? "ok" : "FAULT"));
+        tr.appendChild(LT.el("td", c.ok ? "pos" : "neg", LT.t(c.ok ? "sv.ok" : "sv.fault")));
         tr.appendChild(LT.el("td", null, c.detail || ""));
         tb.appendChild(tr);
       });
     }).catch(function () {});
+  }
+
+  // headRow is a table head from catalogue keys.
+  function headRow(keys) {
+    var th = LT.el("thead");
+    var tr = LT.el("tr");
+    keys.forEach(function (k) { tr.appendChild(LT.el("th", null, LT.t(k))); });
+    th.appendChild(tr);
+    return th;
   }
 
   function netEl(n) {
@@ -174,14 +184,14 @@
         tr.appendChild(LT.el("td", "mono", r.code));
         tr.appendChild(LT.el("td", "mono", LT.timeOf(r.start)));
         tr.appendChild(LT.el("td", "mono", (r.cards || []).join(" ")));
-        tr.appendChild(LT.el("td", null, !r.settled ? "in play" : r.void ? "VOID" : "settled"));
+        tr.appendChild(LT.el("td", null, LT.t(!r.settled ? "sv.in_play" : r.void ? "sv.void_result" : "sv.settled")));
         tr.appendChild(netEl(r.net));
         tr.addEventListener("click", function () { showRound(r.code); });
         tb.appendChild(tr);
       });
       if (!list.length) {
         var tr0 = LT.el("tr");
-        tr0.appendChild(LT.el("td", "small", "no rounds yet"));
+        tr0.appendChild(LT.el("td", "small", LT.t("sv.no_rounds")));
         tb.appendChild(tr0);
       }
     }).catch(function () {});
@@ -193,31 +203,31 @@
       var box = $("detail");
       box.textContent = "";
       box.classList.remove("hidden");
-      box.appendChild(LT.el("h3", null, "Round " + d.code + " · game " + d.game + " · " +
-        (d.void ? "VOID" : d.settled ? "settled" : "in play") + " · players net " + LT.signed(d.net)));
+      box.appendChild(LT.el("h3", null, LT.t("sv.round_title", d.code, d.game,
+        LT.t(d.void ? "sv.void_result" : d.settled ? "sv.settled" : "sv.in_play"), LT.signed(d.net))));
       if (d.result) box.appendChild(LT.el("div", "small", d.result));
       var cards = LT.el("table", "list");
-      cards.innerHTML = "<thead><tr><th>time</th><th>card</th><th>to</th><th>total</th></tr></thead>";
+      cards.appendChild(headRow(["sv.col.time", "sv.col.card", "sv.col.to", "sv.col.total"]));
       var cb = LT.el("tbody");
       (d.card_log || []).forEach(function (c) {
         var tr = LT.el("tr");
         tr.appendChild(LT.el("td", "mono", LT.timeOf(c.time)));
-        tr.appendChild(LT.el("td", "mono", c.card || "(face down)"));
-        tr.appendChild(LT.el("td", null, (c.seat ? "seat " + c.seat + (c.hand > 1 ? " hand " + c.hand : "") : "dealer") + (c.hole ? " (hole)" : "")));
-        tr.appendChild(LT.el("td", "mono", c.total ? String(c.total) + (c.soft ? " soft" : "") : ""));
+        tr.appendChild(LT.el("td", "mono", c.card || LT.t("sv.face_down")));
+        tr.appendChild(LT.el("td", null, (c.seat ? LT.t("sv.seat", c.seat) + (c.hand > 1 ? " " + LT.t("sv.hand", c.hand) : "") : LT.t("sv.dealer")) + (c.hole ? " " + LT.t("sv.hole") : "")));
+        tr.appendChild(LT.el("td", "mono", c.total ? String(c.total) + (c.soft ? " " + LT.t("tag.soft") : "") : ""));
         cb.appendChild(tr);
       });
       cards.appendChild(cb);
       box.appendChild(cards);
       if ((d.decisions || []).length) {
-        box.appendChild(LT.el("h3", null, "Decisions"));
+        box.appendChild(LT.el("h3", null, LT.t("sv.decisions")));
         var dt = LT.el("table", "list");
         var db = LT.el("tbody");
         d.decisions.forEach(function (x) {
           var tr = LT.el("tr");
           tr.appendChild(LT.el("td", "mono", LT.timeOf(x.time)));
-          tr.appendChild(LT.el("td", null, "seat " + x.seat + (x.hand > 1 ? " hand " + x.hand : "")));
-          tr.appendChild(LT.el("td", null, x.action + (x.auto ? " (timeout)" : "")));
+          tr.appendChild(LT.el("td", null, LT.t("sv.seat", x.seat) + (x.hand > 1 ? " " + LT.t("sv.hand", x.hand) : "")));
+          tr.appendChild(LT.el("td", null, x.action + (x.auto ? " " + LT.t("sv.timeout") : "")));
           db.appendChild(tr);
         });
         dt.appendChild(db);
@@ -225,20 +235,20 @@
       }
       var s = d.settlement;
       if (s) {
-        box.appendChild(LT.el("h3", null, "Wagers and payouts · dealer " + s.dealer.total +
-          (s.dealer.blackjack ? " blackjack" : s.dealer.bust ? " bust" : "")));
+        box.appendChild(LT.el("h3", null, LT.t("sv.wagers", s.dealer.total +
+          (s.dealer.blackjack ? " " + LT.t("outcome.blackjack") : s.dealer.bust ? " " + LT.t("outcome.bust") : ""))));
         var pt = LT.el("table", "list");
-        pt.innerHTML = "<thead><tr><th>seat</th><th>player</th><th>wager</th><th>cards</th><th>stake</th><th>outcome</th><th>net</th></tr></thead>";
+        pt.appendChild(headRow(["sv.col.seat", "sv.col.player", "sv.col.wager", "sv.col.cards", "sv.col.stake", "sv.col.outcome", "sv.col.net"]));
         var pb = LT.el("tbody");
         (s.seats || []).forEach(function (st) {
           (st.hands || []).forEach(function (h, i) {
             var tr = LT.el("tr");
-            tr.appendChild(LT.el("td", null, String(st.seat) + (st.behind ? " behind" : "")));
+            tr.appendChild(LT.el("td", null, String(st.seat) + (st.behind ? " " + LT.t("sv.behind") : "")));
             tr.appendChild(LT.el("td", null, st.player || ""));
-            tr.appendChild(LT.el("td", null, "main" + (st.hands.length > 1 ? " " + (i + 1) : "") + (h.doubled ? " ×2" : "")));
+            tr.appendChild(LT.el("td", null, LT.t("sv.main") + (st.hands.length > 1 ? " " + (i + 1) : "") + (h.doubled ? " ×2" : "")));
             tr.appendChild(LT.el("td", "mono", (h.cards || []).join(" ") + " = " + h.total));
             tr.appendChild(LT.el("td", "mono", LT.money(h.stake)));
-            tr.appendChild(LT.el("td", null, h.outcome));
+            tr.appendChild(LT.el("td", null, LT.t("outcome." + h.outcome)));
             tr.appendChild(netEl(h.net));
             pb.appendChild(tr);
           });
@@ -257,7 +267,7 @@
             var tr = LT.el("tr");
             tr.appendChild(LT.el("td", null, String(st.seat)));
             tr.appendChild(LT.el("td", null, st.player || ""));
-            tr.appendChild(LT.el("td", null, "insurance"));
+            tr.appendChild(LT.el("td", null, LT.t("sv.insurance")));
             tr.appendChild(LT.el("td", null, ""));
             tr.appendChild(LT.el("td", "mono", LT.money(st.insurance.stake)));
             tr.appendChild(LT.el("td", null, ""));
@@ -276,7 +286,7 @@
       });
     }).catch(function (e) {
       $("detail").classList.remove("hidden");
-      $("detail").textContent = "recall failed: " + e.message;
+      $("detail").textContent = LT.t("sv.recall_failed", e.message);
     });
   }
 
