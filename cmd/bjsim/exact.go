@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -62,6 +63,8 @@ func runExact(ctx context.Context, args []string, stdout, stderr io.Writer, _ ze
 		codes = rules.Codes()
 	}
 	var all []exactJSON
+	var sections strings.Builder
+	var summary []string
 	if !*asJSON && !*report {
 		fmt.Fprintf(stdout, "%-5s %-9s %10s %8s %8s", "game", "table", "exact %", "SD", "time")
 		if *rounds > 0 {
@@ -98,9 +101,10 @@ func runExact(ctx context.Context, args []string, stdout, stderr io.Writer, _ ze
 			if err != nil {
 				return err
 			}
-			if err := exact.WriteMarkdown(stdout, r, rs, st, sides, mc); err != nil {
+			if err := exact.WriteMarkdown(&sections, r, rs, st, sides, mc); err != nil {
 				return err
 			}
+			summary = append(summary, summaryRow(r, took, mc))
 		case *asJSON:
 			all = append(all, toJSON(r, took, mc))
 		default:
@@ -110,6 +114,18 @@ func runExact(ctx context.Context, args []string, stdout, stderr io.Writer, _ ze
 			}
 			fmt.Fprintln(stdout)
 		}
+	}
+	if *report {
+		// The table of every game first, then each game's report.
+		fmt.Fprintf(stdout, "| game | table | exact return | SD per round | time |%s\n|---|---|---|---|---|%s\n",
+			map[bool]string{true: " engine (rounds) | ±95% | z |", false: ""}[*rounds > 0],
+			map[bool]string{true: "---|---|---|", false: ""}[*rounds > 0])
+		for _, row := range summary {
+			fmt.Fprintln(stdout, row)
+		}
+		fmt.Fprintln(stdout)
+		_, err := io.WriteString(stdout, sections.String())
+		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -149,4 +165,13 @@ func toJSON(r *exact.Report, took time.Duration, mc *exact.MC) exactJSON {
 		j.MC = &mcJSON{Rounds: mc.Rounds, RTP: 100 * mc.RTP, CI95: 100 * mc.CI95, Z: (mc.RTP - r.RTP) / (mc.CI95 / 1.96)}
 	}
 	return j
+}
+
+// summaryRow is a game's line of the report's table.
+func summaryRow(r *exact.Report, took time.Duration, mc *exact.MC) string {
+	row := fmt.Sprintf("| %s | %s | %.4f%% | %.4f | %.3f s |", r.Game, r.Table, 100*r.RTP, r.SD, took.Seconds())
+	if mc != nil {
+		row += fmt.Sprintf(" %.4f%% (%d) | %.4f | %+.2f |", 100*mc.RTP, mc.Rounds, 100*mc.CI95, (mc.RTP-r.RTP)/(mc.CI95/1.96))
+	}
+	return row
 }

@@ -346,6 +346,17 @@ func (c *calc) ref(up, hole, partner int) *dist {
 
 // hit is the moments of taking one card and playing on.
 func (c *calc) hit(up, hole int, rem removed, partner int, h hand, s stake) mom {
+	return c.draw(up, hole, rem, partner, h, s, false)
+}
+
+// double is the moments of taking exactly one card with stake s.
+func (c *calc) double(up, hole int, rem removed, partner int, h hand, s stake) mom {
+	return c.draw(up, hole, rem, partner, h, s, true)
+}
+
+// draw is the moments of taking a card, then standing when last (a
+// double) or playing on.
+func (c *calc) draw(up, hole int, rem removed, partner int, h hand, s stake, last bool) mom {
 	cnt, left := c.compose(up, hole, rem)
 	var ev mom
 	withE := partner != 0
@@ -360,32 +371,10 @@ func (c *calc) hit(up, hole int, rem removed, partner int, h hand, s stake) mom 
 		switch t, _ := nh.total(); {
 		case t > 21:
 			x = bust(s, c.ref(up, hole, partner))
-		case c.g.charlie > 0 && nh.n >= c.g.charlie:
+		case last || c.g.charlie > 0 && nh.n >= c.g.charlie:
 			x = c.settle(c.dealer(up, hole, nrem), up, t, nh.n, s, withE)
 		default:
 			x = c.play(up, hole, nrem, partner, nh, s)
-		}
-		ev.addScaled(p, x, withE)
-	}
-	return ev
-}
-
-// double is the moments of taking exactly one card with stake s.
-func (c *calc) double(up, hole int, rem removed, partner int, h hand, s stake) mom {
-	cnt, left := c.compose(up, hole, rem)
-	var ev mom
-	withE := partner != 0
-	for v := 1; v <= 10; v++ {
-		if cnt[v] <= 0 {
-			continue
-		}
-		p := float64(cnt[v]) / float64(left)
-		nh := h.add(v)
-		var x mom
-		if t, _ := nh.total(); t > 21 {
-			x = bust(s, c.ref(up, hole, partner))
-		} else {
-			x = c.settle(c.dealer(up, hole, rem.add(v)), up, t, nh.n, s, withE)
 		}
 		ev.addScaled(p, x, withE)
 	}
