@@ -110,30 +110,48 @@ func (b *brute) walk(t *testing.T, prefix []int, cnt counts, left int, p float64
 // the dealer's 22. The second moment is compared too where the deal
 // cannot split (a split's covariance is the one approximate term).
 func TestExactMatchesEngine(t *testing.T) {
-	// A shoe of 19 cards of five values: big enough that no round runs out,
-	// small enough to enumerate, and far from infinite, so a card taken
-	// from the wrong place would show.
-	var shoe counts
+	// Shoes of 19 cards of five values and 18 of seven: big enough that no
+	// round runs out, small enough to enumerate, and far from infinite, so
+	// a card taken from the wrong place would show.
+	var shoe, shoe7 counts
 	shoe[1], shoe[3], shoe[5], shoe[8], shoe[10] = 3, 4, 3, 3, 6
-	deals := []struct{ up, v1, v2 int }{
-		{10, 8, 8}, {1, 8, 8}, {5, 8, 8}, {10, 5, 5}, {3, 1, 1}, {1, 5, 1}, {10, 3, 8},
-		{1, 10, 3}, {5, 3, 8}, {8, 1, 3}, {1, 1, 10}, {10, 1, 10}, {8, 10, 5}, {1, 3, 8},
+	shoe7[1], shoe7[2], shoe7[4], shoe7[6], shoe7[7], shoe7[9], shoe7[10] = 2, 2, 2, 2, 2, 2, 6
+	type deal struct {
+		up, v1, v2 int
+		shoe       *counts
 	}
-	for _, code := range rules.Codes() {
-		rs, err := rules.Game(code)
+	deals := []deal{
+		{10, 8, 8, nil}, {1, 8, 8, nil}, {5, 8, 8, nil}, {10, 5, 5, nil}, {3, 1, 1, nil}, {1, 5, 1, nil}, {10, 3, 8, nil},
+		{1, 10, 3, nil}, {5, 3, 8, nil}, {8, 1, 3, nil}, {1, 1, 10, nil}, {10, 1, 10, nil}, {8, 10, 5, nil}, {1, 3, 8, nil},
+	}
+	for i := range deals {
+		deals[i].shoe = &shoe
+	}
+	for _, d := range []deal{{6, 10, 2, nil}, {10, 7, 9, nil}, {1, 6, 4, nil}, {7, 2, 2, nil}, {9, 1, 6, nil}, {2, 4, 9, nil}} {
+		d.shoe = &shoe7
+		deals = append(deals, d)
+	}
+	for _, code := range append(rules.Codes(), "004-auto") {
+		rs, err := rules.Game(code[:3])
 		require.NoError(t, err)
 		rs.Charlie = min(rs.Charlie, 5) // a charlie this shoe can reach: 3 3 A A A...
-		st, err := strategy.ForGame(code)
-		require.NoError(t, err)
+		st := strategy.SisalNoDoubleNoSplit() // the automatic play of 004
+		if code != "004-auto" {
+			st, err = strategy.ForGame(code)
+			require.NoError(t, err)
+		}
 		g, err := newGame(rs)
 		require.NoError(t, err)
 		b := &brute{rs: rs, t: st, bet: 1000}
 		for _, d := range deals {
+			if d.shoe == &shoe7 && code != "004-auto" {
+				continue // the seven-value shoe: one table is enough
+			}
 			t.Run(fmt.Sprintf("%s/up%d_%d_%d", code, d.up, d.v1, d.v2), func(t *testing.T) {
-				c, err := newCalcShoe(g, st, shoe)
+				c, err := newCalcShoe(g, st, *d.shoe)
 				require.NoError(t, err)
 				want := c.deal(d.up, d.v1, d.v2)
-				cnt := shoe
+				cnt := *d.shoe
 				cnt[d.v1]--
 				cnt[d.up]--
 				cnt[d.v2]--
