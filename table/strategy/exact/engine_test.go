@@ -134,7 +134,7 @@ func TestExactMatchesEngine(t *testing.T) {
 	for _, code := range append(rules.Codes(), "004-auto") {
 		rs, err := rules.Game(code[:3])
 		require.NoError(t, err)
-		rs.Charlie = min(rs.Charlie, 5) // a charlie this shoe can reach: 3 3 A A A...
+		rs.Charlie = min(rs.Charlie, 5)       // a charlie this shoe can reach: 3 3 A A A...
 		st := strategy.SisalNoDoubleNoSplit() // the automatic play of 004
 		if code != "004-auto" {
 			st, err = strategy.ForGame(code)
