@@ -45,7 +45,7 @@ bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench Restart100kRounds -benchtime=1x -timeout 10m ./table/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=3x ./shoereader/
 	$(GO) test -run '^$$' -bench 'EventToSubscriber|BareHop|OutboxAppend' -benchmem -benchtime=200x ./studio/mqttlink/
-	$(GO) test -run '^$$' -bench 'Tables' -benchtime=1x -timeout 10m ./studio/mqttlink/
+	$(GO) test -run '^$$' -bench StudioTables -benchtime=1x -timeout 30m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench CardToState -benchtime=10000x -timeout 10m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench DaemonRSS -benchtime=10000x -timeout 10m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench . -benchmem ./table/rtp/ ./studio/console/

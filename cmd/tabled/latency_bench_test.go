@@ -149,19 +149,7 @@ func report(b *testing.B, prefix string, samples []time.Duration) time.Duration 
 // rssMiB is this process's resident set: the daemon and, beside it, the
 // benchmark's simulated shoe, backend and bare path (an upper bound for
 // one table's daemon).
-func rssMiB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
+func rssMiB() float64 { return procRSSMiB(os.Getpid()) }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
@@ -201,16 +189,28 @@ type benchTable struct {
 	// goroutine (see onEvent).
 	backlog chan []byte
 
+	// pace is the least time between two cards (cardInterval unless set).
+	pace func() time.Duration
+
 	mu      sync.Mutex // guards the following
 	cmdN    int
 	settled int
 }
 
-func newBenchTable(b *testing.B, url, root string) *benchTable {
-	t := &benchTable{b: b, root: root, states: make(chan stateAt, 1<<14), backlog: make(chan []byte, 1<<14)}
+// newTableBackend is a benchTable without clients of its own: the caller
+// feeds it messages (onState, onEvent) and gives it the client it sends
+// commands with.
+func newTableBackend(b *testing.B, client paho.Client, root string, queue int) *benchTable {
+	t := &benchTable{b: b, root: root, client: client, states: make(chan stateAt, queue), backlog: make(chan []byte, queue),
+		pace: func() time.Duration { return cardInterval }}
 	done := make(chan struct{})
 	go t.backend(done)
 	b.Cleanup(func() { close(done) })
+	return t
+}
+
+func newBenchTable(b *testing.B, url, root string) *benchTable {
+	t := newTableBackend(b, nil, root, 1<<14)
 	// Two clients, as in a studio: the overlay that draws the table reads
 	// the state, the backend reads the events and sends the commands. On
 	// one client the state would wait behind each event's delivery and
@@ -386,20 +386,24 @@ func (t *benchTable) deal(ctx context.Context, dev *simshoe.Device, n int, measu
 				}
 			}
 		case cur.Phase == table.PhaseDealing && (strings.HasPrefix(next, "card to") || strings.HasPrefix(next, "hole card")):
-			time.Sleep(time.Until(lastCard.Add(cardInterval)))
+			if err := sleepCtx(ctx, time.Until(lastCard.Add(t.pace()))); err != nil {
+				return err
+			}
 			want, shoe := cur.Shoe.Dealt+1, cur.Shoe.ID
 			lastCard = time.Now()
 			if err := dev.Pull(ctx); err != nil {
 				return fmt.Errorf("pull: %w", err)
 			}
 			acked := time.Since(lastCard)
-			for cur.Shoe.ID != shoe || cur.Shoe.Dealt < want {
+			// A table that has not told a shoe id yet (its first card
+			// after starting) takes whichever shoe the state then names.
+			for (shoe != "" && cur.Shoe.ID != shoe) || cur.Shoe.Dealt < want {
 				s, err := t.next(ctx, cur)
 				if err != nil {
 					return fmt.Errorf("card %d of shoe %q: %w", want, shoe, err)
 				}
 				cur = s.st
-				if cur.Shoe.ID == shoe && cur.Shoe.Dealt >= want {
+				if (shoe == "" || cur.Shoe.ID == shoe) && cur.Shoe.Dealt >= want {
 					measured(cardTimes{ack: acked, event: time.Unix(0, t.lastCard.Load()).Sub(lastCard), state: s.at.Sub(lastCard)})
 				}
 			}
@@ -413,6 +417,21 @@ func (t *benchTable) deal(ctx context.Context, dev *simshoe.Device, n int, measu
 		cur = s.st
 	}
 	return nil
+}
+
+// sleepCtx sleeps for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // barePath is the floor the daemon is compared with: the same three
