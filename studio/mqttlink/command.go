@@ -59,6 +59,9 @@ type Command struct {
 	Input table.Input
 	// Supervisor marks a command that needs the supervisor role.
 	Supervisor bool
+	// Player is the player a decision or insurance answer names, for the
+	// per-sender rate limit.
+	Player string
 	// By, Reason and Card are a supervisor command's fields as sent (the
 	// signature covers them as sent).
 	By, Reason, Card string
@@ -134,7 +137,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	if !slices.Contains(wire.CommandVersions, *w.Schema) {
 		return Command{}, reject(id, ErrMalformedCommand, fmt.Sprintf("unsupported schema %d (want one of %v)", *w.Schema, wire.CommandVersions))
 	}
-	c := Command{ID: id, Type: w.Type}
+	c := Command{ID: id, Type: w.Type, Player: w.Player}
 	var err error
 	switch w.Type {
 	case "":

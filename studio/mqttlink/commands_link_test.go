@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,4 +160,64 @@ func TestCommandTimeoutIsNotTheVerdict(t *testing.T) {
 	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == 2 }, waitFor, poll)
 	assert.Equal(t, mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "slow-1", Accepted: true}, replies(t, backend, topics.Replies)[1])
 	assert.Len(t, ctrl.Inputs(), 1)
+}
+
+// TestCommandFlood: one player floods the table with decisions the round
+// rejects, and junk that is not even JSON. The flood is answered (rate
+// limited past the burst, rejected by the round within it), only the
+// commands within the limit reach the controller, and none of the
+// rejections is written to the reply ledger (no fsync next to the
+// journal's); another player's command still goes through.
+func TestCommandFlood(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	opts.CommandRate, opts.CommandBurst = 1, 10 // the test's clock stands still: the burst is all there is
+	topics := mqttlink.TopicsFor("s1", "t1")
+	backend := mqttlinktest.Subscribe(t, b.URL(), topics.Replies, mqttlinktest.SubscriberOptions{ClientID: "backend", CleanSession: true})
+	var refusedByRound atomic.Int64
+	ctrl := &mqttlinktest.Submitter{Reject: func(in table.Input) error {
+		if d, ok := in.(table.Decision); ok && d.Seat == 5 {
+			refusedByRound.Add(1)
+			return errNotYourTurn
+		}
+		return nil
+	}}
+	r := startLink(t, opts, ctrl)
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+
+	ctx := context.Background()
+	const flood = 200
+	for i := range flood {
+		payload := fmt.Sprintf(`{"schema":1,"id":"f%d","type":"decision","seat":5,"player":"mallory","action":"hit"}`, i)
+		if i%2 == 1 {
+			payload = fmt.Sprintf(`{"schema":1,"id":"j%d","type":"decision",`, i) // torn JSON
+		}
+		require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", []byte(payload)))
+	}
+	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", []byte(`{"schema":1,"id":"ok","type":"decision","seat":1,"player":"anna","action":"stand"}`)))
+	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == flood+1 }, waitFor, poll)
+
+	limited, rejected := 0, 0
+	for _, rep := range replies(t, backend, topics.Replies) {
+		switch {
+		case rep.ID == "ok":
+			assert.True(t, rep.Accepted, "another player is not limited by mallory's flood")
+		case strings.HasPrefix(rep.Reason, `rate limited: player "mallory"`):
+			limited++
+		default:
+			assert.False(t, rep.Accepted, rep.ID)
+			rejected++
+		}
+	}
+	assert.Equal(t, flood/2-10, limited, "past the burst of 10, every decision of mallory is refused unapplied")
+	assert.Equal(t, flood/2+10, rejected, "the torn JSON and the decisions within the burst are answered with their reason")
+	assert.Equal(t, int64(10), refusedByRound.Load(), "only the burst reached the table")
+	assert.Len(t, ctrl.Inputs(), 1, "anna's decision was applied")
+	st := r.link.Stats()
+	assert.Equal(t, uint64(flood/2-10), st.Limited)
+	assert.Zero(t, st.Dropped)
+
+	ledger, err := os.ReadFile(filepath.Join(opts.OutboxDir, "replies.log"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(ledger), "\n"), "only the accepted command is written to the ledger: %s", ledger)
 }

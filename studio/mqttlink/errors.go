@@ -40,6 +40,11 @@ var (
 	// signed by a supervisor of the table, is outside the replay window, or
 	// was accepted before.
 	ErrUnauthorised = errors.New("mqttlink: unauthorised")
+
+	// ErrRateLimited is a command refused because its sender sent too
+	// many (Options.CommandRate, CommandBurst). It also satisfies
+	// Nothing was applied; the same id may be sent again later.
+	ErrRateLimited = errors.New("mqttlink: rate limited")
 )
 
 // CommandError is a rejected command: the reason travels back to the sender

@@ -63,6 +63,9 @@ type Link struct {
 	accepted    atomic.Uint64
 	rejected    atomic.Uint64
 	repeats     atomic.Uint64
+	limited     atomic.Uint64 // commands refused by the rate limit
+	cmdDropped  atomic.Uint64 // commands dropped unanswered: the queue was full
+	rejectLog   zerolog.Logger
 
 	resendRequests atomic.Uint64
 	resent         atomic.Uint64
@@ -83,6 +86,9 @@ func New(opts Options, log zerolog.Logger) (*Link, error) {
 		log:    log.With().Str("component", "mqttlink").Str("table", opts.Table).Logger(),
 		topics: TopicsFor(opts.Studio, opts.Table),
 	}
+	// Twenty rejections a second are logged one by one, then one in a
+	// hundred: Stats.Rejected counts them all.
+	l.rejectLog = l.log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second, NextSampler: &zerolog.BasicSampler{N: 100}})
 	if opts.usesTLS() {
 		cfg, err := opts.tlsConfig()
 		if err != nil {
@@ -131,7 +137,7 @@ func (l *Link) Run(ctx context.Context, events <-chan table.Event, sub Submitter
 	l.log.Info().Int("outbox_depth", ob.Depth()).Uint64("last_seq", ob.LastSeq()).
 		Strs("brokers", l.opts.BrokerURLs()).Msg("link starting")
 
-	q := newCommandQueue()
+	q := newCommandQueue(&l.cmdDropped)
 	rq := make(chan resendReq, resendQueueLen)
 	connected := make(chan struct{}, 1)
 	store := newCopyStore()
@@ -541,12 +547,13 @@ func (l *Link) launch(client paho.Client, rec record) flight {
 // in between gets the command redelivered, and the ledger answers it.
 func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue, rq chan<- resendReq, led *ledger, sub Submitter) error {
 	guard := newReplayGuard(l.opts.ReplayWindow)
+	lim := newLimiter(l.opts.CommandRate, l.opts.CommandBurst)
 	for {
 		msg, err := q.pop(ctx)
 		if err != nil {
 			return err
 		}
-		rep, fresh, err := l.answer(ctx, msg, rq, led, guard, sub)
+		rep, fresh, err := l.answer(ctx, msg, rq, led, guard, lim, sub)
 		if err != nil {
 			return err
 		}
@@ -579,7 +586,7 @@ func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue
 // repeated id, otherwise by decoding, authorising and submitting it.
 // fresh is false for a repeat. The error is non-nil only when the link
 // must stop (ctx cancelled mid-submit, ledger write failure).
-func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq, led *ledger, guard *replayGuard, sub Submitter) (rep Reply, fresh bool, err error) {
+func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq, led *ledger, guard *replayGuard, lim *limiter, sub Submitter) (rep Reply, fresh bool, err error) {
 	cmd, derr := DecodeCommand(msg.Payload())
 	if derr == nil {
 		derr = l.checkTopic(msg.Topic(), cmd)
@@ -597,8 +604,16 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 	if derr == nil {
 		derr = guard.authorise(cmd, l.topics.Root, l.opts.Supervisors, l.opts.Now())
 	}
-	rep = Reply{Schema: CommandSchema, ID: id, Accepted: derr == nil}
 	remember := id != ""
+	if derr == nil {
+		if ok, why := lim.allow(sender(cmd), l.opts.Now()); !ok {
+			// Not the table's verdict: not remembered, so the same id
+			// sent again later is answered afresh.
+			derr, remember = reject(id, ErrRateLimited, why), false
+			l.limited.Add(1)
+		}
+	}
+	rep = Reply{Schema: CommandSchema, ID: id, Accepted: derr == nil}
 	switch {
 	case derr != nil:
 		if errors.As(derr, &ce) {
@@ -628,15 +643,24 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 			rep.Accepted, rep.Reason = false, serr.Error()
 		}
 	}
-	ev := l.log.Debug() // accepted commands show in the events; a flood of them must not flood the log
+	// Accepted commands show in the events; rejected ones are logged, but
+	// a flood of them must not flood the log (nor the disk it is on).
+	ev := l.log.Debug()
 	if !rep.Accepted {
-		ev = l.log.Warn().Str("reason", rep.Reason)
+		ev = l.rejectLog.Warn().Str("reason", rep.Reason)
 	}
 	ev.Str("id", id).Str("type", cmd.Type).Bool("accepted", rep.Accepted).Msg("command")
-	if remember {
+	switch {
+	case remember && rep.Accepted:
+		// Durable: a command the table took is never applied twice, even
+		// when the broker redelivers it after a restart.
 		if err := led.Record(rep); err != nil {
 			return Reply{}, false, err
 		}
+	case remember:
+		// A rejection changed nothing: remembered in memory only, so a
+		// flood of junk costs no fsync next to the journal's.
+		led.remember(rep)
 	}
 	return rep, true, nil
 }
@@ -672,18 +696,19 @@ func backoff(attempt int) time.Duration {
 }
 
 // commandQueue takes messages from paho's goroutine without ever blocking
-// it. It needs no bound of its own: messages are acknowledged only after
-// they are answered, so the broker's in-flight window limits how many
-// can be waiting here.
+// it. Messages at QoS 1 are acknowledged only after they are answered, so
+// the broker's in-flight window limits how many wait here; QoS 0 ones
+// have no such bound, so past maxQueued messages are dropped and counted.
 type commandQueue struct {
-	notify chan struct{}
+	notify  chan struct{}
+	dropped *atomic.Uint64 // the link's count of commands dropped
 
 	mu   sync.Mutex // guards the following
 	msgs []paho.Message
 }
 
-func newCommandQueue() *commandQueue {
-	return &commandQueue{notify: make(chan struct{}, 1)}
+func newCommandQueue(dropped *atomic.Uint64) *commandQueue {
+	return &commandQueue{notify: make(chan struct{}, 1), dropped: dropped}
 }
 
 // handler returns the paho callback for topics under prefix; anything else
@@ -695,6 +720,12 @@ func (q *commandQueue) handler(prefix string) paho.MessageHandler {
 			return
 		}
 		q.mu.Lock()
+		if len(q.msgs) >= maxQueued {
+			q.mu.Unlock()
+			q.dropped.Add(1)
+			m.Ack() // dropped: the table is flooded (maxQueued)
+			return
+		}
 		q.msgs = append(q.msgs, m)
 		q.mu.Unlock()
 		signal(q.notify)

@@ -95,6 +95,11 @@ type Stats struct {
 	Accepted uint64
 	Rejected uint64
 	Repeats  uint64
+	// Limited counts commands refused by the per-sender rate limit (also
+	// in Rejected); Dropped counts commands dropped unanswered because
+	// maxQueued were already waiting (a flood at QoS 0).
+	Limited uint64
+	Dropped uint64
 	// ResendRequests counts resend commands carried out; Resent counts
 	// the events they published again.
 	ResendRequests uint64
@@ -142,6 +147,8 @@ func (l *Link) Stats() Stats {
 		Accepted:    l.accepted.Load(),
 		Rejected:    l.rejected.Load(),
 		Repeats:     l.repeats.Load(),
+		Limited:     l.limited.Load(),
+		Dropped:     l.cmdDropped.Load(),
 
 		ResendRequests: l.resendRequests.Load(),
 		Resent:         l.resent.Load(),

@@ -112,6 +112,13 @@ type Options struct {
 	// resume, void, correct; see SignSupervisor). Nil refuses every
 	// supervisor command over MQTT.
 	Supervisors KeyRing
+	// CommandRate and CommandBurst limit each sender's commands (a
+	// player, a supervisor, or the type of a command that names no one):
+	// CommandBurst at once, CommandRate a second after that. Past it a
+	// command is answered "rate limited" and not applied. Defaults
+	// DefaultCommandRate, DefaultCommandBurst.
+	CommandRate  float64
+	CommandBurst int
 	// ReplayWindow is how far a supervisor command's signing time may be
 	// from Now. Default DefaultReplayWindow.
 	ReplayWindow time.Duration
@@ -190,6 +197,12 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.OutboxSyncInterval == 0 {
 		o.OutboxSyncInterval = d.OutboxSyncInterval
+	}
+	if o.CommandRate <= 0 {
+		o.CommandRate = DefaultCommandRate
+	}
+	if o.CommandBurst <= 0 {
+		o.CommandBurst = DefaultCommandBurst
 	}
 	if o.ReplayWindow <= 0 {
 		o.ReplayWindow = DefaultReplayWindow
