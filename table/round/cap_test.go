@@ -143,3 +143,46 @@ func TestRoundCapOverRounds(t *testing.T) {
 		require.Equal(t, PhaseSettled, r.Phase())
 	}
 }
+
+// TestInsuranceAllPositions: in 003 one insurance answer covers every
+// position the player holds ("l'assicurazione viene applicata a tutte le
+// posizioni da lui occupate"); elsewhere each position answers alone.
+func TestInsuranceAllPositions(t *testing.T) {
+	bets := []Bet{{Seat: 1, Player: "ann", Main: 1000}, {Seat: 2, Player: "ann", Main: 2000}, {Seat: 3, Player: "bob", Main: 1000}}
+	deal := []string{"Ts", "9c", "7h", "Ad", "9d", "9s", "Th", "6c"} // Ace up; 003 and 000 deal a hole card
+	tests := []struct {
+		game        string
+		coversAll   bool
+		wantInsured int // ann's positions insured after her one answer
+	}{
+		{"003", true, 2},
+		{"000", false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.game, func(t *testing.T) {
+			r := New(game(t, tt.game))
+			_, err := r.Start("r", bets, nil)
+			require.NoError(t, err)
+			feed(t, r, deal...)
+			require.Equal(t, PhaseInsurance, r.Phase())
+			evs, err := r.Apply(Input{Type: InInsurance, Seat: 1, Player: "ann", Take: true}, nil)
+			require.NoError(t, err)
+			insured := 0
+			for _, e := range evs {
+				if e.Type == EvInsuranceAnswered && e.Player == "ann" && e.Flag {
+					insured++
+				}
+			}
+			assert.Equal(t, tt.wantInsured, insured)
+			_, err = r.Apply(Input{Type: InInsurance, Seat: 2, Player: "ann", Take: false}, nil)
+			if tt.coversAll {
+				require.ErrorIs(t, err, ErrDuplicate, "seat 2 was answered with seat 1")
+			} else {
+				require.NoError(t, err)
+			}
+			_, err = r.Apply(Input{Type: InInsurance, Seat: 3, Player: "bob", Take: false}, nil)
+			require.NoError(t, err)
+			assert.Equal(t, PhasePlay, r.Phase(), "every answer in: the peek, then play")
+		})
+	}
+}

@@ -846,18 +846,35 @@ func (r *Round) applyInsurance(seat int, id string, take bool) error {
 	if p.insurance != 0 {
 		return ruleErr(ErrDuplicate, seat, id, "insurance already answered")
 	}
+	all := r.rs.InsuranceAllPositions
 	if take {
 		stake := p.main / 2
+		if all {
+			// Every position the answer covers, checked before any changes.
+			stake = 0
+			for i := range r.boxes {
+				for j := range r.boxes[i].players {
+					if q := &r.boxes[i].players[j]; q.id == id && q.asked && q.insurance == 0 {
+						stake += q.main / 2
+					}
+				}
+			}
+		}
 		if err := r.capCheck(seat, p, stake, "insurance"); err != nil {
 			return err
 		}
-		r.stake(p, stake)
-		p.insurance = 1
-	} else {
-		p.insurance = 2
 	}
-	if e := r.emit(EvInsuranceAnswered); e != nil {
-		e.Seat, e.Player, e.Flag = bx.seat, p.id, take
+	r.insure(bx, p, take)
+	if all {
+		// 003: "l'assicurazione viene applicata a tutte le posizioni da
+		// lui occupate": the answer covers the player's other positions.
+		for i := range r.boxes {
+			for j := range r.boxes[i].players {
+				if q := &r.boxes[i].players[j]; q.id == id && q.asked && q.insurance == 0 {
+					r.insure(&r.boxes[i], q, take)
+				}
+			}
+		}
 	}
 	for i := range r.boxes {
 		for j := range r.boxes[i].players {
@@ -869,6 +886,19 @@ func (r *Round) applyInsurance(seat int, id string, take bool) error {
 	}
 	r.afterInsurance()
 	return nil
+}
+
+// insure records player p's insurance answer on box bx.
+func (r *Round) insure(bx *box, p *player, take bool) {
+	if take {
+		r.stake(p, p.main/2)
+		p.insurance = 1
+	} else {
+		p.insurance = 2
+	}
+	if e := r.emit(EvInsuranceAnswered); e != nil {
+		e.Seat, e.Player, e.Flag = bx.seat, p.id, take
+	}
 }
 
 func (r *Round) afterInsurance() {

@@ -7,11 +7,12 @@ import "time"
 // Ace, H17 (the document's rule, although its 99.55% matches S17: see
 // docs/game-maths.md), double after split, split hands played in turn, ten-
 // card Charlie, a late BJ under a ten returns the double, first decisions
-// simultaneous, timeout stands.
+// simultaneous, timeout stands, one insurance answer for all of a player's
+// seats.
 func game003() *Set {
 	return &Set{
 		Code: "003", Name: "Speed Blackjack",
-		Decks: 8, Penetration: 8 * 52 * 3 / 4, BurnOnNewShoe: 1, MaxSeats: 7,
+		Decks: 8, Penetration: 8 * 52 * 3 / 4, BurnOnNewShoe: 1, MaxSeats: 7, InsuranceAllPositions: true,
 		DealerHitsSoft17: true,
 		HoleCard:         true, PeekOnAce: true, LateBJAce: LateBJAll, LateBJTen: LateBJDoubleBack,
 		BlackjackPays: Ratio{3, 2}, InsurancePays: Ratio{2, 1}, Insurance: true,

@@ -172,6 +172,11 @@ type Set struct {
 	BlackjackPays Ratio
 	InsurancePays Ratio
 	Insurance     bool // offered on an Ace up
+	// InsuranceAllPositions: a player's insurance answer covers every
+	// position he holds (003: "Se il giocatore sta utilizzando la funzione
+	// Multigiocatore, l'assicurazione viene applicata a tutte le posizioni
+	// da lui occupate").
+	InsuranceAllPositions bool
 
 	// Doubling.
 	DoubleAnyTwo     bool  // double on any first two cards (not a natural)

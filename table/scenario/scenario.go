@@ -429,10 +429,19 @@ func (ru *runner) play() error {
 		switch {
 		case r.Phase() == round.PhaseInsurance:
 			ru.offered = true
+			answered := map[string]bool{}
 			for _, e := range ru.entries {
 				if e.refunded {
 					continue // behind an empty seat: never in the round
 				}
+				if take, ok := answered[e.player]; ok && ru.rs.InsuranceAllPositions {
+					// One answer covers all of the player's positions (003).
+					if take != e.insurance {
+						return errf("%s insurance: the player answered otherwise on another position, and in %s one answer covers them all", e.name(), ru.rs.Code)
+					}
+					continue
+				}
+				answered[e.player] = e.insurance
 				var err error
 				if ru.evs, err = r.Apply(round.Input{Type: round.InInsurance, Seat: e.seat, Player: e.player, Take: e.insurance}, ru.evs); err != nil {
 					return errf("%s insurance: %v", e.name(), err)
