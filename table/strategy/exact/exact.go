@@ -181,8 +181,8 @@ type calc struct {
 	shoe  counts
 	size  int
 	terms map[int]*dealerTerms // by start: up*16 + hole (hole 0: not known)
-	dmemo map[uint64]*dist
-	pmemo map[uint64]mom
+	dmemo *memo[*dist]
+	pmemo *memo[mom]
 }
 
 func newCalc(g *game, t *strategy.Table) (*calc, error) {
@@ -196,7 +196,7 @@ func newCalc(g *game, t *strategy.Table) (*calc, error) {
 
 // newCalcShoe is newCalc on any composition (the tests' small shoes).
 func newCalcShoe(g *game, t *strategy.Table, shoe counts) (*calc, error) {
-	c := &calc{g: g, t: t, shoe: shoe, terms: map[int]*dealerTerms{}, dmemo: map[uint64]*dist{}, pmemo: map[uint64]mom{}}
+	c := &calc{g: g, t: t, shoe: shoe, terms: map[int]*dealerTerms{}, dmemo: newMemo[*dist](), pmemo: newMemo[mom]()}
 	for v := 1; v <= 10; v++ {
 		c.size += shoe[v]
 	}
@@ -246,13 +246,13 @@ func (c *calc) compose(up, hole int, rem removed) (counts, int) {
 // card hole when known) when the cards rem are out of the shoe.
 func (c *calc) dealer(up, hole int, rem removed) *dist {
 	k := dealerKey(rem, up, hole)
-	if d, ok := c.dmemo[k]; ok {
+	if d, ok := c.dmemo.get(k); ok {
 		return d
 	}
 	cnt, left := c.compose(up, hole, rem)
 	d := new(dist)
 	*d = c.terms[up*16+hole].eval(&cnt, left)
-	c.dmemo[k] = d
+	c.dmemo.put(k, d)
 	return d
 }
 
@@ -321,7 +321,7 @@ func bust(s stake, ref *dist) mom {
 // rem) from the point the table decides between hitting and standing.
 func (c *calc) play(up, hole int, rem removed, partner int, h hand, s stake) mom {
 	k := playKey(rem, up, hole, partner, s)
-	if v, ok := c.pmemo[k]; ok {
+	if v, ok := c.pmemo.get(k); ok {
 		return v
 	}
 	total, soft := h.total()
@@ -331,7 +331,7 @@ func (c *calc) play(up, hole int, rem removed, partner int, h hand, s stake) mom
 	} else {
 		v = c.settle(c.dealer(up, hole, rem), up, total, h.n, s, partner != 0)
 	}
-	c.pmemo[k] = v
+	c.pmemo.put(k, v)
 	return v
 }
 
