@@ -125,11 +125,25 @@ func roundData(e round.Event) (string, any) {
 	return "", nil
 }
 
+// cardNames are the 52 cards' names by rank and suit, made once: a state
+// names every card on the table after each card, and String would build
+// each name again.
+var cardNames = func() (n [14][5]string) {
+	for r := range 14 {
+		for su := range 5 {
+			if c := (card.Card{Rank: card.Rank(r), Suit: card.Suit(su)}); c.Valid() {
+				n[r][su] = c.String()
+			}
+		}
+	}
+	return n
+}()
+
 func cardString(c card.Card) string {
-	if !c.Valid() {
+	if int(c.Rank) >= len(cardNames) || int(c.Suit) >= len(cardNames[0]) {
 		return ""
 	}
-	return c.String()
+	return cardNames[c.Rank][c.Suit] // "" for an invalid card
 }
 
 func cardStrings(cs []card.Card) []string { return mapSlice(cs, cardString) }

@@ -110,24 +110,28 @@ type SeatView struct {
 	Bet int64 `json:"bet" minimum:"0"`
 }
 
-// HandView is one hand in a snapshot.
+// HandView is one hand in a snapshot. Its flags and amounts are absent
+// when false or 0 (a state goes out after every card: the dealer's hand and
+// most players' carry none of them).
 type HandView struct {
 	// Cards are the hand's visible cards, rank then suit.
 	Cards []string `json:"cards" pattern:"^[A2-9TJQK][shdc]$"`
 	// Total is the best total of the visible cards.
 	Total int `json:"total" minimum:"0"`
-	// Soft is true when the total counts an ace as 11.
-	Soft bool `json:"soft"`
-	// Stake is the money on the hand, in minor units (0 for the dealer).
-	Stake int64 `json:"stake" minimum:"0"`
-	// Free is the part of the stake the house put up (Free Bet).
-	Free int64 `json:"free" minimum:"0"`
-	// Doubled is true for a doubled hand.
-	Doubled bool `json:"doubled"`
-	// Done is true when the hand takes no more decisions.
-	Done bool `json:"done"`
-	// Hidden counts the face-down cards not shown (the dealer's hole card).
-	Hidden int `json:"hidden" minimum:"0"`
+	// Soft is true when the total counts an ace as 11; absent when not.
+	Soft bool `json:"soft,omitempty"`
+	// Stake is the money on the hand, in minor units; absent for the dealer.
+	Stake int64 `json:"stake,omitempty" minimum:"0"`
+	// Free is the part of the stake the house put up (Free Bet); absent
+	// when 0.
+	Free int64 `json:"free,omitempty" minimum:"0"`
+	// Doubled is true for a doubled hand; absent when not.
+	Doubled bool `json:"doubled,omitempty"`
+	// Done is true when the hand takes no more decisions; absent when not.
+	Done bool `json:"done,omitempty"`
+	// Hidden counts the face-down cards not shown (the dealer's hole card);
+	// absent when 0.
+	Hidden int `json:"hidden,omitempty" minimum:"0"`
 }
 
 func stateOf(s *table.State) State {
