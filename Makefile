@@ -19,7 +19,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # apt-get needs root; use sudo when we are not root and it exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: contract deps-node deps-asyncapi monitoring deps-promtool package package-check deps-nfpm help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
+.PHONY: modtidy contract deps-node deps-asyncapi monitoring deps-promtool package package-check deps-nfpm help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -31,7 +31,7 @@ run: deps-go deps-clients ## a whole demo table: simulated shoe on a pty, GPIO, 
 	@$(GO) build -o $(DIST)/run/tabled ./cmd/tabled
 	@exec $(DIST)/run/tabled --demo --log-format console --data-dir $${DATA_DIR:-var/demo} $(RUNFLAGS)
 
-test: deps-go deps-mosquitto deps-nats deps-chromium contract monitoring ## gofmt, go vet and every test with -race (real mosquitto, pty and headless Chromium)
+test: deps-go deps-mosquitto deps-nats deps-chromium contract monitoring modtidy ## gofmt, go vet and every test with -race (real mosquitto, pty and headless Chromium)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
@@ -187,3 +187,8 @@ package-check: package ## install the amd64 .deb with dpkg -i, verify the unit w
 	/usr/bin/tabled --version && /usr/bin/tablectl --version
 	id livetable
 	$(SUDO) dpkg -r livetable
+
+# go.mod and go.sum as go mod tidy leaves them (direct dependencies not
+# marked indirect, nothing unused).
+modtidy: ## fail when go.mod or go.sum is not tidy
+	$(GO) mod tidy -diff
