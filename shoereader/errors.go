@@ -7,13 +7,9 @@ import (
 	"github.com/livetable/livetable/table/card"
 )
 
-// ErrIntegrity is matched (errors.Is) by every *IntegrityError: the cards
-// coming out of the shoe do not fit its composition.
+// ErrIntegrity is matched (errors.Is) by every *IntegrityError: a card's
+// code is not a card of the shoe.
 var ErrIntegrity = errors.New("shoereader: shoe integrity")
-
-// ErrNotShuffled is matched by every *ShuffleError: a new shoe deals in the
-// same order as a previous one.
-var ErrNotShuffled = errors.New("shoereader: shoe not shuffled")
 
 // ErrRefused is matched by every *RefusedError: the device is not on the
 // allow-list or speaks another protocol version.
@@ -31,26 +27,20 @@ var ErrDeviceFault = errors.New("shoereader: device fault")
 // session state belongs to one run.
 var ErrRunTwice = errors.New("shoereader: Run called twice")
 
-// Reason says which integrity rule a card or a shoe broke.
+// Reason says which rule a card's code broke. The rules that need the
+// shoe's history (a card beyond the composition, a code seen twice, the
+// count at shoe out, the shuffle check) are the table's: table.Machine.
 type Reason uint8
 
 // Integrity reasons.
 const (
-	// OverCount: more of this card than N decks hold (a foreign card, or a
-	// card read twice).
-	OverCount Reason = iota + 1
 	// UnknownCode: an RFID/barcode code that is not a card of this shoe.
-	UnknownCode
-	// DuplicateCode: the same unique card code seen twice in one shoe.
-	DuplicateCode
+	UnknownCode Reason = iota + 1
 	// CodeMismatch: the code names another card than the one reported.
 	CodeMismatch
-	// CountMismatch: at SHOE_OUT, cards dealt plus cards returned is not
-	// the composition (a short or padded deck).
-	CountMismatch
 )
 
-var reasonNames = [...]string{"", "over count", "unknown code", "duplicate code", "code mismatch", "count mismatch"}
+var reasonNames = [...]string{"", "unknown code", "code mismatch"}
 
 // String names the reason.
 func (r Reason) String() string {
@@ -63,45 +53,17 @@ func (r Reason) String() string {
 // IntegrityError describes one integrity violation.
 type IntegrityError struct {
 	Reason Reason
-	ShoeID string
-	Card   card.Card // the offending card, when there is one
-	Code   string    // the offending code, RFID/barcode shoes
-	// Dealt, Returned and Want are the counts of a CountMismatch.
-	Dealt, Returned, Want int
+	Card   card.Card // the card read
+	Code   string    // the offending code
 }
 
 // Error implements error.
 func (e *IntegrityError) Error() string {
-	switch e.Reason {
-	case CountMismatch:
-		return fmt.Sprintf("shoereader: shoe %q: %d dealt + %d returned = %d cards, composition is %d",
-			e.ShoeID, e.Dealt, e.Returned, e.Dealt+e.Returned, e.Want)
-	case OverCount:
-		return fmt.Sprintf("shoereader: shoe %q: %v: more than the shoe holds", e.ShoeID, e.Card)
-	default:
-		return fmt.Sprintf("shoereader: shoe %q: %v: card %v code %q", e.ShoeID, e.Reason, e.Card, e.Code)
-	}
+	return fmt.Sprintf("shoereader: %v: card %v code %q", e.Reason, e.Card, e.Code)
 }
 
 // Is makes errors.Is(err, ErrIntegrity) true.
 func (e *IntegrityError) Is(target error) bool { return target == ErrIntegrity }
-
-// ShuffleError says a shoe repeats a run of a previous shoe's order.
-type ShuffleError struct {
-	ShoeID     string
-	PreviousID string
-	// Run is the number of consecutive cards dealt in the same order as in
-	// the previous shoe.
-	Run int
-}
-
-// Error implements error.
-func (e *ShuffleError) Error() string {
-	return fmt.Sprintf("shoereader: shoe %q deals %d cards in the same order as shoe %q: not shuffled", e.ShoeID, e.Run, e.PreviousID)
-}
-
-// Is makes errors.Is(err, ErrNotShuffled) true.
-func (e *ShuffleError) Is(target error) bool { return target == ErrNotShuffled }
 
 // RefusedError says why a device was refused.
 type RefusedError struct {

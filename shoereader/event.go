@@ -45,12 +45,10 @@ const (
 	Silent
 	// Alive: the shoe is heard again after Silent.
 	Alive
-	// IntegrityAlarm: a card or a finished shoe breaks the composition
-	// (Err is an *IntegrityError). The card is not delivered as Card.
+	// IntegrityAlarm: a card's RFID code is no card of the shoe, or names
+	// another card (Err is an *IntegrityError). The card is not delivered
+	// as Card. The checks that need memory are the table's (table.Machine).
 	IntegrityAlarm
-	// ShuffleAlarm: the shoe repeats a previous shoe's order (Err is a
-	// *ShuffleError).
-	ShuffleAlarm
 	// DeviceRefused: the device is not allowed (Err is a *RefusedError);
 	// nothing it sends is delivered.
 	DeviceRefused
@@ -58,7 +56,7 @@ const (
 
 var kindNames = [...]string{"", "card", "cut_card", "shoe_in", "shoe_out", "shoe_id", "misread",
 	"double_card", "jam", "face_up", "unknown_card", "device_fault", "connected", "disconnected",
-	"silent", "alive", "integrity_alarm", "shuffle_alarm", "device_refused"}
+	"silent", "alive", "integrity_alarm", "device_refused"}
 
 // String names the kind in snake case ("card", "integrity_alarm").
 func (k Kind) String() string {
@@ -69,14 +67,14 @@ func (k Kind) String() string {
 }
 
 // Alarm reports whether the kind must stop the game until a supervisor
-// looks: the reader's alarms (integrity, shuffle, refused device, silence),
+// looks: the reader's alarms (a bad code, refused device, silence),
 // a device fault, and every card event that leaves the round without a
 // known card (misread, double card, jam, face-up, unknown card).
 // Disconnected is not an alarm by itself: a replug within the silence
 // timeout is harmless, and a longer one raises Silent.
 func (k Kind) Alarm() bool {
 	switch k {
-	case IntegrityAlarm, ShuffleAlarm, DeviceRefused, DeviceFault, Silent,
+	case IntegrityAlarm, DeviceRefused, DeviceFault, Silent,
 		Misread, DoubleCard, Jam, FaceUp, UnknownCard:
 		return true
 	}
@@ -106,7 +104,7 @@ type Event struct {
 	Confidence uint8
 	// Code is the card's unique RFID/barcode code, when the shoe reads one.
 	Code string
-	// ShoeID is the shuffled set in play.
+	// ShoeID is the shuffled set's id, on ShoeID.
 	ShoeID string
 	// Returned is the cards left in the shoe at ShoeOut.
 	Returned int
@@ -137,15 +135,21 @@ func (e Event) String() string {
 	return s
 }
 
-// Input converts the events the round needs into table inputs: Card to
-// CardDrawn, CutCard to CutCardSeen, ShoeID to ShoeChanged. ok is false for
-// every other kind; alarms are for the controller to act on directly.
+// Input converts the events the table needs into table inputs: Card to
+// CardDrawn (with its RFID code), CutCard to CutCardSeen, ShoeIn, ShoeOut
+// (with the count returned) and ShoeID to ShoeChanged. ok is false for
+// every other kind; alarms are for the caller to submit as
+// table.DeviceAlarm.
 func (e Event) Input() (in table.Input, ok bool) {
 	switch e.Kind {
 	case Card:
-		return table.CardDrawn{Card: e.Card, DeviceSeq: uint64(e.Seq), DeviceTimeMS: int64(e.DeviceTime), ShoeID: e.ShoeID, Device: e.Session}, true
+		return table.CardDrawn{Card: e.Card, DeviceSeq: uint64(e.Seq), DeviceTimeMS: int64(e.DeviceTime), Device: e.Session, Code: e.Code}, true
 	case CutCard:
 		return table.CutCardSeen{Source: "shoe", Device: e.Session, DeviceSeq: uint64(e.Seq)}, true
+	case ShoeIn:
+		return table.ShoeIn{Device: e.Session, DeviceSeq: uint64(e.Seq)}, true
+	case ShoeOut:
+		return table.ShoeOut{Returned: e.Returned, Device: e.Session, DeviceSeq: uint64(e.Seq)}, true
 	case ShoeID:
 		return table.ShoeChanged{ShoeID: e.ShoeID, Device: e.Session, DeviceSeq: uint64(e.Seq)}, true
 	}

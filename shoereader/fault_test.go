@@ -13,7 +13,9 @@ import (
 	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/shoereader/serialport"
 	"github.com/livetable/livetable/simulators/shoe"
+	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/rules"
 )
 
 // TestPtyLineFaults deals through a pty with each line fault switched on:
@@ -136,64 +138,84 @@ func TestPtyUnplugReplug(t *testing.T) {
 	t.Logf("path before %s, after %s", oldPath, rg.dev.Path())
 }
 
+// tableAlarms applies the reader's events to a table's state machine, as
+// tabled does, and returns the alarms it raised with the given code.
+func tableAlarms(t *testing.T, decks int, evs []shoereader.Event, code string) []table.Alarm {
+	t.Helper()
+	rs, err := rules.Game("000")
+	require.NoError(t, err)
+	rs.Decks = decks
+	rs.Penetration = min(rs.Penetration, decks*card.DeckSize-10)
+	m, err := table.NewMachine(table.MachineConfig{Table: "t1", Rules: rs})
+	require.NoError(t, err)
+	var alarms []table.Alarm
+	for _, ev := range evs {
+		in, ok := ev.Input()
+		if !ok {
+			continue
+		}
+		st, err := m.Apply(ev.Time, in)
+		require.NoError(t, err, "%s", ev)
+		for _, e := range st.Events {
+			if a, ok := e.Body.(table.Alarm); ok && a.Code == code {
+				alarms = append(alarms, a)
+			}
+		}
+	}
+	return alarms
+}
+
+// TestPtyIntegrity: through a pty, a foreign card's RFID code is the
+// reader's finding (it needs no memory); a card beyond the composition and
+// a short deck are the table machine's, from the cards the reader
+// delivered.
 func TestPtyIntegrity(t *testing.T) {
 	comp := card.NewComposition(1)
 	oneDeck := comp.Cards()
-	// Each act returns the events and the cards that must be delivered.
-	tests := []struct {
-		name   string
-		sopts  shoe.Options
-		ropts  shoereader.Options
-		act    func(t *testing.T, rg *rig) ([]shoereader.Event, []card.Card)
-		reason shoereader.Reason
-	}{
-		{"foreign card rfid", shoe.Options{Seed: 1, RFID: true}, shoereader.Options{},
-			func(t *testing.T, rg *rig) ([]shoereader.Event, []card.Card) {
-				evs := rg.pull(t, 3)
-				rg.dev.InjectForeign(card.MustParse("As"))
-				evs = append(evs, rg.pull(t, 2)...)
-				dealt := rg.dev.Dealt()
-				return evs, append(dealt[:3:3], dealt[4:]...)
-			}, shoereader.UnknownCode},
-		{"foreign card beyond its count", shoe.Options{Decks: 1, Script: oneDeck}, shoereader.Options{Decks: 1},
-			func(t *testing.T, rg *rig) ([]shoereader.Event, []card.Card) {
-				evs := rg.pull(t, 52)
-				rg.dev.InjectForeign(card.MustParse("7h"))
-				return append(evs, rg.pull(t, 1)...), oneDeck
-			}, shoereader.OverCount},
-		{"short deck", shoe.Options{Seed: 2, Faults: shoe.Faults{ShortDeck: 1}}, shoereader.Options{},
-			func(t *testing.T, rg *rig) ([]shoereader.Event, []card.Card) {
-				evs := rg.pull(t, 20)
-				dealt := rg.dev.Dealt()
-				require.NoError(t, rg.dev.NewShoe(rg.ctx, nil))
-				return append(evs, rg.until(t, shoereader.ShoeID)...), dealt
-			}, shoereader.CountMismatch},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rg := newRig(t, tt.sopts, tt.ropts)
-			evs, want := tt.act(t, rg)
-			var alarms []*shoereader.IntegrityError
-			for _, ev := range evs {
-				if ev.Kind == shoereader.IntegrityAlarm {
-					var ie *shoereader.IntegrityError
-					require.ErrorAs(t, ev.Err, &ie)
-					assert.ErrorIs(t, ev.Err, shoereader.ErrIntegrity)
-					alarms = append(alarms, ie)
-				}
+	t.Run("foreign card rfid", func(t *testing.T) {
+		rg := newRig(t, shoe.Options{Seed: 1, RFID: true}, shoereader.Options{})
+		evs := rg.pull(t, 3)
+		rg.dev.InjectForeign(card.MustParse("As"))
+		evs = append(evs, rg.pull(t, 2)...)
+		dealt := rg.dev.Dealt()
+		var alarms []*shoereader.IntegrityError
+		for _, ev := range evs {
+			if ev.Kind == shoereader.IntegrityAlarm {
+				var ie *shoereader.IntegrityError
+				require.ErrorAs(t, ev.Err, &ie)
+				assert.ErrorIs(t, ev.Err, shoereader.ErrIntegrity)
+				alarms = append(alarms, ie)
 			}
-			require.Len(t, alarms, 1)
-			assert.Equal(t, tt.reason, alarms[0].Reason, alarms[0].Error())
-			// The offending card is not delivered as a card; the rest is.
-			assert.Equal(t, want, cardsOf(evs))
-			if tt.reason == shoereader.CountMismatch {
-				assert.Equal(t, 416, alarms[0].Want)
-				assert.Equal(t, 415, alarms[0].Dealt+alarms[0].Returned)
-			}
-		})
-	}
+		}
+		require.Len(t, alarms, 1)
+		assert.Equal(t, shoereader.UnknownCode, alarms[0].Reason, alarms[0].Error())
+		// The offending card is not delivered as a card; the rest is.
+		assert.Equal(t, append(dealt[:3:3], dealt[4:]...), cardsOf(evs))
+	})
+	t.Run("foreign card beyond its count", func(t *testing.T) {
+		rg := newRig(t, shoe.Options{Decks: 1, Script: oneDeck}, shoereader.Options{Decks: 1})
+		evs := rg.pull(t, 52)
+		rg.dev.InjectForeign(card.MustParse("7h"))
+		evs = append(evs, rg.pull(t, 1)...)
+		assert.Zero(t, kindsOf(evs)[shoereader.IntegrityAlarm], "the reader keeps no count")
+		alarms := tableAlarms(t, 1, evs, "shoe.integrity_alarm")
+		require.Len(t, alarms, 1)
+		assert.Contains(t, alarms[0].Message, "over count: card 7h")
+		assert.True(t, alarms[0].Pauses)
+	})
+	t.Run("short deck", func(t *testing.T) {
+		rg := newRig(t, shoe.Options{Seed: 2, Faults: shoe.Faults{ShortDeck: 1}}, shoereader.Options{})
+		evs := rg.pull(t, 20)
+		require.NoError(t, rg.dev.NewShoe(rg.ctx, nil))
+		evs = append(evs, rg.until(t, shoereader.ShoeID)...)
+		alarms := tableAlarms(t, 8, evs, "shoe.integrity_alarm")
+		require.Len(t, alarms, 1)
+		assert.Contains(t, alarms[0].Message, "count mismatch: 20 dealt + 395 returned = 415 cards, composition is 416")
+	})
 }
 
+// TestPtyShuffleCheck: an unshuffled shoe, read through a pty, raises the
+// table machine's shuffle alarm at the 7th card in a previous shoe's order.
 func TestPtyShuffleCheck(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -209,24 +231,15 @@ func TestPtyShuffleCheck(t *testing.T) {
 			evs := rg.pull(t, 30)
 			require.NoError(t, rg.dev.NewShoe(rg.ctx, nil))
 			evs = append(evs, rg.pull(t, 30)...)
-			var alarms []shoereader.Event
-			for _, ev := range evs {
-				if ev.Kind == shoereader.ShuffleAlarm {
-					alarms = append(alarms, ev)
-				}
-			}
 			// The first shoe's count (30 dealt + 386 returned) is right.
-			assert.Zero(t, kindsOf(evs)[shoereader.IntegrityAlarm])
+			assert.Empty(t, tableAlarms(t, 8, evs, "shoe.integrity_alarm"))
+			alarms := tableAlarms(t, 8, evs, "shoe.shuffle_alarm")
 			if !tt.wantAlarm {
 				assert.Empty(t, alarms)
 				return
 			}
 			require.Len(t, alarms, 1)
-			var se *shoereader.ShuffleError
-			require.ErrorAs(t, alarms[0].Err, &se)
-			assert.Equal(t, 7, se.Run)
-			assert.Equal(t, "SIM0001-0001", se.PreviousID)
-			assert.Equal(t, "SIM0001-0002", se.ShoeID)
+			assert.Equal(t, `shoe "SIM0001-0002" deals 7 cards in the same order as shoe "SIM0001-0001": not shuffled`, alarms[0].Message)
 		})
 	}
 }

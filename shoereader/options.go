@@ -45,13 +45,6 @@ type Options struct {
 	// BackoffMin and BackoffMax bound the delay between reconnection
 	// attempts, doubled after each failure (defaults 100ms and 5s).
 	BackoffMin, BackoffMax time.Duration
-	// ShuffleRun is the run of cards in the same order as a previous shoe
-	// that raises ShuffleAlarm (default 7; see the package doc for the
-	// false-alarm rate).
-	ShuffleRun int
-	// ShuffleHistory is how many previous shoes a new shoe is compared
-	// with (default 4).
-	ShuffleHistory int
 	// AllowSerials, when not empty, lists the only device serial numbers
 	// accepted.
 	AllowSerials []string
@@ -83,8 +76,6 @@ func DefaultOptions() Options {
 		Window:         8,
 		BackoffMin:     100 * time.Millisecond,
 		BackoffMax:     5 * time.Second,
-		ShuffleRun:     7,
-		ShuffleHistory: 4,
 	}
 }
 
@@ -110,12 +101,6 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.BackoffMax < o.BackoffMin {
 		o.BackoffMax = max(def.BackoffMax, o.BackoffMin)
-	}
-	if o.ShuffleRun < 2 {
-		o.ShuffleRun = def.ShuffleRun
-	}
-	if o.ShuffleHistory <= 0 {
-		o.ShuffleHistory = def.ShuffleHistory
 	}
 	if o.CodeBook == nil {
 		decks := o.Decks

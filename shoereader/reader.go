@@ -17,8 +17,11 @@ import (
 )
 
 // Reader owns the shoe's port: it reads, decodes, acknowledges, drops
-// duplicates, asks for what it missed, reconnects, watches for silence and
-// checks every card against the shoe. Create it with New and start Run.
+// duplicates, asks for what it missed, reconnects and watches for silence.
+// It is a transport and codec with no game state: the shoe's integrity
+// (composition, RFID codes seen, the count, the shuffle check) is the
+// table's (table.Machine), rebuilt from the journal after a restart.
+// Create it with New and start Run.
 type Reader struct {
 	open    Opener
 	opts    Options
@@ -53,9 +56,7 @@ type Reader struct {
 	lastHeard  time.Time
 	silent     bool
 
-	shoe    *shoeState
-	shuffle shuffleCheck
-	stats   counters
+	stats counters
 
 	// wmu guards every write to the port (Commit writes ACKs from the
 	// consumer's goroutine), the port while it is swapped, hostSeq, wbuf,
@@ -96,11 +97,6 @@ func New(open Opener, opts Options, log zerolog.Logger) *Reader {
 		log:  log.With().Str("component", "shoereader").Logger(),
 		rbuf: make([]byte, 4096),
 		wbuf: make([]byte, 0, shoeproto.MaxFrameLen),
-		shoe: newShoeState(opts.Decks),
-		shuffle: shuffleCheck{
-			threshold: opts.ShuffleRun,
-			history:   opts.ShuffleHistory,
-		},
 	}
 	r.frameFn = r.onFrame
 	return r
@@ -474,7 +470,7 @@ func (r *Reader) refuse(info DeviceInfo) string {
 
 // dispatch turns one in-order device message into events.
 func (r *Reader) dispatch(seq uint32, m *shoeproto.Message, now time.Time) {
-	ev := Event{Seq: seq, Time: now, DeviceTime: m.Time, ShoeID: r.shoe.id}
+	ev := Event{Seq: seq, Time: now, DeviceTime: m.Time}
 	switch m.Type {
 	case shoeproto.TypeHeartbeat:
 		return
@@ -484,18 +480,12 @@ func (r *Reader) dispatch(seq uint32, m *shoeproto.Message, now time.Time) {
 	case shoeproto.TypeCutCard:
 		ev.Kind, ev.Message = CutCard, "cut card out"
 	case shoeproto.TypeShoeIn:
-		r.endShoe(now, -1)
-		r.shoe.started = true
-		ev.Kind, ev.Message, ev.ShoeID = ShoeIn, "shoe in", ""
+		ev.Kind, ev.Message = ShoeIn, "shoe in"
 	case shoeproto.TypeShoeID:
-		r.shoe.id = string(m.ShoeID)
-		ev.Kind, ev.ShoeID, ev.Message = ShoeID, r.shoe.id, "shoe "+r.shoe.id
+		ev.Kind, ev.ShoeID, ev.Message = ShoeID, string(m.ShoeID), "shoe "+string(m.ShoeID)
 	case shoeproto.TypeShoeOut:
 		ev.Kind, ev.Returned = ShoeOut, int(m.Returned)
-		ev.Message = fmt.Sprintf("shoe out, %d dealt, %d returned", r.shoe.dealt, m.Returned)
-		r.emit(ev)
-		r.endShoe(now, int(m.Returned))
-		return
+		ev.Message = fmt.Sprintf("shoe out, %d returned", m.Returned)
 	case shoeproto.TypeMisread:
 		ev.Kind, ev.Message = Misread, "card misread"
 	case shoeproto.TypeDoubleCard:
@@ -515,44 +505,33 @@ func (r *Reader) dispatch(seq uint32, m *shoeproto.Message, now time.Time) {
 	r.emit(ev)
 }
 
+// card decodes a card. A code that is no card of the shoe's decks, or
+// names another card than the one read, is the codec's finding (it needs
+// no memory): IntegrityAlarm instead of Card. What needs memory (a code
+// seen before, a card beyond the composition, the shuffle check) is the
+// table's.
 func (r *Reader) card(ev Event, m *shoeproto.Message) {
 	ev.Card, ev.Confidence = m.Card, m.Confidence
 	if len(m.Code) > 0 {
 		ev.Code = string(m.Code)
-	}
-	if ierr := r.shoe.takeCard(m.Card, m.Code, r.opts.CodeBook); ierr != nil {
-		ev.Kind, ev.Err, ev.Message = IntegrityAlarm, ierr, ierr.Error()
-		r.log.Error().Err(ierr).Uint32("seq", ev.Seq).Msg("integrity alarm")
-		r.emit(ev)
-		return
+		named, ok := r.opts.CodeBook(m.Code)
+		reason := Reason(0)
+		switch {
+		case !ok:
+			reason = UnknownCode
+		case named != m.Card:
+			reason = CodeMismatch
+		}
+		if reason != 0 {
+			ierr := &IntegrityError{Reason: reason, Card: m.Card, Code: ev.Code}
+			ev.Kind, ev.Err, ev.Message = IntegrityAlarm, ierr, ierr.Error()
+			r.log.Error().Err(ierr).Uint32("seq", ev.Seq).Msg("integrity alarm")
+			r.emit(ev)
+			return
+		}
 	}
 	ev.Kind = Card
 	r.emit(ev)
-	if run, past := r.shuffle.add(m.Card); run >= r.shuffle.threshold && !r.shuffle.alarmed {
-		r.shuffle.alarmed = true
-		serr := &ShuffleError{ShoeID: r.shoe.id, PreviousID: past.id, Run: run}
-		r.log.Error().Err(serr).Msg("shuffle alarm")
-		r.emit(Event{Kind: ShuffleAlarm, Seq: ev.Seq, Time: ev.Time, DeviceTime: ev.DeviceTime, ShoeID: r.shoe.id, Err: serr, Message: serr.Error()})
-	}
-}
-
-// endShoe closes the shoe in play: the count check when the device
-// reported how many cards came back (returned >= 0), then the dealing order
-// goes to the shuffle history.
-func (r *Reader) endShoe(now time.Time, returned int) {
-	s := r.shoe
-	if returned >= 0 {
-		if !s.started {
-			r.log.Warn().Str("shoe", s.id).Int("dealt", s.dealt).Int("returned", returned).
-				Msg("shoe out without its shoe in (reader started mid-shoe): count not checked")
-		}
-		if ierr := s.finish(returned, r.opts.Decks); ierr != nil {
-			r.log.Error().Err(ierr).Msg("integrity alarm at shoe out")
-			r.emit(Event{Kind: IntegrityAlarm, Time: now, ShoeID: s.id, Returned: returned, Err: ierr, Message: ierr.Error()})
-		}
-	}
-	r.shuffle.endShoe(s.id, s.order)
-	r.shoe = newShoeState(r.opts.Decks)
 }
 
 // emit delivers ev, giving up when ctx ends.

@@ -18,7 +18,8 @@ import (
 //
 // The controller writes one when betting opens (no round in play: the
 // round engine holds nothing a fresh one lacks) and CheckpointEvery rounds
-// have passed since the last one. It is never submitted from outside.
+// have passed since the last one (the machine asks: EffectCheckpoint). It
+// is never submitted from outside.
 type Checkpoint struct {
 	// Prev is the journal seq of the previous checkpoint, 0 for the first:
 	// a restart walks back this chain to replay enough rounds for recall.
@@ -47,6 +48,9 @@ type Checkpoint struct {
 	// checkpointCommands): a backend's retry of a command from before the
 	// checkpoint is still answered, not applied again.
 	Commands []SeenCommand `json:"commands,omitempty"`
+	// Shoe is the shoe's integrity book and shuffle history: a restart
+	// goes on checking the shoe in play where it was.
+	Shoe *ShoeBook `json:"shoe,omitempty"`
 }
 
 // SeenCommand is one remembered command id and its verdict.
@@ -57,6 +61,9 @@ type SeenCommand struct {
 	// Class is the message of the sentinel the rejection wrapped
 	// (round.ErrIllegalAction...), so errors.Is still works after a restore.
 	Class string `json:"class,omitempty"`
+	// Hash is a hash of the command's body: the id re-sent with another
+	// body is refused. 0 in checkpoints written before it was kept.
+	Hash uint64 `json:"hash,omitempty"`
 }
 
 // Kind implements Input.
@@ -74,7 +81,7 @@ const checkpointCommands = 512
 var verdictClasses = []error{
 	round.ErrIllegalAction, round.ErrOutOfTurn, round.ErrDuplicate, round.ErrUnexpectedCard,
 	round.ErrBetLimit, round.ErrRoundCap, round.ErrBadBet, round.ErrFinished,
-	ErrPaused, ErrJournal, ErrUnknownInput, ErrDuplicateFrame,
+	ErrPaused, ErrJournal, ErrUnknownInput, ErrDuplicateFrame, ErrIntegrity, ErrNotShuffled,
 }
 
 // restoredVerdict is a rejection rebuilt from a checkpoint: the same
@@ -115,48 +122,63 @@ func (sc SeenCommand) verdict() error {
 	return v
 }
 
-// checkpoint captures the table's state. Only called between rounds.
-func (c *Controller) checkpoint() Checkpoint {
+// Checkpoint captures the machine's state. The loop journals it when an
+// Apply asks (EffectCheckpoint): only between rounds.
+func (m *Machine) Checkpoint() Checkpoint {
 	ck := Checkpoint{
-		Prev: c.ckSeq, Seq: c.seq, Phase: c.phase, Deadline: c.deadline,
-		ShoeID: c.shoeID, CutCard: c.cutCard, Dealt: c.dealt, Burn: c.burn, Rounds: c.rounds,
-		LastCode: c.lastCode, CodeN: c.codeN, TimerGen: c.timerGen, Timer: c.timerName, TimerAt: c.timerAt,
-		Alarms: slices.Clone(c.alarms), Devices: maps.Clone(c.devSeen),
+		Prev: m.ckSeq, Seq: m.seq, Phase: m.phase, Deadline: m.deadline,
+		ShoeID: m.shoeID, CutCard: m.cutCard, Dealt: m.dealt, Burn: m.burn, Rounds: m.rounds,
+		LastCode: m.lastCode, CodeN: m.codeN, TimerGen: m.timerGen, Timer: string(m.timer.Name), TimerAt: m.timer.At,
+		Alarms: slices.Clone(m.alarms), Devices: maps.Clone(m.devSeen), Shoe: m.shoe.save(),
 	}
-	ids := c.cmdOrder[max(0, len(c.cmdOrder)-checkpointCommands):]
+	ids := m.cmdOrder[max(0, len(m.cmdOrder)-checkpointCommands):]
 	for _, id := range ids {
-		ck.Commands = append(ck.Commands, seenCommand(id, c.cmdSeen[id]))
+		e := m.cmds[id]
+		sc := seenCommand(id, e.verdict)
+		sc.Hash = e.hash
+		ck.Commands = append(ck.Commands, sc)
 	}
 	return ck
 }
 
-// restore makes ck the table's state: the start of a replay that does not
-// begin at the journal's first record.
-func (c *Controller) restore(ck Checkpoint) {
-	c.seq, c.phase, c.deadline, c.roundID = ck.Seq, ck.Phase, ck.Deadline, ""
-	c.paused, c.pauseWhy, c.held = false, "", nil
-	c.shoeID, c.cutCard, c.dealt, c.burn, c.rounds = ck.ShoeID, ck.CutCard, ck.Dealt, ck.Burn, ck.Rounds
-	c.lastCode, c.codeN = ck.LastCode, ck.CodeN
-	c.timerGen, c.timerName, c.timerAt = ck.TimerGen, ck.Timer, ck.TimerAt
-	c.alarms = slices.Clone(ck.Alarms)
-	c.devSeen = maps.Clone(ck.Devices)
-	if c.devSeen == nil {
-		c.devSeen = map[string]uint64{}
+// Restore makes ck the machine's state: the start of a replay that does
+// not begin at the journal's first record. A checkpoint written before
+// the machine kept the shoe's book restores an empty book.
+func (m *Machine) Restore(ck Checkpoint) error {
+	if err := m.shoe.load(ck.Shoe); err != nil {
+		return err
 	}
-	c.cmdSeen, c.cmdOrder = map[string]error{}, nil
+	m.seq, m.phase, m.deadline, m.roundID = ck.Seq, ck.Phase, ck.Deadline, ""
+	m.pauses, m.pauseWhy, m.held, m.misread, m.voided = nil, "", nil, "", false
+	m.shoeID, m.cutCard, m.dealt, m.burn, m.rounds = ck.ShoeID, ck.CutCard, ck.Dealt, ck.Burn, ck.Rounds
+	m.lastCode, m.codeN = ck.LastCode, ck.CodeN
+	m.timerGen = ck.TimerGen
+	m.timer = Deadline{}
+	if ck.Timer != "" {
+		m.timer = Deadline{Name: TimerName(ck.Timer), At: ck.TimerAt, Key: m.timerKey()}
+	}
+	m.frozen, m.frozenAt = "", 0
+	m.alarms = slices.Clone(ck.Alarms)
+	m.devSeen = maps.Clone(ck.Devices)
+	if m.devSeen == nil {
+		m.devSeen = map[string]uint64{}
+	}
+	m.cmds, m.cmdOrder = map[string]ledgerEntry{}, nil
 	for _, sc := range ck.Commands {
-		if _, ok := c.cmdSeen[sc.ID]; !ok {
-			c.cmdOrder = append(c.cmdOrder, sc.ID)
+		if _, ok := m.cmds[sc.ID]; !ok {
+			m.cmdOrder = append(m.cmdOrder, sc.ID)
 		}
-		c.cmdSeen[sc.ID] = sc.verdict()
+		m.cmds[sc.ID] = ledgerEntry{hash: sc.Hash, verdict: sc.verdict()}
 	}
-	c.rnd = round.New(c.opts.Rules)
+	m.rnd = round.New(m.cfg.Rules)
+	m.state = &State{Table: m.cfg.Table, Game: m.cfg.Rules.Code, Phase: m.phase}
+	return nil
 }
 
-// checkpointDrift names the first field where the state rebuilt by replay
-// differs from a checkpoint the live table wrote, "" when they agree.
-func (c *Controller) checkpointDrift(ck Checkpoint) string {
-	now := c.checkpoint()
+// Drift names the first field where the machine differs from a
+// checkpoint the live table wrote, "" when they agree.
+func (m *Machine) Drift(ck Checkpoint) string {
+	now := m.Checkpoint()
 	switch {
 	case now.Seq != ck.Seq:
 		return fmt.Sprintf("event seq %d, checkpoint %d", now.Seq, ck.Seq)
@@ -166,31 +188,31 @@ func (c *Controller) checkpointDrift(ck Checkpoint) string {
 		return fmt.Sprintf("rounds %d, checkpoint %d", now.Rounds, ck.Rounds)
 	case now.ShoeID != ck.ShoeID || now.Dealt != ck.Dealt || now.CutCard != ck.CutCard || now.Burn != ck.Burn:
 		return fmt.Sprintf("shoe %s/%d, checkpoint %s/%d", now.ShoeID, now.Dealt, ck.ShoeID, ck.Dealt)
+	case ck.Shoe != nil && (now.Shoe.Order != ck.Shoe.Order || now.Shoe.ID != ck.Shoe.ID):
+		return fmt.Sprintf("shoe book %s/%d cards, checkpoint %s/%d", now.Shoe.ID, len(now.Shoe.Order)/2, ck.Shoe.ID, len(ck.Shoe.Order)/2)
 	case now.LastCode != ck.LastCode || now.CodeN != ck.CodeN:
 		return fmt.Sprintf("last round %s, checkpoint %s", now.LastCode, ck.LastCode)
-	case c.paused:
+	case m.paused():
 		return "paused, checkpoint not"
 	}
 	return ""
 }
 
-// checkpointDue reports whether a checkpoint should follow the input just
-// applied: betting has just opened (no round in play, not paused) and
-// enough rounds, or inputs, have passed since the last one.
-func (c *Controller) checkpointDue() bool {
-	if c.opts.Journal == nil || c.recallOnly || c.phase != PhaseBetting || c.paused || c.roundID != "" {
-		return false
+// adopt continues from a checkpoint the live table wrote when a replay
+// rebuilt something else (a build that derives other events from the same
+// inputs): the checkpoint is what was published, so it wins. The command
+// ids and device frames the replay rebuilt are a superset of the
+// checkpoint's and are kept.
+func (m *Machine) adopt(ck Checkpoint) error {
+	cmds, order, devs := m.cmds, m.cmdOrder, m.devSeen
+	if err := m.Restore(ck); err != nil {
+		return err
 	}
-	every := c.opts.CheckpointEvery
-	if every < 0 {
-		return false
+	m.cmds, m.cmdOrder = cmds, order
+	for k, v := range devs {
+		m.devSeen[k] = max(m.devSeen[k], v)
 	}
-	if every == 0 {
-		every = DefaultCheckpointEvery
-	}
-	// An idle table (betting opening and closing with no bets) still
-	// checkpoints now and then, so retention can go on deleting.
-	return c.ckSeq == 0 || c.rounds-c.ckRounds >= every || c.sinceCk >= every*inputsPerRound
+	return nil
 }
 
 // DefaultCheckpointEvery is how many rounds pass between checkpoints when
@@ -201,109 +223,3 @@ const DefaultCheckpointEvery = 100
 // inputsPerRound is a generous count of journaled inputs per round, used to
 // checkpoint an idle table by inputs instead of rounds.
 const inputsPerRound = 40
-
-// writeCheckpoint journals a checkpoint of the current state.
-func (c *Controller) writeCheckpoint() error {
-	data, err := EncodeInput(c.checkpoint())
-	if err != nil {
-		return err
-	}
-	seq, err := c.opts.Journal.Append(Entry{At: c.now, Kind: CheckpointKind, Shoe: c.shoeID, Data: data})
-	if err != nil {
-		c.alarm("journal", fmt.Sprintf("journal append failed: %v", err), true)
-		c.publishState()
-		return fmt.Errorf("%w: %w", ErrJournal, err)
-	}
-	c.markCheckpoint(seq)
-	return nil
-}
-
-// markCheckpoint records that the state at journal record seq is
-// checkpointed: the next one is due CheckpointEvery rounds later.
-func (c *Controller) markCheckpoint(seq uint64) {
-	c.ckSeq, c.ckRounds, c.sinceCk = seq, c.rounds, 0
-}
-
-// errStopReplay ends a replay that has read what it needed.
-var errStopReplay = errors.New("table: replay stop")
-
-// readCheckpoint returns the checkpoint journaled at seq; ok is false when
-// retention has deleted it.
-func (c *Controller) readCheckpoint(seq uint64) (ck Checkpoint, ok bool, err error) {
-	err = c.opts.Journal.Replay(seq, func(got uint64, _ time.Time, data []byte) error {
-		if got != seq {
-			return errStopReplay // the journal starts after seq
-		}
-		in, err := DecodeInput(data)
-		if err != nil {
-			return err
-		}
-		v, isCk := in.(Checkpoint)
-		if !isCk {
-			return fmt.Errorf("table: journal record %d is a %s, not a checkpoint", seq, in.Kind())
-		}
-		ck, ok = v, true
-		return errStopReplay
-	})
-	if errors.Is(err, errStopReplay) {
-		err = nil
-	}
-	return ck, ok, err
-}
-
-// replayStart picks where a restart begins replaying: one checkpoint
-// before the newest (so recall has at least CheckpointEvery rounds), and
-// further back while the outbox has not yet seen the checkpoint's events
-// (they must be regenerated to be published), but never before the oldest
-// checkpoint retained. 0 means the whole journal.
-func (c *Controller) replayStart() (uint64, error) {
-	at, start := c.opts.Journal.LastOfKind(CheckpointKind), uint64(0)
-	for steps := 0; at != 0; steps++ {
-		ck, ok, err := c.readCheckpoint(at)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			return start, nil
-		}
-		start = at
-		// RepublishAfter 0: no outbox (or an empty one) to catch up.
-		if steps > 0 && (ck.Seq <= c.opts.RepublishAfter || c.opts.RepublishAfter == 0) {
-			return at, nil
-		}
-		at = ck.Prev
-	}
-	return 0, nil
-}
-
-// checkpointAtOrBefore returns the journal seq of the newest checkpoint at
-// or before seq, 0 when there is none retained.
-func (c *Controller) checkpointAtOrBefore(seq uint64) (uint64, error) {
-	at := c.opts.Journal.LastOfKind(CheckpointKind)
-	for at > seq {
-		ck, ok, err := c.readCheckpoint(at)
-		if err != nil || !ok {
-			return 0, err
-		}
-		at = ck.Prev
-	}
-	return at, nil
-}
-
-// checkpointBeforeEvent returns the journal seq of the newest checkpoint
-// taken before event seq was published (its Seq, the last event before it,
-// is lower), 0 when there is none retained.
-func (c *Controller) checkpointBeforeEvent(seq uint64) (uint64, error) {
-	at := c.opts.Journal.LastOfKind(CheckpointKind)
-	for at != 0 {
-		ck, ok, err := c.readCheckpoint(at)
-		if err != nil || !ok {
-			return 0, err
-		}
-		if ck.Seq < seq {
-			return at, nil
-		}
-		at = ck.Prev
-	}
-	return 0, nil
-}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,11 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
 
-	"github.com/livetable/livetable/table/card"
-	"github.com/livetable/livetable/table/round"
 	"github.com/livetable/livetable/table/rules"
-	"github.com/livetable/livetable/table/sidebets"
-	"github.com/livetable/livetable/table/strategy"
 )
 
 // Journal is where the controller makes every input durable before it
@@ -83,6 +77,15 @@ type Options struct {
 	// when a paused round resumes: the clock stops while the table is
 	// paused or down, and a hand must not time out the instant play goes on.
 	ResumeGrace time.Duration
+	// ShuffleRun and ShuffleHistory set the shuffle check (see
+	// MachineConfig); 0 means DefaultShuffleRun and DefaultShuffleHistory.
+	ShuffleRun, ShuffleHistory int
+}
+
+// machineConfig is the machine's part of the options.
+func (o Options) machineConfig() MachineConfig {
+	return MachineConfig{Table: o.Table, Rules: o.Rules, SettleDelay: o.SettleDelay, BetsGrace: o.BetsGrace,
+		ResumeGrace: o.ResumeGrace, CheckpointEvery: o.CheckpointEvery, ShuffleRun: o.ShuffleRun, ShuffleHistory: o.ShuffleHistory}
 }
 
 // DefaultOptions are the controller's defaults for a game.
@@ -91,10 +94,14 @@ func DefaultOptions(rs *rules.Set) Options {
 		SettleDelay: 4 * time.Second, BetsGrace: 5 * time.Second, ResumeGrace: 5 * time.Second}
 }
 
-// Controller is the single goroutine that owns the table: the current
-// round, the phase and its timers, the event sequence. Every input (cards
-// from the shoe, commands from the studio link, timers) goes through Run's
-// loop: journal first, then apply, then events out to subscribers.
+// Controller is the loop around the table's Machine, and the single
+// goroutine that owns it. Every input (cards from the shoe, commands from
+// the studio link, timers) goes through Run's loop: Apply on the machine
+// (an input it refuses is answered and neither journaled nor fsync'd, so
+// a flood of bad commands costs no disk write and never stalls the card
+// path), the journal, then the events out to subscribers and the timers
+// the machine's effects name. At start the loop rebuilds the machine from
+// the journal (checkpoint + tail) through the same Apply.
 type Controller struct {
 	opts Options
 	log  zerolog.Logger
@@ -109,52 +116,12 @@ type Controller struct {
 	state atomic.Pointer[State] // last published snapshot, for readers outside Run
 
 	// Owned by Run.
-	// outq collects the events of the input being handled while holding
-	// is set; handle fans them out together once the input is applied.
-	outq       []Event
-	holding    bool
-	seq        uint64
-	rnd        *round.Round
-	roundID    string
-	phase      Phase
-	paused     bool
-	pauseWhy   string
-	held       []CardDrawn // cards pulled while paused, applied on resume
-	cutCard    bool
-	shoeID     string
-	burn       int
-	dealt      int // cards out of this shoe
-	timerGen   uint64
-	timer      clockwork.Timer
-	timerName  string        // the running (or, in replay, due) timer
-	timerAt    time.Time     // when it fires
-	frozenName string        // the timer running when the table paused
-	frozenLeft time.Duration // and its time left then
-	deadline   time.Time
-	lastCode   string
-	codeN      int
-	alarms     []Alarm
-	evBuf      []round.Event
-	now        time.Time
-	replaying  bool
-	rounds     int
-	devSeen    map[string]uint64 // last applied frame per device session
-	cmdSeen    map[string]error  // verdict of every journaled command id (bounded)
-	cmdOrder   []string          // ids in cmdSeen, oldest first
-	recallOnly bool              // ReplayEvents: read the journal, never write it
-	recallFrom uint64            // ReplayEventsFrom: the journal seq to recall from
-	recallSeq  uint64            // ReplayEventsSince: the event seq to recall from
-	ckSeq      uint64            // journal seq of the last checkpoint
-	ckRounds   int               // rounds when it was written
-	sinceCk    int               // inputs applied since
+	m     *Machine
+	outq  []Event // the events of the input being handled, fanned out by release
+	timer clockwork.Timer
+	live  bool // the replay is done: effects arm real timers and write checkpoints
+	fatal error
 }
-
-// maxCommandIDs bounds the remembered command ids: twice the MQTT link's
-// reply ledger (4096, which answers a repeat before it gets here), hours
-// of play, far more than a backend retries over. It is memory the daemon
-// keeps for good (about 100 bytes an id): 100,000 had made its heap grow
-// for a week of play, past the 30 MB a table may use.
-const maxCommandIDs = 8192
 
 type request struct {
 	in    Input
@@ -163,26 +130,25 @@ type request struct {
 
 // New returns a controller. Call Run to start it.
 func New(opts Options, log zerolog.Logger) (*Controller, error) {
-	if opts.Rules == nil {
-		return nil, errors.New("table: no rule set")
-	}
-	if err := opts.Rules.Validate(); err != nil {
-		return nil, fmt.Errorf("table: %w", err)
-	}
 	if opts.Clock == nil {
 		opts.Clock = clockwork.NewRealClock()
 	}
+	m, err := NewMachine(opts.machineConfig())
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		opts: opts, log: log.With().Str("table", opts.Table).Logger(), clk: opts.Clock,
-		reqs: make(chan request), timers: make(chan TimerFired, 4),
-		rnd: round.New(opts.Rules), phase: PhaseIdle, devSeen: map[string]uint64{}, cmdSeen: map[string]error{},
+		reqs: make(chan request), timers: make(chan TimerFired, 4), m: m,
 	}
-	c.state.Store(&State{Table: opts.Table, Game: opts.Rules.Code, Phase: PhaseIdle})
+	c.state.Store(m.State())
 	return c, nil
 }
 
 // Submit hands one input to the controller and returns its verdict: nil,
-// or the typed rule error (round.RuleError) that left the table unchanged.
+// the typed error of an input the table refused (round.RuleError,
+// ErrPaused, ErrNoMisread...: nothing changed, nothing journaled), or the
+// fault of an input applied and reported (a card that does not fit).
 func (c *Controller) Submit(ctx context.Context, in Input) error {
 	req := request{in: in, reply: make(chan error, 1)}
 	select {
@@ -208,10 +174,10 @@ func (c *Controller) Snapshot() State { return *c.state.Load() }
 // Run owns the table until ctx is done. inputs carries device inputs
 // (cards, cut card, shoe changes); it may be nil.
 func (c *Controller) Run(ctx context.Context, inputs <-chan Input) error {
-	if err := c.replay(); err != nil {
+	if err := c.start(); err != nil {
 		return err
 	}
-	if !c.opts.Idle && c.phase == PhaseIdle && !c.paused {
+	if !c.opts.Idle && c.m.phase == PhaseIdle && !c.m.paused() {
 		// Opening is an input like any other, journaled, so a replay
 		// reaches the same phase.
 		if err := c.handle(Supervisor{Command: "open", By: "system"}); err != nil {
@@ -220,7 +186,7 @@ func (c *Controller) Run(ctx context.Context, inputs <-chan Input) error {
 	}
 	defer c.stopTimer()
 	defer c.closeSubs()
-	for {
+	for c.fatal == nil {
 		select {
 		case <-ctx.Done():
 			return nil
@@ -242,218 +208,112 @@ func (c *Controller) Run(ctx context.Context, inputs <-chan Input) error {
 			// goroutine woken last runs first when Run waits again (Go's
 			// "run next" slot), and that should be the MQTT link, on the
 			// way to the players, not the caller.
-			err := c.handleHeld(req.in)
+			err := c.step(req.in)
 			req.reply <- err
 			c.release()
 		case tf := <-c.timers:
-			if err := c.handle(tf); err != nil && !errors.Is(err, errStaleTimer) {
+			if err := c.handle(tf); err != nil && !errors.Is(err, ErrStaleTimer) {
 				c.log.Warn().Err(err).Str("timer", tf.Timer).Msg("timer input rejected")
 			}
 		}
 	}
+	return c.fatal
 }
 
-var errStaleTimer = errors.New("table: stale timer")
-
-// ReplayEvents rebuilds a table from its journal without running it, and
-// calls fn with every event as it was published (`tablectl history` and
-// `tablectl round` read a stopped table's journal this way).
-func ReplayEvents(opts Options, fn func(Event)) error {
-	return ReplayEventsFrom(opts, 0, fn)
-}
-
-// ReplayEventsFrom is ReplayEvents starting at the newest checkpoint at or
-// before journal record seq, so recalling recent rounds of a long journal
-// reads only its end. 0, or no checkpoint that early, reads everything
-// retained.
-func ReplayEventsFrom(opts Options, seq uint64, fn func(Event)) error {
-	return recall(opts, fn, func(c *Controller) { c.recallFrom = seq })
-}
-
-// ReplayEventsSince is ReplayEvents starting at the newest checkpoint taken
-// before event seq was published, so fn sees that event and every later
-// one (the MQTT link's resend). Events before seq may come too; events
-// older than what retention kept do not.
-func ReplayEventsSince(opts Options, seq uint64, fn func(Event)) error {
-	return recall(opts, fn, func(c *Controller) { c.recallSeq = seq })
-}
-
-// recall replays a journal read-only into fn; from sets where it starts.
-func recall(opts Options, fn func(Event), from func(*Controller)) error {
-	opts.Replayed = fn
-	c, err := New(opts, zerolog.Nop())
-	if err != nil {
-		return err
-	}
-	c.recallOnly = true
-	from(c)
-	return c.replay()
-}
-
-// replay rebuilds the table from the journal: the same inputs through the
-// same code give the same state and the same event sequence numbers. A
-// running table starts at a recent checkpoint (replayStart); recall
-// (ReplayEvents) reads everything retained. When the journal no longer
-// starts at its first record (retention), the state comes from the first
-// checkpoint found and the records before it are skipped.
-func (c *Controller) replay() error {
-	if c.opts.Journal == nil {
-		return nil
-	}
-	var from uint64
-	var err error
-	switch {
-	case !c.recallOnly:
-		from, err = c.replayStart()
-	case c.recallFrom > 0:
-		from, err = c.checkpointAtOrBefore(c.recallFrom)
-	case c.recallSeq > 0:
-		from, err = c.checkpointBeforeEvent(c.recallSeq)
-	}
-	if err != nil {
-		return fmt.Errorf("table: replay: %w", err)
-	}
-	c.replaying = true
-	n, skipped := 0, 0
-	first, restoring := true, false
-	err = c.opts.Journal.Replay(from, func(seq uint64, at time.Time, data []byte) error {
-		in, err := DecodeInput(data)
-		if err != nil {
-			return err
-		}
-		if first {
-			first, restoring = false, seq > 1
-		}
-		c.now = at
-		if restoring {
-			ck, ok := in.(Checkpoint)
-			if !ok {
-				skipped++
-				return nil
-			}
-			c.restore(ck)
-			c.markCheckpoint(seq)
-			restoring = false
-			n++
-			return nil
-		}
-		if ck, ok := in.(Checkpoint); ok {
-			c.verifyCheckpoint(ck, seq)
-		} else {
-			_ = c.apply(in)
-		}
-		c.publishState()
-		n++
-		return nil
-	})
-	c.replaying = false
-	if err != nil {
-		return fmt.Errorf("table: replay: %w", err)
-	}
-	if restoring {
-		return fmt.Errorf("%w: %d records and no checkpoint to rebuild the table from", ErrNoCheckpoint, skipped)
-	}
-	if n > 0 {
-		c.log.Info().Int("inputs", n).Uint64("from", from).Int("skipped", skipped).Uint64("seq", c.seq).
-			Str("phase", string(c.phase)).Msg("journal replayed")
-		if c.rnd.Phase() != round.PhaseSettled && c.rnd.Phase() != round.PhaseNew && !c.paused && !c.recallOnly {
-			// A round cut in the middle waits for a supervisor. The pause
-			// is an input like any other, journaled, so the next replay
-			// reaches the same state and the same event numbers. Its
-			// timers stopped when the last input was journaled: the table
-			// was down from then on.
-			if err := c.handle(Supervisor{Command: "pause", By: "system", Since: c.now,
-				Reason: "restarted in the middle of round " + c.roundID + ": resume or void"}); err != nil {
-				return err
-			}
-		} else if !c.paused && !c.recallOnly {
-			c.rearmPhase()
-		}
-	}
-	c.publishState()
-	return nil
-}
-
-// ErrNoCheckpoint is returned when the journal's first records are gone
-// (retention without checkpoints, or files deleted by hand) and no
-// checkpoint follows: the table's state cannot be rebuilt.
-var ErrNoCheckpoint = errors.New("table: journal has no checkpoint")
-
-// verifyCheckpoint compares the replayed state with a checkpoint the live
-// table wrote. They agree unless this build derives different events from
-// the same inputs than the one that wrote the journal; the checkpoint is
-// what was published, so it wins.
-func (c *Controller) verifyCheckpoint(ck Checkpoint, seq uint64) {
-	if d := c.checkpointDrift(ck); d != "" {
-		c.log.Error().Uint64("record", seq).Str("drift", d).
-			Msg("replay differs from the checkpoint the table wrote: continuing from the checkpoint")
-		cmdSeen, cmdOrder, devSeen := c.cmdSeen, c.cmdOrder, c.devSeen
-		c.restore(ck)
-		// What replay rebuilt of these is a superset of the checkpoint's.
-		c.cmdSeen, c.cmdOrder = cmdSeen, cmdOrder
-		for k, v := range devSeen {
-			c.devSeen[k] = max(c.devSeen[k], v)
-		}
-	}
-	c.markCheckpoint(seq)
-}
-
-// handle journals an input and applies it. Inputs that are certainly
-// rejected are not journaled, so replay sees only what changed the table
-// or must be reported (unexpected cards are journaled: never lose a card).
+// handle steps one input and fans its events out.
 func (c *Controller) handle(in Input) error {
 	defer c.release()
-	return c.handleHeld(in)
+	return c.step(in)
 }
 
-// handleHeld is handle without fanning the input's events out: they stay
-// held until release.
-func (c *Controller) handleHeld(in Input) error {
-	// The input's events and the state after them go out together when it
-	// is applied: the MQTT link then finds a card's event and the state
-	// showing it in its queue at once and writes and publishes them as one
-	// batch, instead of waking for the event and again for the state.
-	c.holding = true
-	if tf, ok := in.(TimerFired); ok && tf.Timer != "" && tf.Round != c.timerKey() {
-		return errStaleTimer
+// step applies one input to the machine and journals it; its events wait
+// in outq for release. The input's events and the state after them go out
+// together: the MQTT link then finds a card's event and the state showing
+// it in its queue at once, and writes and publishes them as one batch.
+func (c *Controller) step(in Input) error {
+	now := c.clk.Now()
+	roundID, shoeID := c.m.RoundID(), c.m.ShoeID()
+	if _, ok := in.(SeqGap); ok {
+		// Only the daemon's start-up continuity check journals one, after
+		// an operator accepted the loss (table/continuity); the replay
+		// applies it.
+		return fmt.Errorf("%w: a seq gap is journaled at start, after an operator accepted the loss", errIllegal)
 	}
-	c.now = c.clk.Now()
-	if id := commandID(in); id != "" {
-		if verdict, ok := c.cmdSeen[id]; ok {
-			// Delivered again (a retry, a redelivery after a restart):
-			// applied once, answered the same.
-			return verdict
-		}
+	st, err := c.m.Apply(now, in)
+	if err != nil {
+		return err // refused: nothing changed, nothing to journal
 	}
-	if err := c.precheck(in); err != nil {
-		return err
+	if st.Repeat {
+		return st.Fault
 	}
 	if c.opts.Journal != nil {
 		data, err := EncodeInput(in)
+		if err == nil {
+			_, err = c.opts.Journal.Append(entry(in, data, now, roundID, shoeID))
+		}
 		if err != nil {
-			return err
-		}
-		if _, err := c.opts.Journal.Append(c.entry(in, data)); err != nil {
-			c.alarm("journal", fmt.Sprintf("journal append failed: %v", err), true)
-			c.publishState()
-			return fmt.Errorf("%w: %w", ErrJournal, err)
+			return c.journalFailed(in, err)
 		}
 	}
-	err := c.apply(in)
-	if c.checkpointDue() {
-		// What the input did goes out before the checkpoint's fsync.
-		c.flushHeld()
-		if cerr := c.writeCheckpoint(); cerr != nil {
-			c.log.Error().Err(cerr).Msg("checkpoint not written")
-		}
+	c.hold(st.Events)
+	c.state.Store(c.m.State())
+	c.effects(st.Effects)
+	return st.Fault
+}
+
+// hold queues an input's events for release, each with the memo its
+// subscribers share its wire encoding in.
+func (c *Controller) hold(evs []Event) {
+	for _, ev := range evs {
+		ev.memo = new(memo)
+		c.outq = append(c.outq, ev)
 	}
-	c.publishState()
-	return err
+}
+
+// journalFailed handles an input the machine applied and the journal
+// could not keep. The machine is rebuilt from the journal (what is
+// durable), then raises the journal alarm, which pauses the table; the
+// input is not acknowledged (the shoe sends the frame again, the link's
+// caller retries). When even the rebuild fails the loop stops: the
+// daemon restarts from the journal.
+func (c *Controller) journalFailed(in Input, err error) error {
+	c.log.Error().Err(err).Str("input", in.Kind()).Msg("journal append failed: rebuilding the table from the journal")
+	m, _, rerr := c.rebuild()
+	if rerr != nil {
+		c.fatal = fmt.Errorf("table: journal append failed (%w) and the table could not be rebuilt: %w", err, rerr)
+		return fmt.Errorf("%w: %w", ErrJournal, err)
+	}
+	c.m = m
+	// The alarm is not journaled (the journal is failing): it is the
+	// live table's, and a restart raises its own if the journal is cut.
+	st, aerr := c.m.Apply(c.clk.Now(), DeviceAlarm{Source: "journal", Code: "append_failed",
+		Message: fmt.Sprintf("journal append failed: %v", err), Pauses: true})
+	if aerr == nil {
+		c.hold(st.Events)
+		c.effects(st.Effects)
+	}
+	c.state.Store(c.m.State())
+	return fmt.Errorf("%w: %w", ErrJournal, err)
+}
+
+// rebuild replays the journal into a new machine, as at start, without
+// publishing anything: what was published before stays published.
+func (c *Controller) rebuild() (*Machine, uint64, error) {
+	m, err := NewMachine(c.opts.machineConfig())
+	if err != nil {
+		return nil, 0, err
+	}
+	from, err := replayStart(c.opts.Journal, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	_, err = replayInto(m, c.opts.Journal, from, c.log, nil)
+	return m, from, err
 }
 
 // entry is the journal entry of an input.
-func (c *Controller) entry(in Input, data []byte) Entry {
-	e := Entry{At: c.now, Kind: in.Kind(), Round: c.roundID, Shoe: c.shoeID, Data: data}
+func entry(in Input, data []byte, at time.Time, roundID, shoeID string) Entry {
+	e := Entry{At: at, Kind: in.Kind(), Round: roundID, Shoe: shoeID, Data: data}
 	switch v := in.(type) {
 	case CardDrawn:
 		e.DeviceMS = v.DeviceTimeMS
@@ -466,43 +326,50 @@ func (c *Controller) entry(in Input, data []byte) Entry {
 	return e
 }
 
+// effects carries out what the machine asked: its one timer and the
+// checkpoint. During the replay at start nothing runs: the timer the
+// machine ends with is armed once it is done.
+func (c *Controller) effects(effs []Effect) {
+	if !c.live {
+		return
+	}
+	for _, e := range effs {
+		switch e.Kind {
+		case EffectArmTimer:
+			c.startTimer(e.Timer, e.Timer.At.Sub(c.m.now))
+		case EffectStopTimer:
+			c.stopTimer()
+		case EffectCheckpoint:
+			if c.opts.Journal == nil {
+				continue
+			}
+			// What the input did goes out before the checkpoint's fsync.
+			c.flushHeld()
+			if err := c.writeCheckpoint(); err != nil {
+				c.log.Error().Err(err).Msg("checkpoint not written")
+			}
+		}
+	}
+}
+
+// writeCheckpoint journals a checkpoint of the machine.
+func (c *Controller) writeCheckpoint() error {
+	data, err := EncodeInput(c.m.Checkpoint())
+	if err != nil {
+		return err
+	}
+	seq, err := c.opts.Journal.Append(Entry{At: c.m.now, Kind: CheckpointKind, Shoe: c.m.ShoeID(), Data: data})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrJournal, err)
+	}
+	c.m.MarkCheckpoint(seq)
+	return nil
+}
+
 // ErrDuplicateFrame is returned for a device frame already applied (the
 // device sent it again after a restart of the host); the caller may
 // acknowledge it: it is durable.
 var ErrDuplicateFrame = errors.New("table: device frame already applied")
-
-// precheck rejects commands without effect before they reach the journal.
-func (c *Controller) precheck(in Input) error {
-	if d, ok := in.(deviceRef); ok {
-		if sess, seq := d.deviceFrame(); sess != "" && seq != 0 && seq <= c.devSeen[sess] {
-			return fmt.Errorf("%w: %s #%d", ErrDuplicateFrame, sess, seq)
-		}
-	}
-	switch v := in.(type) {
-	case Checkpoint:
-		return fmt.Errorf("%w: a checkpoint is written by the table itself", round.ErrIllegalAction)
-	case SeqGap:
-		return fmt.Errorf("%w: a seq gap is journaled at start, after an operator accepted the loss", round.ErrIllegalAction)
-	case Decision, InsuranceAnswer:
-		if c.paused {
-			return fmt.Errorf("%w: table paused (%s)", ErrPaused, c.pauseWhy)
-		}
-	case BetsClosed:
-		if c.phase != PhaseBetting && c.phase != PhaseLastCall {
-			return fmt.Errorf("%w: bets are not open (%s)", round.ErrIllegalAction, c.phase)
-		}
-		if _, err := toBets(v.Bets); err != nil {
-			return err
-		}
-	case Supervisor:
-		switch v.Command {
-		case "pause", "resume", "void", "correct", "open":
-		default:
-			return fmt.Errorf("%w: unknown supervisor command %q", round.ErrIllegalAction, v.Command)
-		}
-	}
-	return nil
-}
 
 // ErrJournal is returned when an input could not be made durable: it was
 // not applied, and the table is paused with an alarm (disk full, I/O error).
@@ -511,420 +378,64 @@ var ErrJournal = errors.New("table: journal append failed")
 // ErrPaused is returned for player inputs while the table is paused.
 var ErrPaused = errors.New("table: paused")
 
-// apply is the deterministic heart: the same input sequence always gives
-// the same state and events (replay relies on it).
-func (c *Controller) apply(in Input) error {
-	c.sinceCk++
-	err := c.applyInput(in)
-	if id := commandID(in); id != "" {
-		if _, ok := c.cmdSeen[id]; !ok {
-			c.cmdOrder = append(c.cmdOrder, id)
-			if len(c.cmdOrder) > maxCommandIDs {
-				delete(c.cmdSeen, c.cmdOrder[0])
-				c.cmdOrder = c.cmdOrder[1:]
-			}
+// start rebuilds the machine from the journal: from the checkpoint before
+// the newest (or earlier, while the outbox has not seen a checkpoint's
+// events), through Apply. Events regenerated past RepublishAfter go out
+// again; every event goes to Options.Replayed. A round cut in the middle
+// then waits, paused, for a supervisor; between rounds the timer that was
+// due runs on from its deadline (one that passed while the daemon was
+// down fires at once).
+func (c *Controller) start() error {
+	defer func() { c.live = true }()
+	if c.opts.Journal == nil {
+		return nil
+	}
+	from, err := replayStart(c.opts.Journal, c.opts.RepublishAfter)
+	if err != nil {
+		return fmt.Errorf("table: replay: %w", err)
+	}
+	res, err := replayInto(c.m, c.opts.Journal, from, c.log, func(ev Event) {
+		if c.opts.Replayed != nil {
+			c.opts.Replayed(ev)
 		}
-		c.cmdSeen[id] = err
-	}
-	return err
-}
-
-func (c *Controller) applyInput(in Input) error {
-	if d, ok := in.(deviceRef); ok {
-		if sess, seq := d.deviceFrame(); sess != "" && seq > c.devSeen[sess] {
-			c.devSeen[sess] = seq
+		if ev.Seq > c.opts.RepublishAfter {
+			c.fanout(ev)
 		}
-	}
-	switch v := in.(type) {
-	case CardDrawn:
-		return c.applyCard(v)
-	case CutCardSeen:
-		// The shoe and the GPIO sensor may both report it: once is enough.
-		if !c.cutCard {
-			c.cutCard = true
-			c.emit(CutCard{Source: v.Source}, c.roundID)
-			if c.phase == PhaseBetting || c.phase == PhaseLastCall || c.phase == PhaseSettled || c.phase == PhaseIdle {
-				// Between rounds: no round may open on this shoe.
-				c.stopTimer()
-				c.setPhase(PhaseClosed, time.Time{}, "cut card: change shoe")
-			}
-		}
-		return nil
-	case ShoeChanged:
-		c.shoeID, c.cutCard, c.dealt, c.burn = v.ShoeID, false, 0, c.opts.Rules.BurnOnNewShoe
-		c.emit(ShoeInPlay{ShoeID: v.ShoeID, Burn: c.burn}, "")
-		if c.phase == PhaseClosed || c.phase == PhaseIdle {
-			c.openBetting()
-		}
-		return nil
-	case BetsClosed:
-		return c.closeBets(v)
-	case Decision:
-		a, err := round.ParseAction(v.Action)
-		if err != nil {
-			return err
-		}
-		return c.roundInput(round.Input{Type: round.InDecision, Seat: v.Seat, Player: v.Player, Action: a})
-	case InsuranceAnswer:
-		return c.roundInput(round.Input{Type: round.InInsurance, Seat: v.Seat, Player: v.Player, Take: v.Take})
-	case TimerFired:
-		return c.applyTimer(v)
-	case Supervisor:
-		return c.applySupervisor(v)
-	case DeviceAlarm:
-		c.alarm(v.Source+"."+v.Code, v.Message, v.Pauses)
-		return nil
-	case SeqGap:
-		// Numbering continues above every seq that was published.
-		c.seq = max(c.seq, v.LostTo)
-		c.alarm("seq_gap", v.Message(), true)
-		return nil
-	}
-	return fmt.Errorf("%w %T", ErrUnknownInput, in)
-}
-
-func (c *Controller) applyCard(v CardDrawn) error {
-	if c.paused {
-		c.held = append(c.held, v)
-		c.emit(Alarm{Code: "card_while_paused", Message: fmt.Sprintf("%s pulled while paused: held until resume", v.Card)}, "")
-		return nil
-	}
-	c.dealt++
-	if c.burn > 0 {
-		c.burn--
-		c.emit(Burned{Card: v.Card}, "")
-		return nil
-	}
-	err := c.roundInput(round.Input{Type: round.InCard, Card: v.Card})
-	if errors.Is(err, round.ErrUnexpectedCard) {
-		c.alarm("unexpected_card", fmt.Sprintf("card %s does not fit the round (%s): check the shoe", v.Card, c.rnd.Phase()), true)
-	}
-	return err
-}
-
-func (c *Controller) roundInput(in round.Input) error {
-	evs, err := c.rnd.Apply(in, c.evBuf[:0])
-	c.evBuf = evs
+	})
 	if err != nil {
 		return err
 	}
-	c.emitRound(evs)
-	return nil
-}
-
-// emitRound publishes round events and acts on what they mean for the
-// table: timers for decisions and insurance, the end of the round.
-func (c *Controller) emitRound(evs []round.Event) {
-	for _, ev := range evs {
-		if ev.Type == round.EvSettled && ev.Settlement != nil {
-			ev.Settlement = ev.Settlement.Clone()
-		}
-		c.emit(ev, c.roundID)
+	c.state.Store(c.m.State())
+	c.live = true
+	if res.inputs == 0 {
+		return nil
 	}
-	rs := c.opts.Rules
+	c.log.Info().Int("inputs", res.inputs).Uint64("from", from).Int("skipped", res.skipped).Uint64("seq", c.m.Seq()).
+		Str("phase", string(c.m.phase)).Msg("journal replayed")
 	switch {
-	case c.rnd.Phase() == round.PhaseSettled:
-		c.rounds++
-		if c.cutCard {
-			c.setPhase(PhaseClosed, time.Time{}, "cut card: change shoe")
-		} else {
-			c.setPhase(PhaseSettled, c.now.Add(c.opts.SettleDelay), "")
-			c.arm("next", c.opts.SettleDelay)
-		}
-	case c.rnd.Phase() == round.PhaseInsurance:
-		c.arm("insurance", rs.InsuranceTime)
-	case c.rnd.Awaiting() > 0:
-		c.arm("decision", rs.DecisionTime)
+	case c.m.paused():
+	case c.m.MidRound():
+		// A round cut in the middle waits for a supervisor. The pause is
+		// an input like any other, journaled, so the next replay reaches
+		// the same state and the same event numbers. Its timers stopped
+		// when the last input was journaled: the table was down from then.
+		return c.handle(Supervisor{Command: "pause", By: "system", Since: res.last, Cause: PauseRestart,
+			Reason: "restarted in the middle of round " + c.m.RoundID() + ": resume or void"})
 	default:
-		c.stopTimer()
-	}
-}
-
-func (c *Controller) closeBets(v BetsClosed) error {
-	if c.phase != PhaseBetting && c.phase != PhaseLastCall {
-		return fmt.Errorf("%w: bets are not open (%s)", round.ErrIllegalAction, c.phase)
-	}
-	bets, err := toBets(v.Bets)
-	if err != nil {
-		return err
-	}
-	// The round code is its start time in GMT (#HH:MM:SS, as the game
-	// documents show it); rounds started within one second get a suffix.
-	code := c.now.UTC().Format("#15:04:05")
-	id := code
-	if hasPrefixCode(c.lastCode, code) {
-		c.codeN++
-		id = fmt.Sprintf("%s-%d", code, c.codeN)
-	} else {
-		c.codeN = 1
-	}
-	evs, err := c.rnd.Start(id, bets, c.evBuf[:0])
-	c.evBuf = evs
-	if err != nil {
-		return err
-	}
-	c.lastCode, c.roundID = id, id
-	c.setPhase(PhaseDealing, time.Time{}, "")
-	c.emitRound(evs)
-	return nil
-}
-
-func hasPrefixCode(last, code string) bool { return len(last) >= len(code) && last[:len(code)] == code }
-
-func toBets(in []Bet) ([]round.Bet, error) {
-	out := make([]round.Bet, 0, len(in))
-	for _, b := range in {
-		rb := round.Bet{Seat: b.Seat, Player: b.Player, Main: b.Main, Behind: b.Behind,
-			FollowDouble: b.FollowDouble, FollowSplit: b.FollowSplit}
-		for k, v := range b.Side {
-			rb.Side = append(rb.Side, round.SideStake{Kind: sidebets.Kind(k), Stake: v})
-		}
-		// Map order is random; journal replay needs one order.
-		slices.SortFunc(rb.Side, func(a, b round.SideStake) int { return strings.Compare(string(a.Kind), string(b.Kind)) })
-		out = append(out, rb)
-	}
-	return out, nil
-}
-
-func (c *Controller) applyTimer(v TimerFired) error {
-	name := timerName(v.Timer)
-	switch name {
-	case "last_call":
-		if c.phase == PhaseBetting {
-			rs := c.opts.Rules
-			c.setPhase(PhaseLastCall, c.deadline, "")
-			c.arm("bets_deadline", rs.LastCallTime+c.opts.BetsGrace)
-		}
-	case "bets_deadline":
-		if c.phase == PhaseLastCall || c.phase == PhaseBetting {
-			c.log.Info().Msg("no bets closed by the deadline: betting reopens")
-			c.openBetting()
-		}
-	case "next":
-		if c.phase == PhaseSettled {
-			c.openBetting()
-		}
-	case "insurance":
-		return c.roundInput(round.Input{Type: round.InInsuranceTimeout})
-	case "decision":
-		if c.opts.Rules.DecisionTimeout == rules.TimeoutAutoTable {
-			return c.autoPlay()
-		}
-		return c.roundInput(round.Input{Type: round.InDecisionTimeout})
-	default:
-		return fmt.Errorf("%w: unknown timer %q", round.ErrIllegalAction, v.Timer)
-	}
-	return nil
-}
-
-// autoTables are the strategy tables a game may name for automatic play.
-var autoTables = map[string]func() *strategy.Table{
-	"004-auto": strategy.SisalNoDoubleNoSplit,
-}
-
-// autoPlay decides every waiting hand with the game's automatic-play table
-// (004: a hand left pending is played with the no-double, no-split table).
-// Only the timer is journaled: replay derives the same decisions.
-func (c *Controller) autoPlay() error {
-	mk, ok := autoTables[c.opts.Rules.AutoPlayTable]
-	if !ok {
-		return fmt.Errorf("table: game %s names unknown auto-play table %q", c.opts.Rules.Code, c.opts.Rules.AutoPlayTable)
-	}
-	tbl := mk()
-	for _, w := range c.rnd.Waiting(nil) {
-		s := strategy.Situation{Total: w.Total, Soft: w.Soft, PairValue: w.PairValue, Cards: w.Cards, Up: w.Up,
-			CanDouble: w.Options.Has(round.ActDouble), CanSplit: w.Options.Has(round.ActSplit)}
-		a := round.ActStand
-		switch tbl.Decide(s) {
-		case strategy.Hit:
-			a = round.ActHit
-		case strategy.Double:
-			a = round.ActDouble
-		case strategy.Split:
-			a = round.ActSplit
-		}
-		if err := c.roundInput(round.Input{Type: round.InDecision, Seat: w.Seat, Player: w.Player, Action: a, Auto: true}); err != nil {
-			return err
+		if d := c.m.Timer(); d.Name != "" {
+			c.startTimer(d, d.At.Sub(c.clk.Now()))
 		}
 	}
 	return nil
 }
 
-func (c *Controller) applySupervisor(v Supervisor) error {
-	switch v.Command {
-	case "pause":
-		since := v.Since
-		if since.IsZero() || since.After(c.now) {
-			since = c.now
-		}
-		c.freezeTimer(since)
-		c.pause(v.By, v.Reason)
-	case "resume":
-		if !c.paused {
-			return fmt.Errorf("%w: not paused", round.ErrIllegalAction)
-		}
-		c.paused = false
-		c.alarms = c.alarms[:0]
-		c.emit(Resumed{By: v.By}, c.roundID)
-		c.setPhase(c.resumePhase(), time.Time{}, "")
-		held := c.held
-		c.held = nil
-		for _, h := range held {
-			if err := c.applyCard(h); err != nil {
-				c.log.Warn().Err(err).Msg("held card rejected on resume")
-			}
-		}
-		if c.phase == PhaseIdle {
-			c.openBetting()
-		} else {
-			c.rearm()
-		}
-	case "void":
-		rp := c.rnd.Phase()
-		if rp == round.PhaseSettled || rp == round.PhaseNew {
-			return fmt.Errorf("%w: no round in play to void", round.ErrIllegalAction)
-		}
-		reason := v.Reason
-		if reason == "" {
-			reason = "voided by " + v.By
-		}
-		wasPaused := c.paused
-		c.paused = false
-		if err := c.roundInput(round.Input{Type: round.InVoid, Reason: reason}); err != nil {
-			c.paused = wasPaused
-			return err
-		}
-		c.held = nil
-		c.alarms = c.alarms[:0]
-	case "correct":
-		if !v.Card.Valid() {
-			return fmt.Errorf("%w: correct needs a card", round.ErrIllegalAction)
-		}
-		return c.applyCard(CardDrawn{Card: v.Card})
-	case "open":
-		if c.phase != PhaseIdle && c.phase != PhaseClosed {
-			return fmt.Errorf("%w: bets open only from idle or closed", round.ErrIllegalAction)
-		}
-		c.openBetting()
-	}
-	return nil
-}
-
-func (c *Controller) resumePhase() Phase {
-	switch c.rnd.Phase() {
-	case round.PhaseDealing, round.PhaseInsurance, round.PhasePlay, round.PhaseDealer:
-		return PhaseDealing
-	}
-	if c.cutCard {
-		return PhaseClosed
-	}
-	return PhaseIdle
-}
-
-func (c *Controller) pause(by, why string) {
-	if c.paused {
-		return
-	}
-	c.paused = true
-	c.pauseWhy = why
+// startTimer runs the machine's deadline on the clock: when it passes, the
+// loop submits the deadline's TimerFired (refused as stale if the machine
+// has replaced it since).
+func (c *Controller) startTimer(d Deadline, after time.Duration) {
 	c.stopTimer()
-	c.emit(Paused{By: by, Reason: why}, c.roundID)
-	c.setPhase(PhasePaused, time.Time{}, why)
-}
-
-func (c *Controller) alarm(code, msg string, pauses bool) {
-	a := Alarm{Code: code, Message: msg, Pauses: pauses}
-	c.alarms = append(c.alarms, a)
-	c.emit(a, c.roundID)
-	if pauses {
-		c.freezeTimer(c.now)
-		c.pause("system", msg)
-	}
-}
-
-// freezeTimer keeps the time a player had left on a decision or insurance
-// timer when the table pauses (at since), for rearm on resume. Phase timers
-// (betting, the pause after a settlement) restart from their phase instead.
-func (c *Controller) freezeTimer(since time.Time) {
-	if c.paused {
-		return
-	}
-	c.frozenName, c.frozenLeft = "", 0
-	if c.timerName == "decision" || c.timerName == "insurance" {
-		c.frozenName, c.frozenLeft = c.timerName, max(0, c.timerAt.Sub(since))
-	}
-}
-
-func (c *Controller) openBetting() {
-	if c.paused {
-		return
-	}
-	if c.cutCard {
-		c.setPhase(PhaseClosed, time.Time{}, "cut card: change shoe")
-		return
-	}
-	rs := c.opts.Rules
-	c.roundID = ""
-	c.setPhase(PhaseBetting, c.now.Add(rs.BettingTime), "")
-	c.arm("last_call", rs.BettingTime-rs.LastCallTime)
-}
-
-// rearmPhase restarts, after a restart between rounds, the timer that was
-// due when the table stopped, at its original deadline (no timer runs
-// during replay, but replay tracks which one was armed and when it falls:
-// the journal holds those that fired before). A deadline passed while the
-// daemon was down fires at once.
-func (c *Controller) rearmPhase() {
-	if c.timerName != "" {
-		c.start(c.timerName, max(0, c.timerAt.Sub(c.clk.Now())))
-	}
-}
-
-// rearm restarts the timer the round waits on after a resume: the time
-// the player had left when the table paused (at least ResumeGrace), or the
-// full time for a decision that was not running then.
-func (c *Controller) rearm() {
-	rs := c.opts.Rules
-	grant := func(name string, full time.Duration) time.Duration {
-		if c.frozenName != name {
-			return full
-		}
-		return min(full, max(c.frozenLeft, c.opts.ResumeGrace))
-	}
-	switch {
-	case c.rnd.Phase() == round.PhaseInsurance:
-		c.arm("insurance", grant("insurance", rs.InsuranceTime))
-	case c.rnd.Phase() == round.PhasePlay && c.rnd.Awaiting() > 0:
-		c.arm("decision", grant("decision", rs.DecisionTime))
-	}
-	c.frozenName, c.frozenLeft = "", 0
-}
-
-// setPhase enters phase p; deadline is when p ends by itself (zero when
-// it does not), and the state reports it for the phase it is in.
-func (c *Controller) setPhase(p Phase, deadline time.Time, reason string) {
-	c.phase = p
-	c.deadline = deadline
-	c.emit(PhaseChanged{Phase: p, Deadline: deadline, Reason: reason}, c.roundID)
-}
-
-// Timers: one at a time. A timer carries a generation key so one that
-// fires after being replaced is recognised and ignored; during replay no
-// timer is started (the journal holds the ones that fired).
-func (c *Controller) arm(name string, d time.Duration) {
-	c.stopTimer()
-	c.timerGen++
-	c.timerName, c.timerAt = name, c.now.Add(d)
-	if c.replaying {
-		return
-	}
-	c.start(name, d)
-}
-
-func (c *Controller) start(name string, d time.Duration) {
-	key := c.timerKey()
-	tf := TimerFired{Timer: name + "@" + key, Round: key}
-	c.timer = c.clk.AfterFunc(d, func() {
+	tf := d.Fired()
+	c.timer = c.clk.AfterFunc(max(0, after), func() {
 		select {
 		case c.timers <- tf:
 		default:
@@ -933,48 +444,11 @@ func (c *Controller) start(name string, d time.Duration) {
 	})
 }
 
-func (c *Controller) timerKey() string { return fmt.Sprintf("%d", c.timerGen) }
-
-func timerName(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '@' {
-			return s[:i]
-		}
-	}
-	return s
-}
-
 func (c *Controller) stopTimer() {
 	if c.timer != nil {
 		c.timer.Stop()
 		c.timer = nil
 	}
-	c.timerName, c.timerAt = "", time.Time{}
-}
-
-// emit numbers an event and fans it out. A state snapshot is not an event
-// of its own: it takes no number (the events topic stays gap-free) and
-// carries, in its body, the number of the last event it reflects.
-func (c *Controller) emit(b Body, roundID string) {
-	seq := uint64(0)
-	if _, ok := b.(*State); !ok {
-		c.seq++
-		seq = c.seq
-	}
-	ev := Event{Seq: seq, Time: c.now, Table: c.opts.Table, Round: roundID, Body: b, memo: new(memo)}
-	if c.replaying {
-		if c.opts.Replayed != nil {
-			c.opts.Replayed(ev)
-		}
-		if seq == 0 || seq <= c.opts.RepublishAfter {
-			return
-		}
-	}
-	if c.holding {
-		c.outq = append(c.outq, ev)
-		return
-	}
-	c.fanout(ev)
 }
 
 // flushHeld fans out the events held so far.
@@ -987,104 +461,5 @@ func (c *Controller) flushHeld() {
 	c.outq = c.outq[:0]
 }
 
-// release ends an input's holding and fans out what it held.
-func (c *Controller) release() {
-	c.flushHeld()
-	c.holding = false
-}
-
-func (c *Controller) publishState() {
-	st := &State{
-		Seq: c.seq, Table: c.opts.Table, Game: c.opts.Rules.Code, Phase: c.phase, Deadline: c.deadline,
-		Paused: c.paused, PauseReason: c.pauseWhy, Round: c.rnd.Snapshot(),
-		Shoe:   ShoeState{ID: c.shoeID, Dealt: c.dealt, CutCard: c.cutCard, BurnPending: c.burn, Decks: c.opts.Rules.Decks},
-		Alarms: append([]Alarm(nil), c.alarms...), Rounds: c.rounds,
-	}
-	switch {
-	case c.paused && c.frozenName != "":
-		st.Timer = &TimerView{Name: c.frozenName, LeftMS: c.frozenLeft.Milliseconds(), Stopped: true}
-	case c.timerName != "":
-		st.Timer = &TimerView{Name: c.timerName, Deadline: c.timerAt, LeftMS: max(0, c.timerAt.Sub(c.now).Milliseconds())}
-	}
-	if c.phase == PhaseBetting || c.phase == PhaseLastCall {
-		st.Round = round.View{Next: "wait: bets open"}
-	} else if c.phase == PhaseClosed {
-		st.Round.Next = "change shoe"
-	} else if c.paused {
-		st.Round.Next = "stop: table paused (" + c.pauseWhy + ")"
-	} else if c.burn > 0 && c.rnd.Phase() != round.PhaseDealing {
-		st.Round.Next = "burn one card"
-	}
-	c.state.Store(st)
-	c.emit(st, c.roundID)
-}
-
-// CutCard reports the cut card out of the shoe: the round in play
-// finishes, then the table closes until a new shoe is in play.
-type CutCard struct {
-	Source string `json:"source"`
-}
-
-// Kind implements Body.
-func (CutCard) Kind() string { return "cut_card" }
-
-// ShoeInPlay reports a new shoe in play, and how many cards it burns first.
-type ShoeInPlay struct {
-	ShoeID string `json:"shoe_id"`
-	Burn   int    `json:"burn,omitempty"`
-}
-
-// Kind implements Body.
-func (ShoeInPlay) Kind() string { return "shoe_in_play" }
-
-// Burned reports a card burned face down from a new shoe (003).
-type Burned struct {
-	Card card.Card `json:"card"`
-}
-
-// Kind implements Body.
-func (Burned) Kind() string { return "burned" }
-
-// State is the retained snapshot of the whole table.
-type State struct {
-	// Seq is the number of the last event this snapshot reflects.
-	Seq         uint64     `json:"seq"`
-	Table       string     `json:"table"`
-	Game        string     `json:"game"`
-	Phase       Phase      `json:"phase"`
-	Deadline    time.Time  `json:"deadline,omitzero"`
-	Paused      bool       `json:"paused"`
-	PauseReason string     `json:"pause_reason,omitempty"`
-	Round       round.View `json:"round"`
-	Shoe        ShoeState  `json:"shoe"`
-	Alarms      []Alarm    `json:"alarms,omitempty"`
-	Rounds      int        `json:"rounds"`
-	// Timer is the countdown the table is running (betting, insurance, a
-	// decision, the pause after a settlement), or the one stopped by a pause.
-	Timer *TimerView `json:"timer,omitempty"`
-}
-
-// TimerView is a countdown for the dealer, the players and the video.
-type TimerView struct {
-	// Name is last_call, bets_deadline, insurance, decision or next.
-	Name string `json:"name"`
-	// Deadline is when it fires; zero while stopped.
-	Deadline time.Time `json:"deadline,omitzero"`
-	// LeftMS is the time left when the snapshot was taken.
-	LeftMS int64 `json:"left_ms"`
-	// Stopped is set while the table is paused: the time left is kept and
-	// given back (at least Options.ResumeGrace) on resume.
-	Stopped bool `json:"stopped,omitempty"`
-}
-
-// Kind implements Body: a state snapshot goes to the retained state topic.
-func (*State) Kind() string { return "state" }
-
-// ShoeState is the shoe in play.
-type ShoeState struct {
-	ID          string `json:"id,omitempty"`
-	Decks       int    `json:"decks"`
-	Dealt       int    `json:"dealt"`
-	CutCard     bool   `json:"cut_card"`
-	BurnPending int    `json:"burn_pending,omitempty"`
-}
+// release fans out what the input held.
+func (c *Controller) release() { c.flushHeld() }

@@ -1,8 +1,10 @@
 package table
 
 import (
-	"sync"
 	"time"
+
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/round"
 )
 
 // Body is the payload of an event: what happened. Round events (card dealt,
@@ -31,27 +33,6 @@ func (e Event) Kind() string {
 		return ""
 	}
 	return e.Body.Kind()
-}
-
-// memo holds an event's wire encoding once a subscriber has made it. The
-// controller gives every event it emits one, and every subscriber gets a
-// copy of the same Event, so they share it.
-type memo struct {
-	once sync.Once
-	b    []byte
-	err  error
-}
-
-// Encoded returns encode(e), computed once per emitted event and shared by
-// every subscriber that asks (the MQTT link, the console): the bytes are
-// shared too, so nobody may modify them. An event not made by the
-// controller (a test's, a replay's) is encoded on each call.
-func (e Event) Encoded(encode func(Event) ([]byte, error)) ([]byte, error) {
-	if e.memo == nil {
-		return encode(e)
-	}
-	e.memo.once.Do(func() { e.memo.b, e.memo.err = encode(e) })
-	return e.memo.b, e.memo.err
 }
 
 // Alarm is raised for anything a supervisor must look at: an integrity
@@ -108,3 +89,81 @@ type PhaseChanged struct {
 
 // Kind implements Body.
 func (PhaseChanged) Kind() string { return "phase" }
+
+// CutCard reports the cut card out of the shoe: the round in play
+// finishes, then the table closes until a new shoe is in play.
+type CutCard struct {
+	Source string `json:"source"`
+}
+
+// Kind implements Body.
+func (CutCard) Kind() string { return "cut_card" }
+
+// ShoeInPlay reports a new shoe in play, and how many cards it burns first.
+type ShoeInPlay struct {
+	ShoeID string `json:"shoe_id"`
+	Burn   int    `json:"burn,omitempty"`
+}
+
+// Kind implements Body.
+func (ShoeInPlay) Kind() string { return "shoe_in_play" }
+
+// Burned reports a card burned face down from a new shoe (003).
+type Burned struct {
+	Card card.Card `json:"card"`
+}
+
+// Kind implements Body.
+func (Burned) Kind() string { return "burned" }
+
+// State is the retained snapshot of the whole table.
+type State struct {
+	// Seq is the number of the last event this snapshot reflects.
+	Seq         uint64     `json:"seq"`
+	Table       string     `json:"table"`
+	Game        string     `json:"game"`
+	Phase       Phase      `json:"phase"`
+	Deadline    time.Time  `json:"deadline,omitzero"`
+	Paused      bool       `json:"paused"`
+	PauseReason string     `json:"pause_reason,omitempty"`
+	Round       round.View `json:"round"`
+	Shoe        ShoeState  `json:"shoe"`
+	// PauseReasons are why the table is paused (it may be for several).
+	PauseReasons []PauseReason `json:"pause_reasons,omitempty"`
+	// Misread is set while the round misses a card the shoe could not
+	// read: a supervisor corrects it or voids the round.
+	Misread string  `json:"misread,omitempty"`
+	Alarms  []Alarm `json:"alarms,omitempty"`
+	Rounds  int     `json:"rounds"`
+	// Timer is the countdown the table is running (betting, insurance, a
+	// decision, the pause after a settlement), or the one stopped by a pause.
+	Timer *TimerView `json:"timer,omitempty"`
+}
+
+// TimerView is a countdown for the dealer, the players and the video.
+type TimerView struct {
+	// Name is last_call, bets_deadline, insurance, decision or next.
+	Name string `json:"name"`
+	// Deadline is when it fires; zero while stopped.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// LeftMS is the time left when the snapshot was taken.
+	LeftMS int64 `json:"left_ms"`
+	// Stopped is set while the table is paused: the time left is kept and
+	// given back (at least Options.ResumeGrace) on resume.
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// Kind implements Body: a state snapshot goes to the retained state topic.
+func (*State) Kind() string { return "state" }
+
+// ShoeState is the shoe in play.
+type ShoeState struct {
+	ID          string `json:"id,omitempty"`
+	Decks       int    `json:"decks"`
+	Dealt       int    `json:"dealt"`
+	CutCard     bool   `json:"cut_card"`
+	BurnPending int    `json:"burn_pending,omitempty"`
+	// Booked is how many cards the integrity book holds for this shoe
+	// (every card out of it that kept its composition).
+	Booked int `json:"booked,omitempty"`
+}

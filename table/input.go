@@ -34,6 +34,25 @@ type CardDrawn struct {
 	// Device is the device session (serial/boot) DeviceSeq counts in: the
 	// controller drops a frame it has already journaled.
 	Device string `json:"device,omitempty"`
+	// Code is the card's unique RFID/barcode code, when the shoe reads one:
+	// the machine's integrity book refuses a code seen twice in a shoe.
+	Code string `json:"code,omitempty"`
+}
+
+// ShoeIn is a loaded shoe put into the card shoe (SHOE_IN): the previous
+// shoe's order joins the shuffle history, and this shoe's count is
+// checked when it comes out.
+type ShoeIn struct {
+	Device    string `json:"device,omitempty"`
+	DeviceSeq uint64 `json:"device_seq,omitempty"`
+}
+
+// ShoeOut is the shoe taken out (SHOE_OUT) with the cards left in it:
+// dealt plus returned must be the whole shoe.
+type ShoeOut struct {
+	Returned  int    `json:"returned"`
+	Device    string `json:"device,omitempty"`
+	DeviceSeq uint64 `json:"device_seq,omitempty"`
 }
 
 // CutCardSeen is the cut card coming out of the shoe: the round in play is
@@ -109,6 +128,8 @@ type Supervisor struct {
 	// pause was applied: the system pause after a restart stops the round's
 	// timers at the last journaled input, not at the restart.
 	Since time.Time `json:"since,omitzero"`
+	// Cause, for a pause, is its reason; empty means PauseSupervisor.
+	Cause PauseReason `json:"cause,omitempty"`
 }
 
 // commandID returns the id of a command input, "" for other inputs.
@@ -136,6 +157,8 @@ func (c CardDrawn) deviceFrame() (string, uint64)   { return c.Device, c.DeviceS
 func (c CutCardSeen) deviceFrame() (string, uint64) { return c.Device, c.DeviceSeq }
 func (c ShoeChanged) deviceFrame() (string, uint64) { return c.Device, c.DeviceSeq }
 func (c DeviceAlarm) deviceFrame() (string, uint64) { return c.Device, c.DeviceSeq }
+func (c ShoeIn) deviceFrame() (string, uint64)      { return c.Device, c.DeviceSeq }
+func (c ShoeOut) deviceFrame() (string, uint64)     { return c.Device, c.DeviceSeq }
 
 func (CardDrawn) Kind() string       { return "card" }
 func (CutCardSeen) Kind() string     { return "cut_card" }
@@ -145,6 +168,8 @@ func (Decision) Kind() string        { return "decision" }
 func (InsuranceAnswer) Kind() string { return "insurance" }
 func (TimerFired) Kind() string      { return "timer" }
 func (Supervisor) Kind() string      { return "supervisor" }
+func (ShoeIn) Kind() string          { return "shoe_in" }
+func (ShoeOut) Kind() string         { return "shoe_out" }
 
 func (CardDrawn) isInput()       {}
 func (CutCardSeen) isInput()     {}
@@ -154,6 +179,8 @@ func (Decision) isInput()        {}
 func (InsuranceAnswer) isInput() {}
 func (TimerFired) isInput()      {}
 func (Supervisor) isInput()      {}
+func (ShoeIn) isInput()          {}
+func (ShoeOut) isInput()         {}
 
 // ErrUnknownInput is returned when decoding an input of a kind this build
 // does not know.
@@ -212,6 +239,10 @@ func DecodeInput(b []byte) (Input, error) {
 		in = &Supervisor{}
 	case "device_alarm":
 		in = &DeviceAlarm{}
+	case "shoe_in":
+		in = &ShoeIn{}
+	case "shoe_out":
+		in = &ShoeOut{}
 	case "checkpoint":
 		in = &Checkpoint{}
 	case "seq_gap":
@@ -246,6 +277,10 @@ func deref(in Input) Input {
 	case *Supervisor:
 		return *v
 	case *DeviceAlarm:
+		return *v
+	case *ShoeIn:
+		return *v
+	case *ShoeOut:
 		return *v
 	case *Checkpoint:
 		return *v

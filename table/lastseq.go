@@ -8,13 +8,11 @@ import "math"
 // MQTT outbox before it starts (table/continuity): a journal behind what
 // was published must never reuse those seqs.
 func LastEventSeq(opts Options) (uint64, error) {
-	var c *Controller
-	err := recall(opts, func(Event) {}, func(rc *Controller) {
-		c = rc
-		c.recallFrom = math.MaxUint64 // the newest checkpoint
+	m, err := recall(opts, nil, func(j Journal) (uint64, error) {
+		return checkpointAtOrBefore(j, math.MaxUint64) // the newest checkpoint
 	})
 	if err != nil {
 		return 0, err
 	}
-	return c.seq, nil
+	return m.Seq(), nil
 }

@@ -1,6 +1,9 @@
 package table
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // subscriber is one consumer of events with its own bounded queue: the
 // controller never waits for it (house rule 11). A full queue drops the
@@ -87,4 +90,25 @@ func (c *Controller) closeSubs() {
 		}
 	}
 	c.subs = nil
+}
+
+// memo holds an event's wire encoding once a subscriber has made it. The
+// controller gives every event it emits one, and every subscriber gets a
+// copy of the same Event, so they share it.
+type memo struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+// Encoded returns encode(e), computed once per emitted event and shared by
+// every subscriber that asks (the MQTT link, the console): the bytes are
+// shared too, so nobody may modify them. An event not made by the
+// controller (a test's, a replay's) is encoded on each call.
+func (e Event) Encoded(encode func(Event) ([]byte, error)) ([]byte, error) {
+	if e.memo == nil {
+		return encode(e)
+	}
+	e.memo.once.Do(func() { e.memo.b, e.memo.err = encode(e) })
+	return e.memo.b, e.memo.err
 }

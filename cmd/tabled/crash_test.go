@@ -205,7 +205,7 @@ console: {addr: "127.0.0.1:0"}
 			select {
 			case <-time.After(time.Duration(100+rng.IntN(400)) * time.Millisecond):
 			case <-ctx.Done():
-				t.Fatalf("%s: timed out after %d settlements and %d kills; last state %s; pending %v; daemon log:\n%s", name, be.settledCount(), killed, be.lastState, be.pending, d.logTail())
+				t.Fatalf("%s: timed out after %d settlements and %d kills; last state %s; pending %v; last events %s; daemon log:\n%s", name, be.settledCount(), killed, be.lastState, be.pending, be.debugTail(), d.logTail())
 			}
 			d.kill()
 			killed++
@@ -215,7 +215,7 @@ console: {addr: "127.0.0.1:0"}
 		select {
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
-			t.Fatalf("%s: timed out after %d settlements; last state %s; pending %v; daemon log:\n%s", name, be.settledCount(), be.lastState, be.pending, d.logTail())
+			t.Fatalf("%s: timed out after %d settlements; last state %s; pending %v; last events %s; daemon log:\n%s", name, be.settledCount(), be.lastState, be.pending, be.debugTail(), d.logTail())
 		}
 	}
 	d.stop()
@@ -639,4 +639,14 @@ func (b *backend) result(rounds, kills int) scriptRun {
 		}
 	}
 	return r
+}
+
+func (b *backend) debugTail() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var sb strings.Builder
+	for s := b.maxSeq - min(b.maxSeq, 40); s <= b.maxSeq; s++ {
+		fmt.Fprintf(&sb, "\n%d %s %s %s", s, b.kinds[s], b.rounds[s], b.events[s])
+	}
+	return sb.String()
 }

@@ -205,7 +205,7 @@ type Device struct {
 	cutOut       bool
 	shoeIn       bool
 	prevOrder    []card.Card
-	foreign      []card.Card
+	foreign      []injected
 	dealt        []card.Card
 	afterCut     int
 	pulled       int

@@ -32,17 +32,21 @@ func Example() {
 
 	_ = dev.PullN(ctx, 2)
 	for ev := range events {
-		if ev.Kind == shoereader.Card {
-			fmt.Println(ev.Card, ev.ShoeID)
-			if ev.Card == card.MustParse("Td") {
-				break
-			}
+		switch ev.Kind {
+		case shoereader.ShoeID:
+			fmt.Println("shoe", ev.ShoeID)
+		case shoereader.Card:
+			fmt.Println(ev.Card)
+		}
+		if ev.Card == card.MustParse("Td") {
+			break
 		}
 	}
 	cancel()
 	<-done
 	<-readerDone
 	// Output:
-	// Ah SIM0001-0001
-	// Td SIM0001-0001
+	// shoe SIM0001-0001
+	// Ah
+	// Td
 }

@@ -76,10 +76,21 @@ func (d *Device) Replug() error {
 
 // InjectForeign makes the next Pull deal c, a card that is not part of the
 // shoe (with an RFID code of deck 99, which no shoe has).
-func (d *Device) InjectForeign(c card.Card) {
+func (d *Device) InjectForeign(c card.Card) { d.InjectCard(c, 99) }
+
+// InjectCard makes the next Pull deal c, not from the shoe, with the RFID
+// code of deck deck (an RFID shoe): a card of deck 1 already dealt comes
+// out again with the same code, as a tag read twice or a cloned card would.
+func (d *Device) InjectCard(c card.Card, deck int) {
 	d.mu.Lock()
-	d.foreign = append(d.foreign, c)
+	d.foreign = append(d.foreign, injected{c, deck})
 	d.mu.Unlock()
+}
+
+// injected is a card InjectCard put in front of the shoe.
+type injected struct {
+	card card.Card
+	deck int
 }
 
 // Misread reports a card that passed unrecognised.

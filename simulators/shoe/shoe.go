@@ -108,9 +108,9 @@ func (d *Device) pull() (*pending, error) {
 	var m shoeproto.Message
 	switch {
 	case len(d.foreign) > 0:
-		c := d.foreign[0]
+		in := d.foreign[0]
 		d.foreign = d.foreign[1:]
-		m = d.cardMsgLocked(c, 99)
+		m = d.cardMsgLocked(in.card, in.deck)
 	case d.pos >= len(d.cards):
 		d.mu.Unlock()
 		return nil, ErrShoeEmpty
@@ -140,7 +140,7 @@ func (d *Device) pull() (*pending, error) {
 		d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeJam}, now)
 	}
 	if every(f.ForeignEvery) {
-		d.foreign = append(d.foreign, card.FromIndex(d.rng.IntN(card.DeckSize)))
+		d.foreign = append(d.foreign, injected{card.FromIndex(d.rng.IntN(card.DeckSize)), 99})
 	}
 	d.mu.Unlock()
 	return p, nil

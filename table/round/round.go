@@ -125,6 +125,14 @@ type box struct {
 	activated bool
 }
 
+// Round is one blackjack round as a pure state machine: the boxes and
+// their players' hands, the dealer's hand, the phase (dealing, insurance,
+// play, dealer, settled) and the settlement. Start opens a round with its
+// bets, Apply takes every later input (cards, decisions, insurance
+// answers, timeouts, a void); both return the events and change nothing
+// when they refuse. A Round is reused from round to round (its buffers
+// are kept) and belongs to one goroutine: the table's Machine, a
+// simulator, the scenario runner.
 type Round struct {
 	rs        *rules.Set
 	id        string
@@ -182,6 +190,8 @@ type Round struct {
 	drop uint32
 }
 
+// New returns a round engine for the rule set rs, with no round in play
+// (PhaseNew): Start opens the first round.
 func New(rs *rules.Set) *Round { return &Round{rs: rs} }
 
 func (r *Round) Rules() *rules.Set { return r.rs }
@@ -611,6 +621,12 @@ func (r *Round) findPlayer(seat int, id string) (*box, *player, error) {
 	return bx, &bx.players[pi], nil
 }
 
+// Apply applies one input to the round in play and appends its events to
+// dst (returned, as append does). An input the rules or the round's phase
+// refuse returns a *RuleError (errors.Is finds ErrIllegalAction,
+// ErrOutOfTurn, ErrUnexpectedCard...) and leaves the round exactly as it
+// was, so the same inputs always rebuild the same round. No I/O, no clock,
+// no random number: time and cards are inputs.
 func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 	// Apply is small enough to be inlined: the caller's Input stays in the
 	// caller's frame and apply reads it there, where a call would copy

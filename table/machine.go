@@ -1,0 +1,908 @@
+package table
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/round"
+	"github.com/livetable/livetable/table/rules"
+	"github.com/livetable/livetable/table/sidebets"
+	"github.com/livetable/livetable/table/strategy"
+)
+
+// errIllegal is the round engine's sentinel for an action the rules or
+// the table's phase do not allow: the machine's refusals wrap it too.
+var errIllegal = round.ErrIllegalAction
+
+// MachineConfig is what a Machine is built from: the table's name, the
+// game's rules and the table's timing. It is not state: the same config
+// and the same inputs always give the same machine.
+type MachineConfig struct {
+	Table string
+	Rules *rules.Set
+	// SettleDelay is the pause after a settlement before bets reopen.
+	SettleDelay time.Duration
+	// BetsGrace is how long after the betting deadline the table waits for
+	// the backend's bets_closed before it reopens betting.
+	BetsGrace time.Duration
+	// ResumeGrace is the least time a decision or insurance timer gets back
+	// when a paused round resumes.
+	ResumeGrace time.Duration
+	// CheckpointEvery is how many rounds pass between checkpoints; 0 means
+	// DefaultCheckpointEvery, negative none.
+	CheckpointEvery int
+	// ShuffleRun is the run of cards in a previous shoe's order that raises
+	// the shuffle alarm; ShuffleHistory how many previous shoes a shoe is
+	// compared with. 0 means the defaults.
+	ShuffleRun, ShuffleHistory int
+}
+
+// Machine is the table as one pure state machine: everything that decides
+// what the table does next (phase, the round, the shoe's integrity book,
+// a pending misread, the pause reasons, timers as deadlines, the device
+// frames and commands already applied) and Apply, the only way it
+// changes. It does no I/O, reads no clock and starts no goroutine (a
+// test, TestMachineIsPure, enforces it): the Controller is the loop around
+// it (journal, fan-out, real timers), and a replay of the journal, game
+// recall, the resend of lost events and the simulators drive the same
+// Apply. A Machine belongs to one goroutine.
+type Machine struct {
+	cfg MachineConfig
+
+	seq      uint64 // the last event's number
+	rnd      *round.Round
+	roundID  string
+	phase    Phase
+	pauses   []PauseReason // empty: not paused
+	pauseWhy string
+	held     []CardDrawn // cards pulled while paused, applied on resume
+	misread  string      // the shoe's report of a card the round is missing; "" none
+	voided   bool        // the settled round was voided: the dealer clears the cards
+	cutCard  bool
+	shoeID   string
+	burn     int
+	dealt    int // cards out of this shoe
+	timer    Deadline
+	timerGen uint64
+	frozen   TimerName     // the timer running when the table paused
+	frozenAt time.Duration // and its time left then
+	deadline time.Time
+	lastCode string
+	codeN    int
+	alarms   []Alarm
+	rounds   int
+	devSeen  map[string]uint64 // last applied frame per device session
+	cmds     map[string]ledgerEntry
+	cmdOrder []string // ids in cmds, oldest first
+	shoe     shoeBook
+
+	// Checkpoint bookkeeping: the journal seq of the last checkpoint, the
+	// rounds then and the inputs applied since.
+	ckSeq    uint64
+	ckRounds int
+	sinceCk  int
+
+	// Scratch, reused from input to input.
+	now   time.Time
+	evs   []Event
+	effs  []Effect
+	evBuf []round.Event
+	state *State
+}
+
+// ledgerEntry is a command id's record: a hash of the command's body, so
+// the id re-sent with another body is refused, and its verdict.
+type ledgerEntry struct {
+	hash    uint64
+	verdict error
+}
+
+// maxCommandIDs bounds the remembered command ids: twice the MQTT link's
+// reply ledger (4096, which answers a repeat before it gets here), hours
+// of play, far more than a backend retries over. About 100 bytes an id.
+const maxCommandIDs = 8192
+
+// Step is what one applied input did: the events to publish (numbered;
+// the last is the State snapshot after the input, which takes no number)
+// and the effects the loop must carry out. Events and Effects are the
+// machine's buffers: valid until the next Apply.
+type Step struct {
+	Events  []Event
+	Effects []Effect
+	// Fault is the verdict of an input that was applied and is reported as
+	// a fault: a card that does not fit the round or breaks the shoe's
+	// integrity (it is journaled: never lose a card; the table raised an
+	// alarm and paused).
+	Fault error
+	// Repeat is set for a command whose id was applied before with the
+	// same body: nothing changed, nothing is journaled, Fault is the first
+	// verdict.
+	Repeat bool
+}
+
+// NewMachine returns the machine of a table that has never run: idle,
+// no shoe, event numbering at 0.
+func NewMachine(cfg MachineConfig) (*Machine, error) {
+	if cfg.Rules == nil {
+		return nil, errors.New("table: no rule set")
+	}
+	if err := cfg.Rules.Validate(); err != nil {
+		return nil, fmt.Errorf("table: %w", err)
+	}
+	if cfg.ShuffleRun < 2 {
+		cfg.ShuffleRun = DefaultShuffleRun
+	}
+	if cfg.ShuffleHistory <= 0 {
+		cfg.ShuffleHistory = DefaultShuffleHistory
+	}
+	m := &Machine{cfg: cfg, rnd: round.New(cfg.Rules), phase: PhaseIdle, devSeen: map[string]uint64{},
+		cmds: map[string]ledgerEntry{}, shoe: newShoeBook(cfg.Rules.Decks, cfg.ShuffleRun, cfg.ShuffleHistory)}
+	m.state = &State{Table: cfg.Table, Game: cfg.Rules.Code, Phase: PhaseIdle}
+	return m, nil
+}
+
+// Apply applies one input at host time at and returns what it did.
+//
+// A refused input returns a typed error (round.ErrIllegalAction,
+// round.ErrOutOfTurn, ErrPaused, ErrNoMisread, ErrCommandIDReused,
+// ErrDuplicateFrame, ErrStaleTimer...) and leaves the machine exactly as it
+// was: the loop answers it and does not journal it. Every other input
+// changed the machine and must be journaled before its events go out; a
+// replay of the journal through Apply, with each record's time, rebuilds
+// the same machine and the same event numbers.
+func (m *Machine) Apply(at time.Time, in Input) (Step, error) {
+	m.evs, m.effs, m.now = m.evs[:0], m.effs[:0], at
+	var hash uint64
+	id := commandID(in)
+	if id != "" {
+		hash = commandHash(in)
+		if e, ok := m.cmds[id]; ok {
+			if e.hash != 0 && e.hash != hash {
+				return Step{}, fmt.Errorf("%w: %q", ErrCommandIDReused, id)
+			}
+			// Delivered again (a retry, a redelivery after a restart):
+			// applied once, answered the same.
+			return Step{Repeat: true, Fault: e.verdict}, nil
+		}
+	}
+	if d, ok := in.(deviceRef); ok {
+		if sess, seq := d.deviceFrame(); sess != "" && seq != 0 && seq <= m.devSeen[sess] {
+			return Step{}, fmt.Errorf("%w: %s #%d", ErrDuplicateFrame, sess, seq)
+		}
+	}
+	fault, err := m.apply(in)
+	if err != nil {
+		return Step{}, err
+	}
+	if d, ok := in.(deviceRef); ok {
+		if sess, seq := d.deviceFrame(); sess != "" && seq > m.devSeen[sess] {
+			m.devSeen[sess] = seq
+		}
+	}
+	if id != "" {
+		m.remember(id, hash, fault)
+	}
+	m.sinceCk++
+	if m.checkpointDue() {
+		m.effs = append(m.effs, Effect{Kind: EffectCheckpoint})
+	}
+	m.publishState()
+	return Step{Events: m.evs, Effects: m.effs, Fault: fault}, nil
+}
+
+func (m *Machine) remember(id string, hash uint64, verdict error) {
+	if _, ok := m.cmds[id]; !ok {
+		m.cmdOrder = append(m.cmdOrder, id)
+		if len(m.cmdOrder) > maxCommandIDs {
+			delete(m.cmds, m.cmdOrder[0])
+			m.cmdOrder = m.cmdOrder[1:]
+		}
+	}
+	m.cmds[id] = ledgerEntry{hash: hash, verdict: verdict}
+}
+
+// commandHash is a hash of a command's body (its encoded form). Never 0:
+// 0 marks a ledger entry restored without one.
+func commandHash(in Input) uint64 {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return 1
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return max(h.Sum64(), 1)
+}
+
+// apply dispatches an input. err refuses it, and then nothing has
+// changed; fault reports an applied input as a fault.
+func (m *Machine) apply(in Input) (fault, err error) {
+	switch v := in.(type) {
+	case CardDrawn:
+		return m.applyCard(v)
+	case CutCardSeen:
+		// The shoe and the GPIO sensor may both report it: once is enough.
+		if !m.cutCard {
+			m.cutCard = true
+			m.emit(CutCard{Source: v.Source}, m.roundID)
+			if m.phase == PhaseBetting || m.phase == PhaseLastCall || m.phase == PhaseSettled || m.phase == PhaseIdle {
+				// Between rounds: no round may open on this shoe.
+				m.stopTimer()
+				m.setPhase(PhaseClosed, time.Time{}, "cut card: change shoe")
+			}
+		}
+		return nil, nil
+	case ShoeIn:
+		// A loaded shoe goes in: the last one's order joins the shuffle
+		// history, and this one's count is checked when it comes out.
+		m.shoe.finish()
+		m.shoe.started = true
+		return nil, nil
+	case ShoeOut:
+		return m.applyShoeOut(v), nil
+	case ShoeChanged:
+		if m.shoe.dealt() > 0 && m.shoe.id != v.ShoeID {
+			// No SHOE_IN between the shoes (the shuffler's swap, a reader
+			// that missed it): the old shoe ends here.
+			m.shoe.finish()
+		}
+		m.shoe.id = v.ShoeID
+		m.shoeID, m.cutCard, m.dealt, m.burn = v.ShoeID, false, 0, m.cfg.Rules.BurnOnNewShoe
+		m.emit(ShoeInPlay{ShoeID: v.ShoeID, Burn: m.burn}, "")
+		if m.phase == PhaseClosed || m.phase == PhaseIdle {
+			m.openBetting()
+		}
+		return nil, nil
+	case BetsClosed:
+		return nil, m.closeBets(v)
+	case Decision:
+		if m.paused() {
+			return nil, fmt.Errorf("%w: table paused (%s)", ErrPaused, m.pauseWhy)
+		}
+		a, err := round.ParseAction(v.Action)
+		if err != nil {
+			return nil, err
+		}
+		return nil, m.roundInput(round.Input{Type: round.InDecision, Seat: v.Seat, Player: v.Player, Action: a})
+	case InsuranceAnswer:
+		if m.paused() {
+			return nil, fmt.Errorf("%w: table paused (%s)", ErrPaused, m.pauseWhy)
+		}
+		return nil, m.roundInput(round.Input{Type: round.InInsurance, Seat: v.Seat, Player: v.Player, Take: v.Take})
+	case TimerFired:
+		return nil, m.applyTimer(v)
+	case Supervisor:
+		return nil, m.applySupervisor(v)
+	case DeviceAlarm:
+		m.deviceAlarm(v)
+		return nil, nil
+	case SeqGap:
+		return nil, m.applySeqGap(v)
+	case Checkpoint:
+		return nil, fmt.Errorf("%w: a checkpoint is written by the table itself", errIllegal)
+	case nil:
+		return nil, fmt.Errorf("%w: no input", ErrUnknownInput)
+	}
+	return nil, fmt.Errorf("%w %T", ErrUnknownInput, in)
+}
+
+// ErrIntegrity is the fault of a card that breaks the shoe's integrity
+// (more of a card than the shoe holds, an RFID code seen twice) and of a
+// shoe whose count is wrong at shoe out.
+var ErrIntegrity = errors.New("table: shoe integrity")
+
+// ErrNotShuffled is the fault of a card that completes a run of a
+// previous shoe's order (ShuffleRun cards): the shoe was not shuffled.
+var ErrNotShuffled = errors.New("table: shoe not shuffled")
+
+// applyCard takes a card out of the shoe: the integrity book first (a card
+// that breaks it is not booked and does not reach the round: the round
+// waits for the card, which a supervisor corrects, or is voided), then the
+// burn, the held cards of a paused table, or the round.
+func (m *Machine) applyCard(v CardDrawn) (fault, err error) {
+	if !v.Card.Valid() {
+		return nil, fmt.Errorf("%w: not a card", errIllegal)
+	}
+	if why := m.checkCard(v.Card, v.Code); why != "" {
+		msg := fmt.Sprintf("shoe %q: %s: card %s", m.shoe.id, why, v.Card)
+		if v.Code != "" {
+			msg += fmt.Sprintf(" code %q", v.Code)
+		}
+		m.cardMissing(msg)
+		m.alarm("shoe.integrity_alarm", msg, PauseIntegrity)
+		return fmt.Errorf("%w: %s", ErrIntegrity, msg), nil
+	}
+	var run int
+	var past string
+	if m.shoeActive() {
+		run, past = m.shoe.take(v.Card, v.Code)
+	}
+	m.dealt++
+	switch {
+	case m.paused():
+		m.held = append(m.held, v)
+		m.emit(Alarm{Code: "card_while_paused", Message: fmt.Sprintf("%s pulled while paused: held until resume", v.Card)}, "")
+	case m.burn > 0:
+		m.burn--
+		m.emit(Burned{Card: v.Card}, "")
+	case m.voided && m.phase == PhaseSettled:
+		// A card on its way when the round was voided: set aside with
+		// the voided round's cards.
+		m.emit(Alarm{Code: "card_after_void", Message: fmt.Sprintf("%s pulled after the void: set aside with the round's cards", v.Card)}, "")
+	default:
+		fault = m.cardToRound(v.Card)
+	}
+	return m.shuffleAlarm(run, past, fault), nil
+}
+
+// checkCard is the integrity book's check of a card, made only while a
+// shoe is in play (announced by SHOE_IN or its id): a table fed cards by
+// hand, without a shoe, has no composition to keep.
+func (m *Machine) checkCard(c card.Card, code string) IntegrityReason {
+	if !m.shoeActive() {
+		return ""
+	}
+	return m.shoe.check(c, code)
+}
+
+func (m *Machine) shoeActive() bool { return m.shoeID != "" || m.shoe.started || m.shoe.id != "" }
+
+// shuffleAlarm raises the shuffle alarm once per shoe, when a card ends a
+// run of ShuffleRun cards in a previous shoe's order.
+func (m *Machine) shuffleAlarm(run int, past string, fault error) error {
+	if run < m.cfg.ShuffleRun || m.shoe.shuffle.alarmed {
+		return fault
+	}
+	m.shoe.shuffle.alarmed = true
+	msg := fmt.Sprintf("shoe %q deals %d cards in the same order as shoe %q: not shuffled", m.shoe.id, run, past)
+	m.alarm("shoe.shuffle_alarm", msg, PauseShuffle)
+	if fault == nil {
+		fault = fmt.Errorf("%w: %s", ErrNotShuffled, msg)
+	}
+	return fault
+}
+
+// cardToRound hands a booked card to the round; a card the round cannot
+// take pauses the table with an alarm.
+func (m *Machine) cardToRound(c card.Card) error {
+	err := m.roundInput(round.Input{Type: round.InCard, Card: c})
+	if errors.Is(err, round.ErrUnexpectedCard) {
+		m.alarm("unexpected_card", fmt.Sprintf("card %s does not fit the round (%s): check the shoe", c, m.rnd.Phase()), PauseUnexpectedCard)
+	}
+	return err
+}
+
+// cardMissing records a pending misread when the round waits for a card
+// that the shoe could not give it: a supervisor corrects it (the card the
+// dealer sees) or voids the round.
+func (m *Machine) cardMissing(what string) {
+	if need, _, _ := m.rnd.NeedsCard(); need && m.misread == "" {
+		m.misread = what
+	}
+}
+
+func (m *Machine) applyShoeOut(v ShoeOut) error {
+	var fault error
+	if msg := m.shoe.countError(v.Returned); msg != "" {
+		m.alarm("shoe.integrity_alarm", msg, PauseIntegrity)
+		fault = fmt.Errorf("%w: %s", ErrIntegrity, msg)
+	}
+	m.shoe.finish()
+	return fault
+}
+
+func (m *Machine) deviceAlarm(v DeviceAlarm) {
+	reason := PauseDevice
+	switch {
+	case v.Source == "journal":
+		reason = PauseJournal
+	case v.Source == "shoe" && (v.Code == "misread" || v.Code == "unknown_card" || v.Code == "face_up"):
+		reason = PauseMisread
+	case v.Source == "shoe" && v.Code == "integrity_alarm":
+		reason = PauseIntegrity
+	}
+	if v.Pauses && (reason == PauseMisread || reason == PauseIntegrity) {
+		m.cardMissing(v.Message)
+	}
+	if !v.Pauses {
+		reason = ""
+	}
+	m.alarm(v.Source+"."+v.Code, v.Message, reason)
+}
+
+func (m *Machine) applySeqGap(v SeqGap) error {
+	if v.LostFrom == 0 || v.LostTo < v.LostFrom {
+		return fmt.Errorf("%w: seq gap %d-%d", errIllegal, v.LostFrom, v.LostTo)
+	}
+	// Numbering continues above every seq that was published: a seq the
+	// backend may already have is never given to another event.
+	m.seq = max(m.seq, v.LostTo)
+	m.alarm("seq_gap", v.Message(), PauseSeqGap)
+	return nil
+}
+
+// roundInput applies a round input; the round refuses without changing.
+func (m *Machine) roundInput(in round.Input) error {
+	evs, err := m.rnd.Apply(in, m.evBuf[:0])
+	m.evBuf = evs
+	if err != nil {
+		return err
+	}
+	m.emitRound(evs)
+	return nil
+}
+
+// emitRound publishes round events and acts on what they mean for the
+// table: timers for decisions and insurance, the end of the round.
+func (m *Machine) emitRound(evs []round.Event) {
+	for _, ev := range evs {
+		if ev.Type == round.EvSettled && ev.Settlement != nil {
+			ev.Settlement = ev.Settlement.Clone()
+		}
+		m.emit(ev, m.roundID)
+	}
+	rs := m.cfg.Rules
+	switch {
+	case m.rnd.Phase() == round.PhaseSettled:
+		m.rounds++
+		if m.cutCard {
+			m.stopTimer()
+			m.setPhase(PhaseClosed, time.Time{}, "cut card: change shoe")
+		} else {
+			m.setPhase(PhaseSettled, m.now.Add(m.cfg.SettleDelay), "")
+			m.arm(TimerNext, m.cfg.SettleDelay)
+		}
+	case m.rnd.Phase() == round.PhaseInsurance:
+		m.arm(TimerInsurance, rs.InsuranceTime)
+	case m.rnd.Awaiting() > 0:
+		m.arm(TimerDecision, rs.DecisionTime)
+	default:
+		m.stopTimer()
+	}
+}
+
+func (m *Machine) closeBets(v BetsClosed) error {
+	if m.phase != PhaseBetting && m.phase != PhaseLastCall {
+		return fmt.Errorf("%w: bets are not open (%s)", errIllegal, m.phase)
+	}
+	bets := toBets(v.Bets)
+	// The round code is its start time in GMT (#HH:MM:SS, as the game
+	// documents show it); rounds started within one second get a suffix.
+	code := m.now.UTC().Format("#15:04:05")
+	id, n := code, 1
+	if hasPrefixCode(m.lastCode, code) {
+		n = m.codeN + 1
+		id = fmt.Sprintf("%s-%d", code, n)
+	}
+	evs, err := m.rnd.Start(id, bets, m.evBuf[:0])
+	m.evBuf = evs
+	if err != nil {
+		return err
+	}
+	m.codeN, m.lastCode, m.roundID, m.voided = n, id, id, false
+	m.setPhase(PhaseDealing, time.Time{}, "")
+	m.emitRound(evs)
+	return nil
+}
+
+func hasPrefixCode(last, code string) bool { return len(last) >= len(code) && last[:len(code)] == code }
+
+func toBets(in []Bet) []round.Bet {
+	out := make([]round.Bet, 0, len(in))
+	for _, b := range in {
+		rb := round.Bet{Seat: b.Seat, Player: b.Player, Main: b.Main, Behind: b.Behind,
+			FollowDouble: b.FollowDouble, FollowSplit: b.FollowSplit}
+		for k, v := range b.Side {
+			rb.Side = append(rb.Side, round.SideStake{Kind: sidebets.Kind(k), Stake: v})
+		}
+		// Map order is random; journal replay needs one order.
+		slices.SortFunc(rb.Side, func(a, b round.SideStake) int { return strings.Compare(string(a.Kind), string(b.Kind)) })
+		out = append(out, rb)
+	}
+	return out
+}
+
+func (m *Machine) applyTimer(v TimerFired) error {
+	if v.Timer != "" && (m.timer.Name == "" || v.Round != m.timer.Key) {
+		// Replaced or stopped before it fired (it was already on its way).
+		return ErrStaleTimer
+	}
+	name := TimerName(timerName(v.Timer))
+	switch name {
+	case TimerLastCall:
+		if m.phase == PhaseBetting {
+			m.setPhase(PhaseLastCall, m.deadline, "")
+			m.arm(TimerBetsDeadline, m.cfg.Rules.LastCallTime+m.cfg.BetsGrace)
+		}
+	case TimerBetsDeadline:
+		if m.phase == PhaseLastCall || m.phase == PhaseBetting {
+			// No bets closed by the deadline: betting reopens.
+			m.openBetting()
+		}
+	case TimerNext:
+		if m.phase == PhaseSettled {
+			m.openBetting()
+		}
+	case TimerInsurance:
+		return m.roundInput(round.Input{Type: round.InInsuranceTimeout})
+	case TimerDecision:
+		if m.cfg.Rules.DecisionTimeout == rules.TimeoutAutoTable {
+			return m.autoPlay()
+		}
+		return m.roundInput(round.Input{Type: round.InDecisionTimeout})
+	default:
+		return fmt.Errorf("%w: unknown timer %q", errIllegal, v.Timer)
+	}
+	return nil
+}
+
+func timerName(s string) string {
+	if i := strings.IndexByte(s, '@'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// autoTables are the strategy tables a game may name for automatic play.
+var autoTables = map[string]func() *strategy.Table{
+	"004-auto": strategy.SisalNoDoubleNoSplit,
+}
+
+// autoPlay decides every waiting hand with the game's automatic-play table
+// (004: a hand left pending is played with the no-double, no-split table).
+// Only the timer is journaled: replay derives the same decisions.
+func (m *Machine) autoPlay() error {
+	mk, ok := autoTables[m.cfg.Rules.AutoPlayTable]
+	if !ok {
+		return fmt.Errorf("%w: game %s names unknown auto-play table %q", errIllegal, m.cfg.Rules.Code, m.cfg.Rules.AutoPlayTable)
+	}
+	tbl := mk()
+	for _, w := range m.rnd.Waiting(nil) {
+		s := strategy.Situation{Total: w.Total, Soft: w.Soft, PairValue: w.PairValue, Cards: w.Cards, Up: w.Up,
+			CanDouble: w.Options.Has(round.ActDouble), CanSplit: w.Options.Has(round.ActSplit)}
+		a := round.ActStand
+		switch tbl.Decide(s) {
+		case strategy.Hit:
+			a = round.ActHit
+		case strategy.Double:
+			a = round.ActDouble
+		case strategy.Split:
+			a = round.ActSplit
+		}
+		if err := m.roundInput(round.Input{Type: round.InDecision, Seat: w.Seat, Player: w.Player, Action: a, Auto: true}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Machine) applySupervisor(v Supervisor) error {
+	cmd, err := ParseSupervisorCommand(v.Command)
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case CmdPause:
+		since := v.Since
+		if since.IsZero() || since.After(m.now) {
+			since = m.now
+		}
+		m.freezeTimer(since)
+		cause := v.Cause
+		if cause == "" {
+			cause = PauseSupervisor
+		}
+		m.pause(cause, v.By, v.Reason)
+	case CmdResume:
+		if !m.paused() {
+			return fmt.Errorf("%w: %w", errIllegal, ErrNotPaused)
+		}
+		// The supervisor has looked: every reason goes, and a pending
+		// misread with them (no card is missing after all).
+		m.pauses, m.misread = m.pauses[:0], ""
+		m.resume(v.By)
+	case CmdVoid:
+		rp := m.rnd.Phase()
+		if rp == round.PhaseSettled || rp == round.PhaseNew {
+			return fmt.Errorf("%w: no round in play to void", errIllegal)
+		}
+		reason := v.Reason
+		if reason == "" {
+			reason = "voided by " + v.By
+		}
+		wasPaused := m.paused()
+		m.pauses, m.misread, m.held, m.voided = m.pauses[:0], "", nil, true
+		m.alarms = m.alarms[:0]
+		if wasPaused {
+			m.emit(Resumed{By: v.By}, m.roundID)
+		}
+		// Cannot fail: a round is in play.
+		_ = m.roundInput(round.Input{Type: round.InVoid, Reason: reason})
+	case CmdCorrect:
+		return m.correct(v)
+	case CmdOpen:
+		if m.phase != PhaseIdle && m.phase != PhaseClosed {
+			return fmt.Errorf("%w: bets open only from idle or closed", errIllegal)
+		}
+		m.openBetting()
+	}
+	return nil
+}
+
+// correct gives the round the card a supervisor read for a pending
+// misread. The card goes to the round at once (not held: it is the fix of
+// the pause); the misread's pause reasons go, and when none is left the
+// table resumes by itself.
+func (m *Machine) correct(v Supervisor) error {
+	if m.misread == "" {
+		return fmt.Errorf("%w: correct is for a card the shoe could not read", ErrNoMisread)
+	}
+	if !v.Card.Valid() {
+		return fmt.Errorf("%w: correct needs a card", errIllegal)
+	}
+	if why := m.checkCard(v.Card, ""); why != "" {
+		return fmt.Errorf("%w: %s: %s", errIllegal, v.Card, why)
+	}
+	if need, _, _ := m.rnd.NeedsCard(); !need {
+		return fmt.Errorf("%w: the round waits for no card", errIllegal)
+	}
+	evs, err := m.rnd.Apply(round.Input{Type: round.InCard, Card: v.Card}, m.evBuf[:0])
+	m.evBuf = evs
+	if err != nil {
+		return err
+	}
+	var run int
+	var past string
+	if m.shoeActive() {
+		run, past = m.shoe.take(v.Card, "")
+	}
+	m.dealt++
+	m.misread = ""
+	m.pauses = slices.DeleteFunc(m.pauses, func(p PauseReason) bool { return p == PauseMisread || p == PauseIntegrity })
+	m.emitRound(evs)
+	if len(m.pauses) == 0 {
+		m.resume(v.By)
+	}
+	_ = m.shuffleAlarm(run, past, nil)
+	return nil
+}
+
+// resume ends a pause whose reasons are all gone: the phase of the round,
+// the held cards, the timer the round waits on.
+func (m *Machine) resume(by string) {
+	m.alarms = m.alarms[:0]
+	m.pauseWhy = ""
+	m.emit(Resumed{By: by}, m.roundID)
+	m.setPhase(m.resumePhase(), time.Time{}, "")
+	held := m.held
+	m.held = nil
+	for _, h := range held {
+		if m.paused() {
+			m.held = append(m.held, h)
+			continue
+		}
+		_ = m.cardToRound(h.Card)
+	}
+	if m.paused() {
+		return
+	}
+	if m.phase == PhaseIdle {
+		m.openBetting()
+	} else {
+		m.rearm()
+	}
+}
+
+func (m *Machine) resumePhase() Phase {
+	switch m.rnd.Phase() {
+	case round.PhaseDealing, round.PhaseInsurance, round.PhasePlay, round.PhaseDealer:
+		return PhaseDealing
+	}
+	if m.cutCard {
+		return PhaseClosed
+	}
+	return PhaseIdle
+}
+
+func (m *Machine) paused() bool { return len(m.pauses) > 0 }
+
+// pause adds a reason; the first one stops the table.
+func (m *Machine) pause(reason PauseReason, by, why string) {
+	if !slices.Contains(m.pauses, reason) {
+		m.pauses = append(m.pauses, reason)
+	}
+	if len(m.pauses) > 1 {
+		return
+	}
+	m.pauseWhy = why
+	m.stopTimer()
+	m.emit(Paused{By: by, Reason: why}, m.roundID)
+	m.setPhase(PhasePaused, time.Time{}, why)
+}
+
+// alarm raises an alarm; with a reason it pauses the table.
+func (m *Machine) alarm(code, msg string, reason PauseReason) {
+	a := Alarm{Code: code, Message: msg, Pauses: reason != ""}
+	m.alarms = append(m.alarms, a)
+	m.emit(a, m.roundID)
+	if reason != "" {
+		m.freezeTimer(m.now)
+		m.pause(reason, "system", msg)
+	}
+}
+
+// freezeTimer keeps the time a player had left on a decision or insurance
+// timer when the table pauses (at since), for rearm on resume. Phase timers
+// (betting, the pause after a settlement) restart from their phase instead.
+func (m *Machine) freezeTimer(since time.Time) {
+	if m.paused() {
+		return
+	}
+	m.frozen, m.frozenAt = "", 0
+	if m.timer.Name == TimerDecision || m.timer.Name == TimerInsurance {
+		m.frozen, m.frozenAt = m.timer.Name, max(0, m.timer.At.Sub(since))
+	}
+}
+
+func (m *Machine) openBetting() {
+	if m.paused() {
+		return
+	}
+	if m.cutCard {
+		m.stopTimer()
+		m.setPhase(PhaseClosed, time.Time{}, "cut card: change shoe")
+		return
+	}
+	rs := m.cfg.Rules
+	m.roundID, m.voided = "", false
+	m.setPhase(PhaseBetting, m.now.Add(rs.BettingTime), "")
+	m.arm(TimerLastCall, rs.BettingTime-rs.LastCallTime)
+}
+
+// rearm restarts the timer the round waits on after a resume: the time
+// the player had left when the table paused (at least ResumeGrace), or the
+// full time for a decision that was not running then.
+func (m *Machine) rearm() {
+	rs := m.cfg.Rules
+	grant := func(name TimerName, full time.Duration) time.Duration {
+		if m.frozen != name {
+			return full
+		}
+		return min(full, max(m.frozenAt, m.cfg.ResumeGrace))
+	}
+	switch {
+	case m.rnd.Phase() == round.PhaseInsurance:
+		m.arm(TimerInsurance, grant(TimerInsurance, rs.InsuranceTime))
+	case m.rnd.Phase() == round.PhasePlay && m.rnd.Awaiting() > 0:
+		m.arm(TimerDecision, grant(TimerDecision, rs.DecisionTime))
+	}
+	m.frozen, m.frozenAt = "", 0
+}
+
+// setPhase enters phase p; deadline is when p ends by itself (zero when
+// it does not), and the state reports it for the phase it is in.
+func (m *Machine) setPhase(p Phase, deadline time.Time, reason string) {
+	m.phase = p
+	m.deadline = deadline
+	m.emit(PhaseChanged{Phase: p, Deadline: deadline, Reason: reason}, m.roundID)
+}
+
+// arm sets the one timer: a deadline with a new key, and the effect that
+// asks the loop to start it.
+func (m *Machine) arm(name TimerName, d time.Duration) {
+	m.timerGen++
+	m.timer = Deadline{Name: name, At: m.now.Add(d), Key: m.timerKey()}
+	m.effs = append(m.effs, Effect{Kind: EffectArmTimer, Timer: m.timer})
+}
+
+func (m *Machine) stopTimer() {
+	if m.timer.Name != "" {
+		m.effs = append(m.effs, Effect{Kind: EffectStopTimer})
+	}
+	m.timer = Deadline{}
+}
+
+func (m *Machine) timerKey() string { return fmt.Sprintf("%d", m.timerGen) }
+
+// emit numbers an event and adds it to the step. A state snapshot is not
+// an event of its own: it takes no number (the events topic stays
+// gap-free) and carries the number of the last event it reflects.
+func (m *Machine) emit(b Body, roundID string) {
+	seq := uint64(0)
+	if _, ok := b.(*State); !ok {
+		m.seq++
+		seq = m.seq
+	}
+	m.evs = append(m.evs, Event{Seq: seq, Time: m.now, Table: m.cfg.Table, Round: roundID, Body: b})
+}
+
+func (m *Machine) publishState() {
+	st := &State{
+		Seq: m.seq, Table: m.cfg.Table, Game: m.cfg.Rules.Code, Phase: m.phase, Deadline: m.deadline,
+		Paused: m.paused(), PauseReason: m.pauseWhy, Round: m.rnd.Snapshot(),
+		Shoe: ShoeState{ID: m.shoeID, Dealt: m.dealt, CutCard: m.cutCard, BurnPending: m.burn, Decks: m.cfg.Rules.Decks,
+			Booked: m.shoe.dealt()},
+		Alarms: append([]Alarm(nil), m.alarms...), Rounds: m.rounds, Misread: m.misread,
+	}
+	if len(m.pauses) > 0 {
+		st.PauseReasons = slices.Clone(m.pauses)
+	}
+	switch {
+	case m.paused() && m.frozen != "":
+		st.Timer = &TimerView{Name: string(m.frozen), LeftMS: m.frozenAt.Milliseconds(), Stopped: true}
+	case m.timer.Name != "":
+		st.Timer = &TimerView{Name: string(m.timer.Name), Deadline: m.timer.At, LeftMS: max(0, m.timer.At.Sub(m.now).Milliseconds())}
+	}
+	switch {
+	case m.phase == PhaseBetting || m.phase == PhaseLastCall:
+		st.Round = round.View{Next: "wait: bets open"}
+	case m.phase == PhaseClosed:
+		st.Round.Next = "change shoe"
+	case m.paused() && m.misread != "":
+		st.Round.Next = "stop: card not read (" + m.misread + "): supervisor corrects it or voids the round"
+	case m.paused():
+		st.Round.Next = "stop: table paused (" + m.pauseWhy + ")"
+	case m.voided && m.phase == PhaseSettled:
+		st.Round.Next = "clear the cards: round voided, next round"
+	case m.burn > 0 && m.rnd.Phase() != round.PhaseDealing:
+		st.Round.Next = "burn one card"
+	}
+	m.state = st
+	m.emit(st, m.roundID)
+}
+
+// State returns the snapshot published after the last input. It is
+// shared: callers do not modify it.
+func (m *Machine) State() *State { return m.state }
+
+// Seq is the number of the last event.
+func (m *Machine) Seq() uint64 { return m.seq }
+
+// Timer is the running timer's deadline; Name is empty when none runs.
+func (m *Machine) Timer() Deadline { return m.timer }
+
+// RoundID is the round in play, "" between rounds.
+func (m *Machine) RoundID() string { return m.roundID }
+
+// ShoeID is the shoe in play.
+func (m *Machine) ShoeID() string { return m.shoeID }
+
+// Paused reports whether the table is paused, and for which reasons.
+func (m *Machine) Paused() []PauseReason { return slices.Clone(m.pauses) }
+
+// MidRound reports whether a round is in play (dealt, not settled).
+func (m *Machine) MidRound() bool {
+	p := m.rnd.Phase()
+	return p != round.PhaseSettled && p != round.PhaseNew
+}
+
+// checkpointDue reports whether a checkpoint should follow the input just
+// applied: betting has just opened (no round in play, not paused) and
+// enough rounds, or inputs, have passed since the last one.
+func (m *Machine) checkpointDue() bool {
+	if m.phase != PhaseBetting || m.paused() || m.roundID != "" {
+		return false
+	}
+	every := m.cfg.CheckpointEvery
+	if every < 0 {
+		return false
+	}
+	if every == 0 {
+		every = DefaultCheckpointEvery
+	}
+	// An idle table (betting opening and closing with no bets) still
+	// checkpoints now and then, so retention can go on deleting.
+	return m.ckSeq == 0 || m.rounds-m.ckRounds >= every || m.sinceCk >= every*inputsPerRound
+}
+
+// MarkCheckpoint records that the machine's state is checkpointed at
+// journal record seq: the next checkpoint is due CheckpointEvery rounds
+// later, and the next one's Prev is seq.
+func (m *Machine) MarkCheckpoint(seq uint64) {
+	m.ckSeq, m.ckRounds, m.sinceCk = seq, m.rounds, 0
+}

@@ -1,0 +1,290 @@
+package table
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/livetable/livetable/table/card"
+)
+
+// This file is the shoe's integrity book, part of the Machine: what the
+// shoe in play has dealt (composition, unique RFID codes, dealing order,
+// count) and the shuffle check against the last few shoes. It lived in
+// the shoe reader's memory until the reader became a transport and codec:
+// a restart forgot it, so a ninth A♠ of an 8-deck shoe passed when five
+// came before a SIGKILL and four after. Now every card reaches it as a
+// journaled input and a checkpoint carries it (ShoeBook), so the checks
+// continue across any restart exactly where they were.
+
+// IntegrityReason says which integrity rule a card or a shoe broke.
+type IntegrityReason string
+
+// Integrity reasons the machine finds (the stateless ones, a code that is
+// no card or names another card, are the shoe codec's: shoereader).
+const (
+	// OverCount: more of this card than the shoe's decks hold.
+	OverCount IntegrityReason = "over count"
+	// DuplicateCode: the same unique card code twice in one shoe.
+	DuplicateCode IntegrityReason = "duplicate code"
+	// CountMismatch: at shoe out, dealt plus returned is not the shoe.
+	CountMismatch IntegrityReason = "count mismatch"
+)
+
+// ShoeBook is the serialised integrity book of a Checkpoint: the shoe in
+// play and the finished shoes the shuffle check compares it with. The
+// composition and the count are rebuilt from Order.
+type ShoeBook struct {
+	ID string `json:"id,omitempty"`
+	// Started is set when the shoe's SHOE_IN was seen: only then is the
+	// dealt count the whole shoe's and checked at shoe out.
+	Started bool `json:"started,omitempty"`
+	// Order is every card booked from this shoe, in dealing order, as
+	// concatenated two-character cards ("AsTd...").
+	Order string `json:"order,omitempty"`
+	// Codes are the unique RFID codes seen in this shoe.
+	Codes []string `json:"codes,omitempty"`
+	// Past are the finished shoes the shuffle check compares with.
+	Past []PastShoe `json:"past,omitempty"`
+	// ShuffleAlarmed is set once this shoe raised its shuffle alarm.
+	ShuffleAlarmed bool `json:"shuffle_alarmed,omitempty"`
+}
+
+// PastShoe is one finished shoe's dealing order.
+type PastShoe struct {
+	ID    string `json:"id,omitempty"`
+	Order string `json:"order"`
+}
+
+// shoeBook is the live form of ShoeBook.
+type shoeBook struct {
+	decks   int
+	id      string
+	started bool
+	comp    card.Composition
+	codes   map[string]struct{}
+	order   []card.Card
+	shuffle shuffleCheck
+}
+
+func newShoeBook(decks, run, history int) shoeBook {
+	return shoeBook{decks: decks, comp: card.NewComposition(decks), codes: map[string]struct{}{},
+		shuffle: shuffleCheck{threshold: run, history: history}}
+}
+
+// check reports the integrity rule card c (with RFID code, "" for none)
+// breaks, "" when it may be booked. It changes nothing.
+func (b *shoeBook) check(c card.Card, code string) IntegrityReason {
+	if code != "" {
+		if _, dup := b.codes[code]; dup {
+			return DuplicateCode
+		}
+	}
+	if b.comp.Count(c) == 0 {
+		return OverCount
+	}
+	return ""
+}
+
+// take books a card that passed check and returns the longest run it
+// extends in a past shoe's order, with that shoe's id.
+func (b *shoeBook) take(c card.Card, code string) (run int, past string) {
+	_ = b.comp.Take(c) // cannot fail: check saw one left
+	if code != "" {
+		b.codes[code] = struct{}{}
+	}
+	b.order = append(b.order, c)
+	run, p := b.shuffle.add(c)
+	if p != nil {
+		past = p.id
+	}
+	return run, past
+}
+
+// dealt is how many cards this shoe has booked.
+func (b *shoeBook) dealt() int { return len(b.order) }
+
+// finish files the shoe's order in the shuffle history and starts an
+// empty book (not started: a SHOE_IN starts it).
+func (b *shoeBook) finish() {
+	b.shuffle.endShoe(b.id, b.order)
+	b.id, b.started = "", false
+	b.comp = card.NewComposition(b.decks)
+	b.codes = map[string]struct{}{}
+	b.order = nil
+}
+
+// countError is the shoe-out check: "" when dealt plus returned is the
+// shoe, or when the shoe's start was not seen.
+func (b *shoeBook) countError(returned int) string {
+	want := b.decks * card.DeckSize
+	if !b.started || b.dealt()+returned == want {
+		return ""
+	}
+	return fmt.Sprintf("shoe %q: %s: %d dealt + %d returned = %d cards, composition is %d",
+		b.id, CountMismatch, b.dealt(), returned, b.dealt()+returned, want)
+}
+
+// save is the book's checkpoint form, nil when it holds nothing (a table
+// that never had a shoe announced).
+func (b *shoeBook) save() *ShoeBook {
+	if b.id == "" && !b.started && len(b.order) == 0 && len(b.shuffle.past) == 0 {
+		return nil
+	}
+	sb := &ShoeBook{ID: b.id, Started: b.started, Order: cardString(b.order), ShuffleAlarmed: b.shuffle.alarmed}
+	for code := range b.codes {
+		sb.Codes = append(sb.Codes, code)
+	}
+	slices.Sort(sb.Codes)
+	for _, p := range b.shuffle.past {
+		sb.Past = append(sb.Past, PastShoe{ID: p.id, Order: cardString(p.order)})
+	}
+	return sb
+}
+
+// load rebuilds the book from its checkpoint form: the past shoes' index,
+// then the shoe in play card by card, so the shuffle check's runs are
+// where they were.
+func (b *shoeBook) load(sb *ShoeBook) error {
+	fresh := newShoeBook(b.decks, b.shuffle.threshold, b.shuffle.history)
+	*b = fresh
+	if sb == nil {
+		return nil
+	}
+	for _, p := range sb.Past {
+		order, err := parseCardString(p.Order)
+		if err != nil {
+			return err
+		}
+		b.shuffle.endShoe(p.ID, order)
+	}
+	order, err := parseCardString(sb.Order)
+	if err != nil {
+		return err
+	}
+	b.id, b.started = sb.ID, sb.Started
+	for _, code := range sb.Codes {
+		b.codes[code] = struct{}{}
+	}
+	for _, c := range order {
+		if b.comp.Count(c) == 0 {
+			return fmt.Errorf("table: checkpoint shoe %q holds more %s than %d decks", sb.ID, c, b.decks)
+		}
+		_ = b.comp.Take(c)
+		b.order = append(b.order, c)
+		b.shuffle.add(c)
+	}
+	b.shuffle.alarmed = sb.ShuffleAlarmed
+	return nil
+}
+
+func cardString(cs []card.Card) string {
+	var sb strings.Builder
+	sb.Grow(2 * len(cs))
+	for _, c := range cs {
+		sb.WriteString(c.String())
+	}
+	return sb.String()
+}
+
+func parseCardString(s string) ([]card.Card, error) {
+	if len(s)%2 != 0 {
+		return nil, fmt.Errorf("table: card list %q: odd length", s)
+	}
+	out := make([]card.Card, 0, len(s)/2)
+	for i := 0; i < len(s); i += 2 {
+		c, err := card.Parse(s[i : i+2])
+		if err != nil {
+			return nil, fmt.Errorf("table: card list: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// pastShoe is a finished shoe's dealing order, indexed for run matching.
+type pastShoe struct {
+	id    string
+	order []card.Card
+	pos   [card.DeckSize][]int32 // positions of each card in order
+	runs  []run                  // alignments ending at the previous new card
+	next  []run                  // scratch for the current card
+}
+
+type run struct{ at, length int32 }
+
+// shuffleCheck compares the shoe in play with the last few finished shoes.
+// A run is a stretch of consecutive cards of the new shoe that were also
+// consecutive, in the same order, in an old shoe.
+type shuffleCheck struct {
+	threshold int
+	history   int
+	past      []*pastShoe
+	alarmed   bool
+}
+
+// add matches the next dealt card against every past shoe and reports the
+// longest run it ends, and in which past shoe.
+func (s *shuffleCheck) add(c card.Card) (longest int, with *pastShoe) {
+	ci := c.Index()
+	for _, p := range s.past {
+		p.next = p.next[:0]
+		for _, j := range p.pos[ci] {
+			l := int32(1)
+			for _, r := range p.runs {
+				if r.at == j-1 {
+					l = r.length + 1
+					break
+				}
+			}
+			p.next = append(p.next, run{at: j, length: l})
+			if int(l) > longest {
+				longest, with = int(l), p
+			}
+		}
+		p.runs, p.next = p.next, p.runs
+	}
+	return longest, with
+}
+
+// endShoe files a finished shoe's order and resets for a new shoe.
+func (s *shuffleCheck) endShoe(id string, order []card.Card) {
+	s.alarmed = false
+	for _, p := range s.past {
+		p.runs = p.runs[:0]
+	}
+	if len(order) < s.threshold {
+		return
+	}
+	p := &pastShoe{id: id, order: append([]card.Card(nil), order...)}
+	for i, c := range p.order {
+		p.pos[c.Index()] = append(p.pos[c.Index()], int32(i))
+	}
+	s.past = append(s.past, p)
+	if len(s.past) > s.history {
+		s.past = s.past[1:]
+	}
+}
+
+// ShuffleFalseAlarmRate is the expected number of false shuffle alarms per
+// shoe when every shoe is properly shuffled: decks decks, an alarm at a run
+// of run cards, compared with history previous shoes. A given card of the
+// new shoe is followed by the same card as in a given old shoe with
+// probability decks/(n-1) for each of that card's decks copies; a run of
+// run cards needs run-1 such matches in a row, from any of n*decks starting
+// alignments per old shoe.
+func ShuffleFalseAlarmRate(decks, run, history int) float64 {
+	n := float64(decks * card.DeckSize)
+	q := float64(decks) / (n - 1)
+	return float64(history) * n * float64(decks) * math.Pow(q, float64(run-1))
+}
+
+// DefaultShuffleRun and DefaultShuffleHistory are the shuffle check's
+// defaults: a run of 7 cards in the same order as one of the last 4 shoes
+// (fewer than one false alarm in a million 8-deck shoes:
+// ShuffleFalseAlarmRate).
+const (
+	DefaultShuffleRun     = 7
+	DefaultShuffleHistory = 4
+)

@@ -1,0 +1,128 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// SupervisorCommand is a supervisor command, typed: Supervisor.Command is
+// its wire form, parsed by ParseSupervisorCommand.
+type SupervisorCommand uint8
+
+// The supervisor commands.
+const (
+	CmdPause SupervisorCommand = iota + 1
+	CmdResume
+	CmdVoid
+	CmdCorrect
+	CmdOpen
+)
+
+var supervisorCommands = [...]string{"", "pause", "resume", "void", "correct", "open"}
+
+// String is the command's wire form.
+func (c SupervisorCommand) String() string {
+	if int(c) < len(supervisorCommands) && c != 0 {
+		return supervisorCommands[c]
+	}
+	return fmt.Sprintf("SupervisorCommand(%d)", uint8(c))
+}
+
+// ParseSupervisorCommand parses a command's wire form; an unknown one is a
+// round.ErrIllegalAction.
+func ParseSupervisorCommand(s string) (SupervisorCommand, error) {
+	for i, n := range supervisorCommands {
+		if i > 0 && n == s {
+			return SupervisorCommand(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown supervisor command %q", errIllegal, s)
+}
+
+// TimerName names the table's one running timer.
+type TimerName string
+
+// The table's timers.
+const (
+	TimerLastCall     TimerName = "last_call"     // betting: the last call starts
+	TimerBetsDeadline TimerName = "bets_deadline" // no bets closed by then: betting reopens
+	TimerNext         TimerName = "next"          // after a settlement: betting opens
+	TimerInsurance    TimerName = "insurance"     // the insurance offer closes
+	TimerDecision     TimerName = "decision"      // the awaited decisions time out
+)
+
+func (n TimerName) valid() bool {
+	switch n {
+	case TimerLastCall, TimerBetsDeadline, TimerNext, TimerInsurance, TimerDecision:
+		return true
+	}
+	return false
+}
+
+// Deadline is a timer as a value: which one, when it fires, and its key
+// (the TimerFired the loop submits when it fires names it, so a timer
+// replaced before it fired is recognised and refused).
+type Deadline struct {
+	Name TimerName
+	At   time.Time
+	Key  string
+}
+
+// Fired is the input the loop submits when the deadline passes.
+func (d Deadline) Fired() TimerFired {
+	return TimerFired{Timer: string(d.Name) + "@" + d.Key, Round: d.Key}
+}
+
+// PauseReason is why the table is paused. A table may be paused for
+// several reasons at once; a supervisor's resume clears them all, a
+// correction clears the misread, a void clears every reason but a
+// lost-event gap's.
+type PauseReason string
+
+// The pause reasons.
+const (
+	PauseSupervisor     PauseReason = "supervisor"      // a supervisor (or the table's button) paused
+	PauseRestart        PauseReason = "restart"         // the daemon restarted in the middle of a round
+	PauseMisread        PauseReason = "misread"         // the round is missing a card the shoe could not read
+	PauseIntegrity      PauseReason = "integrity"       // a card or a shoe broke the shoe's composition
+	PauseShuffle        PauseReason = "shuffle"         // the shoe repeats a previous shoe's order
+	PauseUnexpectedCard PauseReason = "unexpected_card" // a card no round waits for
+	PauseDevice         PauseReason = "device"          // a device fault, a silent or refused device
+	PauseJournal        PauseReason = "journal"         // an input could not be made durable
+	PauseSeqGap         PauseReason = "seq_gap"         // events published before were lost from the journal
+)
+
+// Effect is what the loop around the machine must do after an input:
+// the machine does no I/O itself.
+type Effect struct {
+	Kind EffectKind
+	// Timer is the deadline to arm, for EffectArmTimer.
+	Timer Deadline
+}
+
+// EffectKind says what an Effect asks.
+type EffectKind uint8
+
+// The effects.
+const (
+	// EffectArmTimer: start a timer for Effect.Timer (replacing any other).
+	EffectArmTimer EffectKind = iota + 1
+	// EffectStopTimer: stop the running timer.
+	EffectStopTimer
+	// EffectCheckpoint: journal a Checkpoint of the machine now.
+	EffectCheckpoint
+)
+
+// Errors of the machine. Each leaves the machine unchanged; errors.Is
+// finds the sentinel.
+var (
+	// ErrNoMisread: `correct` when no misread is pending.
+	ErrNoMisread = errors.New("table: no misread pending")
+	// ErrCommandIDReused: a command id sent again with a different body.
+	ErrCommandIDReused = errors.New("table: id reused with a different command")
+	// ErrStaleTimer: a timer that was replaced or stopped before it fired.
+	ErrStaleTimer = errors.New("table: stale timer")
+	// ErrNotPaused: resume on a table that is not paused.
+	ErrNotPaused = errors.New("table: not paused")
+)
