@@ -122,6 +122,9 @@ type DemoConfig struct {
 	// Penetration is the share of the simulated shoe dealt before its cut
 	// card: small, so a demo shows the shoe swap within minutes.
 	Penetration float64 `yaml:"penetration"`
+	// MisreadEvery makes the simulated shoe report a misread after every
+	// Nth card (0: never), so a demo shows the supervisor's correction.
+	MisreadEvery int `yaml:"misread_every"`
 }
 
 // DefaultConfig is the configuration without a file.

@@ -27,9 +27,9 @@ import (
 
 // TestContractDemoAllGames runs the demo table of each of the five games
 // at once (simulated shoe on a pty, shuffler swaps on simulated GPIO,
-// dealer and players; a real mosquitto), plays supervisor over MQTT
-// (a correction, a misplaced card that raises an alarm, a pause, a
-// void, resuming every pause), captures every message under the studio
+// dealer and players, a misread now and then; a real mosquitto), plays
+// supervisor over MQTT (a correction of a misread, a correction refused
+// when nothing is misread, a pause, a void, resuming every pause), captures every message under the studio
 // and checks each against docs/asyncapi.yaml with a JSON Schema
 // validator. It fails on any message that does not fit, on any event
 // kind the contract has no schema for, and when the run has not shown
@@ -121,6 +121,7 @@ func TestContractDemoAllGames(t *testing.T) {
 		cfg.Demo.Seed = uint64(11 + i)
 		cfg.Demo.Pace, cfg.Demo.Think, cfg.Demo.Betting = 5*time.Millisecond, 10*time.Millisecond, 300*time.Millisecond
 		cfg.Demo.Penetration = 0.05
+		cfg.Demo.MisreadEvery = 40
 		cfg.Timing.Settle = 50 * time.Millisecond
 		go func() {
 			serveDone <- serve(ctx, cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel))
@@ -186,10 +187,11 @@ func TestContractDemoAllGames(t *testing.T) {
 	t.Logf("validated: per channel %v; events per kind %v; splits %d; shoes per table %v", perChan, perKind, splits, swaps)
 }
 
-// superviseOverMQTT plays a supervisor on one table: after two rounds it
-// types a card in betting (an unexpected card: an alarm that pauses),
-// corrects the first card of a round, pauses a round, voids another, and
-// resumes every pause.
+// superviseOverMQTT plays a supervisor on one table: it corrects every
+// misread the shoe reports (a card the round was missing; refused when
+// the round missed none), after two rounds it tries a correction with no
+// misread (refused: nothing to correct), pauses a round, voids another,
+// and resumes every pause.
 func superviseOverMQTT(ctx context.Context, t *testing.T, url, root string, key ed25519.PrivateKey, events <-chan mqttlinktest.Event) {
 	c := paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID("contract-sup-" + root).
 		SetConnectRetry(true).SetConnectRetryInterval(50 * time.Millisecond))
@@ -218,6 +220,10 @@ func superviseOverMQTT(ctx context.Context, t *testing.T, url, root string, key 
 			return
 		case ev := <-events:
 			switch ev.Kind {
+			case "alarm":
+				if strings.Contains(string(ev.Data), `"shoe.misread"`) {
+					send("correct", map[string]any{"card": "9h", "reason": "shoe misread"})
+				}
 			case "paused":
 				send("resume", nil)
 			case "round_settled", "round_void":
@@ -225,12 +231,12 @@ func superviseOverMQTT(ctx context.Context, t *testing.T, url, root string, key 
 			case "phase":
 				if step == 0 && settled >= 2 && strings.Contains(string(ev.Data), `"betting"`) {
 					step++
-					send("correct", map[string]any{"card": "Kd", "reason": "typed in betting"})
+					send("correct", map[string]any{"card": "Kd", "reason": "nothing misread: refused"})
 				}
 			case "round_started":
 				switch step {
 				case 1:
-					send("correct", map[string]any{"card": "9h", "reason": "shoe misread"})
+					send("correct", map[string]any{"card": "9h", "reason": "nothing misread: refused"})
 				case 2:
 					send("pause", map[string]any{"reason": "camera check"})
 				case 3:

@@ -186,6 +186,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if cfg.Demo.Enabled {
 		so := simshoe.DefaultOptions()
 		so.Decks, so.Seed, so.Penetration = rs.Decks, cfg.Demo.Seed, cfg.Demo.Penetration
+		so.Faults.MisreadEvery = cfg.Demo.MisreadEvery
 		if dev, err = simshoe.New(so, log.With().Str("part", "shoesim").Logger()); err != nil {
 			return fmt.Errorf("tabled: simulated shoe: %w", err)
 		}
