@@ -185,7 +185,11 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 	if cfg.Demo.Enabled {
 		so := simshoe.DefaultOptions()
-		so.Decks, so.Seed, so.Penetration = rs.Decks, cfg.Demo.Seed, cfg.Demo.Penetration
+		// A restarted demo must not deal its first shoe again in the same
+		// order: the table keeps the last shoes' order across restarts and
+		// would rightly raise the shuffle alarm. The journal's length
+		// varies the seed (a fresh demo keeps the configured one).
+		so.Decks, so.Seed, so.Penetration = rs.Decks, cfg.Demo.Seed+jr.LastSeq(), cfg.Demo.Penetration
 		so.Faults.MisreadEvery = cfg.Demo.MisreadEvery
 		if dev, err = simshoe.New(so, log.With().Str("part", "shoesim").Logger()); err != nil {
 			return fmt.Errorf("tabled: simulated shoe: %w", err)
