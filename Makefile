@@ -48,6 +48,7 @@ bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench StudioTables -benchtime=1x -timeout 30m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench CardToState -benchtime=10000x -timeout 10m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench DaemonRSS -benchtime=10000x -timeout 10m ./cmd/tabled/
+	$(GO) test -run '^$$' -bench CommandFlood -benchtime=1x -timeout 10m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench . -benchmem ./table/rtp/ ./studio/console/
 	$(GO) run ./cmd/bjsim sidebets --game all
 	$(GO) run ./cmd/bjsim rtp --game 000

@@ -24,6 +24,12 @@ type Config struct {
 	// LogFormat is "json" (default) or "console".
 	LogFormat string `yaml:"log_format"`
 	LogLevel  string `yaml:"log_level"`
+	// MemoryLimit is the Go runtime's soft memory limit: past it the
+	// garbage collector works harder instead of letting the heap grow (a
+	// command flood leaves garbage behind faster than the default pacing
+	// collects it). 0 leaves the runtime's default; the GOMEMLIMIT
+	// environment variable wins over it.
+	MemoryLimit ByteSize `yaml:"memory_limit"`
 
 	Timing  TimingConfig  `yaml:"timing"`
 	Journal JournalConfig `yaml:"journal"`
@@ -131,7 +137,7 @@ type DemoConfig struct {
 func DefaultConfig() Config {
 	return Config{
 		Studio: "studio1", Table: "table1", Game: "000", DataDir: "var/table1",
-		LogFormat: "json", LogLevel: "info",
+		LogFormat: "json", LogLevel: "info", MemoryLimit: 16 << 20,
 		Broker:  BrokerConfig{EmbeddedAddr: "127.0.0.1:1883"},
 		Console: ConsoleConfig{Addr: "127.0.0.1:8080"},
 		Shoe:    ShoeConfig{Baud: 115200, Silence: 3 * time.Second},
