@@ -27,7 +27,21 @@ import (
 )
 
 func main() {
+	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// gcPercent is the daemon's GOGC. Its live heap is 2-3 MB, and Go's
+// default (100) lets the heap grow to twice that before collecting; at 25
+// the resident set is about 2 MB lower (BenchmarkDaemonRSS) for a
+// collection every few dozen cards, about a millisecond of CPU each.
+// GOGC in the environment wins.
+const gcPercent = 25
+
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -22,17 +22,19 @@ import (
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
 )
 
-// BenchmarkDaemonRSS measures the memory of tabled alone: the built binary
-// runs as its own process (real serial path on the simulated shoe's pty,
-// journal, controller, console, MQTT link to a real mosquitto), driven as
-// in BenchmarkCardToState by a backend that bets for seven seats and
-// stands, while b.N cards are dealt one per 5 ms at most. It reports the
-// daemon's resident set at the end (rss-MiB) and its peak (peak-rss-MiB,
-// the kernel's VmHWM). Issue 6's target: under 30 MB per table.
+// BenchmarkDaemonRSS measures the memory of tabled alone: the binary, built
+// as `make build` ships it (static, -s -w), runs as its own process (real
+// serial path on the simulated shoe's pty, journal, controller, console,
+// MQTT link to a real mosquitto), driven as in BenchmarkCardToState by a
+// backend that bets for seven seats and stands, while b.N cards are dealt
+// one per 5 ms at most (make bench: 36,000 cards, over 2,000 rounds, a
+// day of play and more). It reports the daemon's resident set at the end
+// (rss-MiB) and its peak (peak-rss-MiB, the kernel's VmHWM). Target
+// (issue 21): at most 20 MB after 2,000 rounds.
 func BenchmarkDaemonRSS(b *testing.B) {
 	mosq := mqttlinktest.StartMosquitto(b, mqttlinktest.MosquittoOptions{})
 	dir := b.TempDir()
-	bin := buildTabled(b)
+	bin := buildShipped(b)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -125,6 +127,19 @@ console: {addr: %q}
 	} {
 		b.ReportMetric(gm[m.name]/(1<<20), m.unit)
 	}
+}
+
+// buildShipped builds tabled as `make build` ships it: static (no libc
+// pages in the resident set), trimmed paths, no symbol tables.
+func buildShipped(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "tabled")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v: %s", err, out)
+	}
+	return bin
 }
 
 // goMemStats reads the go_memstats_* gauges of a Prometheus endpoint.

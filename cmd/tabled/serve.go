@@ -154,8 +154,12 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	// allocated whole, and 65,536 events had been 5 MiB, a fifth of the
 	// daemon's memory, held for good.
 	mqttEvents, _ := ctrl.Subscribe("mqtt", mqttQueue)
-	logEvents, _ := ctrl.Subscribe("log", 4096)
-	lightEvents, _ := ctrl.Subscribe("light", 1024)
+	// The log and the light keep up with the controller (a log line, a
+	// pattern): their queues only cover a moment's burst. Each slot is an
+	// event header of 88 bytes held for good; 4,096 and 1,024 of them had
+	// been a tenth of the daemon's live heap (BenchmarkDaemonRSS).
+	logEvents, _ := ctrl.Subscribe("log", 1024)
+	lightEvents, _ := ctrl.Subscribe("light", 256)
 
 	g, ctx := errgroup.WithContext(ctx)
 	inputs := make(chan table.Input, 256)

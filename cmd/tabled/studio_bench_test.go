@@ -176,7 +176,7 @@ type studio struct {
 
 func newStudio(b *testing.B, mosq *mqttlinktest.Mosquitto) *studio {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &studio{b: b, mosq: mosq, dir: b.TempDir(), bin: buildTabled(b), ctx: ctx, cancel: cancel, tables: map[string]*benchTable{}}
+	s := &studio{b: b, mosq: mosq, dir: b.TempDir(), bin: buildShipped(b), ctx: ctx, cancel: cancel, tables: map[string]*benchTable{}}
 	connect := func(id, filter string, h paho.MessageHandler) paho.Client {
 		o := paho.NewClientOptions().AddBroker(mosq.URL()).SetClientID(id).SetCleanSession(true).
 			SetOrderMatters(true).SetConnectRetry(true).SetConnectRetryInterval(50 * time.Millisecond)

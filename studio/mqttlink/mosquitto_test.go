@@ -199,3 +199,26 @@ func TestMosquittoOutboxFullHoldsEvents(t *testing.T) {
 	mq.Restart()
 	checkExactlyOnceAcrossRestart(t, sub, 200)
 }
+
+// TestMosquittoLongOutageReadsBack: an hour of a table at one card a
+// second (3,600 events, a state after every tenth; small payloads) while
+// the broker is away, with the outbox allowed a tenth of the memory they
+// take: the records past the
+// bound wait in the outbox file, are read back when the broker returns,
+// and the backend gets every event exactly once, in order.
+func TestMosquittoLongOutageReadsBack(t *testing.T) {
+	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
+	topics := mqttlink.TopicsFor("s1", "t1")
+	sub := mqttlinktest.Subscribe(t, mq.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{ClientID: "backend"})
+	mq.Stop()
+
+	const hour = 3600
+	opts := testOptions(t, mq.URL())
+	opts.OutboxMemoryBytes = 16 << 10 // a tenth of what the hour takes
+	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	feed(r, 1, hour)
+	require.Eventually(t, func() bool { return r.link.OutboxDepth() == hour+hour/10 }, waitFor, poll)
+	mq.Restart()
+	checkExactlyOnceAcrossRestart(t, sub, hour)
+	require.Eventually(t, func() bool { return r.link.OutboxDepth() == 0 }, waitFor, poll)
+}
