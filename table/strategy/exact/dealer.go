@@ -3,35 +3,9 @@ package exact
 import (
 	"fmt"
 	"sort"
+
+	"github.com/livetable/livetable/table/strategy/internal/deal"
 )
-
-// Dealer outcomes: final totals 17..21, a natural, a total of exactly 22
-// (a push in 002) and any other bust.
-const (
-	out17 = iota
-	out18
-	out19
-	out20
-	out21
-	outBJ
-	out22
-	outBust
-	numOut
-)
-
-// dist is the probability of each dealer outcome.
-type dist [numOut]float64
-
-// counts is a composition by card value: counts[1] aces .. counts[10] tens.
-type counts [11]int
-
-// removed packs a multiset of card values (5 bits per value, at most 31 of
-// each) into a map key.
-type removed uint64
-
-func (r removed) add(v int) removed { return r + 1<<(5*(v-1)) }
-
-func (r removed) count(v int) int { return int(r>>(5*(v-1))) & 31 }
 
 // maxDraw bounds how many cards of one value, and how many in all, a
 // dealer hand draws (eight 2s after a 2 up card make 18: well inside).
@@ -62,7 +36,7 @@ const maxVals = 7
 // grouped by outcome (byOut[o] is the end of outcome o's terms).
 type dealerTerms struct {
 	terms   []term
-	byOut   [numOut]int
+	byOut   [deal.NumOut]int
 	maxSize int
 }
 
@@ -92,21 +66,21 @@ func buildTerms(hard int, ace bool, known int, hitSoft17 bool) (*dealerTerms, er
 		t   term
 		out int
 	}
-	level := map[removed]*node{0: {orders: 1, hard: hard, ace: ace}}
-	finals := map[removed]*final{}
+	level := map[deal.Removed]*node{0: {orders: 1, hard: hard, ace: ace}}
+	finals := map[deal.Removed]*final{}
 	for len(level) > 0 {
-		next := map[removed]*node{}
+		next := map[deal.Removed]*node{}
 		for m, nd := range level {
 			for v := 1; v <= 10; v++ {
 				h, a := nd.hard+v, nd.ace || v == 1
-				mv := m.add(v)
+				mv := m.Add(v)
 				size := nd.size + 1
-				if mv.count(v) >= maxDraw || size >= maxDraw {
+				if mv.Count(v) >= maxDraw || size >= maxDraw {
 					return nil, fmt.Errorf("exact: a dealer draw of more than %d cards", maxDraw)
 				}
 				out := standing(h, a, hitSoft17)
-				if known == 1 && size == 1 && out == out21 {
-					out = outBJ // the hole card makes a natural
+				if known == 1 && size == 1 && out == deal.Out21 {
+					out = deal.OutBJ // the hole card makes a natural
 				}
 				if out >= 0 {
 					f, ok := finals[mv]
@@ -114,7 +88,7 @@ func buildTerms(hard int, ace bool, known int, hitSoft17 bool) (*dealerTerms, er
 						f = &final{t: term{size: uint8(size)}, out: out}
 						nv := 0
 						for w := 1; w <= 10; w++ {
-							if k := mv.count(w); k > 0 {
+							if k := mv.Count(w); k > 0 {
 								if nv == maxVals {
 									return nil, fmt.Errorf("exact: a dealer draw of more than %d values", maxVals)
 								}
@@ -137,7 +111,7 @@ func buildTerms(hard int, ace bool, known int, hitSoft17 bool) (*dealerTerms, er
 		}
 		level = next
 	}
-	keys := make([]removed, 0, len(finals))
+	keys := make([]deal.Removed, 0, len(finals))
 	for m := range finals {
 		keys = append(keys, m)
 	}
@@ -153,7 +127,7 @@ func buildTerms(hard int, ace bool, known int, hitSoft17 bool) (*dealerTerms, er
 	for _, m := range keys {
 		f := finals[m]
 		dt.terms = append(dt.terms, f.t)
-		for o := f.out; o < numOut; o++ {
+		for o := f.out; o < deal.NumOut; o++ {
 			dt.byOut[o] = len(dt.terms)
 		}
 	}
@@ -169,9 +143,9 @@ func standing(hard int, ace, hitSoft17 bool) int {
 	}
 	switch {
 	case best == 22:
-		return out22
+		return deal.Out22
 	case best > 22:
-		return outBust
+		return deal.OutBust
 	case best >= 17 && !(best == 17 && soft && hitSoft17):
 		return best - 17
 	}
@@ -180,7 +154,7 @@ func standing(hard int, ace, hitSoft17 bool) int {
 
 // eval is the outcome distribution of the dealer's draws from composition
 // cnt of left cards.
-func (dt *dealerTerms) eval(cnt *counts, left int) dist {
+func (dt *dealerTerms) eval(cnt *deal.Counts, left int) deal.Dist {
 	// ff[v*maxDraw+k] = cnt_v (cnt_v - 1) ... (k factors); ff[0] = 1.
 	var ff [11 * maxDraw]float64
 	ff[0] = 1
@@ -202,7 +176,7 @@ func (dt *dealerTerms) eval(cnt *counts, left int) dist {
 			inv[k] = 1 / f
 		}
 	}
-	var d dist
+	var d deal.Dist
 	start := 0
 	for o := range d {
 		// Two sums, so consecutive terms do not wait on one addition.

@@ -11,6 +11,7 @@ import (
 	"github.com/livetable/livetable/table/round"
 	"github.com/livetable/livetable/table/rules"
 	"github.com/livetable/livetable/table/strategy"
+	"github.com/livetable/livetable/table/strategy/internal/deal"
 )
 
 // brute is the expected net of one round of the real engine (table/round)
@@ -81,7 +82,7 @@ func (b *brute) decide(w round.Waiter) round.Action {
 }
 
 // walk sums prob * net (and net^2) over every continuation of prefix.
-func (b *brute) walk(t *testing.T, prefix []int, cnt counts, left int, p float64, m1, m2 *float64) {
+func (b *brute) walk(t *testing.T, prefix []int, cnt deal.Counts, left int, p float64, m1, m2 *float64) {
 	more, net, err := b.replay(prefix)
 	require.NoError(t, err)
 	if !more {
@@ -113,21 +114,21 @@ func TestExactMatchesEngine(t *testing.T) {
 	// Shoes of 19 cards of five values and 18 of seven: big enough that no
 	// round runs out, small enough to enumerate, and far from infinite, so
 	// a card taken from the wrong place would show.
-	var shoe, shoe7 counts
+	var shoe, shoe7 deal.Counts
 	shoe[1], shoe[3], shoe[5], shoe[8], shoe[10] = 3, 4, 3, 3, 6
 	shoe7[1], shoe7[2], shoe7[4], shoe7[6], shoe7[7], shoe7[9], shoe7[10] = 2, 2, 2, 2, 2, 2, 6
-	type deal struct {
+	type dealt struct {
 		up, v1, v2 int
-		shoe       *counts
+		shoe       *deal.Counts
 	}
-	deals := []deal{
+	deals := []dealt{
 		{10, 8, 8, nil}, {1, 8, 8, nil}, {5, 8, 8, nil}, {10, 5, 5, nil}, {3, 1, 1, nil}, {1, 5, 1, nil}, {10, 3, 8, nil},
 		{1, 10, 3, nil}, {5, 3, 8, nil}, {8, 1, 3, nil}, {1, 1, 10, nil}, {10, 1, 10, nil}, {8, 10, 5, nil}, {1, 3, 8, nil},
 	}
 	for i := range deals {
 		deals[i].shoe = &shoe
 	}
-	for _, d := range []deal{{6, 10, 2, nil}, {10, 7, 9, nil}, {1, 6, 4, nil}, {7, 2, 2, nil}, {9, 1, 6, nil}, {2, 4, 9, nil}} {
+	for _, d := range []dealt{{6, 10, 2, nil}, {10, 7, 9, nil}, {1, 6, 4, nil}, {7, 2, 2, nil}, {9, 1, 6, nil}, {2, 4, 9, nil}} {
 		d.shoe = &shoe7
 		deals = append(deals, d)
 	}

@@ -51,6 +51,7 @@ import (
 
 	"github.com/livetable/livetable/table/rules"
 	"github.com/livetable/livetable/table/strategy"
+	"github.com/livetable/livetable/table/strategy/internal/deal"
 )
 
 // ErrUnsupported is returned for a rule set with a rule the analysis does
@@ -140,7 +141,7 @@ var unit = stake{real: 1, base: 1}
 // the covariance of split hands; only kept on split hands).
 type mom struct {
 	m1, m2 float64
-	e      dist
+	e      deal.Dist
 }
 
 func (a *mom) addScaled(p float64, b mom, withE bool) {
@@ -155,7 +156,7 @@ func (a *mom) addScaled(p float64, b mom, withE bool) {
 
 // dealerKey identifies a dealer distribution: the removed cards (50
 // bits), the up card and the known hole card (0: none), 4 bits each.
-func dealerKey(rem removed, up, hole int) uint64 {
+func dealerKey(rem deal.Removed, up, hole int) uint64 {
 	return uint64(rem) | uint64(up)<<50 | uint64(hole)<<54
 }
 
@@ -163,7 +164,7 @@ func dealerKey(rem removed, up, hole int) uint64 {
 // split hand (its partner card is out of the shoe; 0 if none), whether it
 // is the free second hand of a free split, and whether it is a second
 // split hand at all.
-func playKey(rem removed, up, hole, partner int, s stake) uint64 {
+func playKey(rem deal.Removed, up, hole, partner int, s stake) uint64 {
 	k := dealerKey(rem, up, hole) | uint64(partner)<<58
 	if s.real == 0 {
 		k |= 1 << 62
@@ -178,15 +179,15 @@ func playKey(rem removed, up, hole, partner int, s stake) uint64 {
 type calc struct {
 	g     *game
 	t     *strategy.Table
-	shoe  counts
+	shoe  deal.Counts
 	size  int
 	terms map[int]*dealerTerms // by start: up*16 + hole (hole 0: not known)
-	dmemo *memo[*dist]
+	dmemo *memo[*deal.Dist]
 	pmemo *memo[mom]
 }
 
 func newCalc(g *game, t *strategy.Table) (*calc, error) {
-	var shoe counts
+	var shoe deal.Counts
 	for v := 1; v <= 9; v++ {
 		shoe[v] = 4 * g.decks
 	}
@@ -195,8 +196,8 @@ func newCalc(g *game, t *strategy.Table) (*calc, error) {
 }
 
 // newCalcShoe is newCalc on any composition (the tests' small shoes).
-func newCalcShoe(g *game, t *strategy.Table, shoe counts) (*calc, error) {
-	c := &calc{g: g, t: t, shoe: shoe, terms: map[int]*dealerTerms{}, dmemo: newMemo[*dist](), pmemo: newMemo[mom]()}
+func newCalcShoe(g *game, t *strategy.Table, shoe deal.Counts) (*calc, error) {
+	c := &calc{g: g, t: t, shoe: shoe, terms: map[int]*dealerTerms{}, dmemo: newMemo[*deal.Dist](), pmemo: newMemo[mom]()}
 	for v := 1; v <= 10; v++ {
 		c.size += shoe[v]
 	}
@@ -226,7 +227,7 @@ func newCalcShoe(g *game, t *strategy.Table, shoe counts) (*calc, error) {
 
 // compose is the shoe less the up card, the known hole card (0: none) and
 // the removed cards.
-func (c *calc) compose(up, hole int, rem removed) (counts, int) {
+func (c *calc) compose(up, hole int, rem deal.Removed) (deal.Counts, int) {
 	cnt := c.shoe
 	left := c.size - 1
 	cnt[up]--
@@ -235,7 +236,7 @@ func (c *calc) compose(up, hole int, rem removed) (counts, int) {
 		left--
 	}
 	for v := 1; v <= 10; v++ {
-		n := rem.count(v)
+		n := rem.Count(v)
 		cnt[v] -= n
 		left -= n
 	}
@@ -244,13 +245,13 @@ func (c *calc) compose(up, hole int, rem removed) (counts, int) {
 
 // dealer is the dealer's outcome distribution with up card up (and hole
 // card hole when known) when the cards rem are out of the shoe.
-func (c *calc) dealer(up, hole int, rem removed) *dist {
+func (c *calc) dealer(up, hole int, rem deal.Removed) *deal.Dist {
 	k := dealerKey(rem, up, hole)
 	if d, ok := c.dmemo.get(k); ok {
 		return d
 	}
 	cnt, left := c.compose(up, hole, rem)
-	d := new(dist)
+	d := new(deal.Dist)
 	*d = c.terms[up*16+hole].eval(&cnt, left)
 	c.dmemo.put(k, d)
 	return d
@@ -258,22 +259,22 @@ func (c *calc) dealer(up, hole int, rem removed) *dist {
 
 // settle is the moments of a standing hand of total (at most 21) and n
 // cards against the dealer distribution d (e kept when withE).
-func (c *calc) settle(d *dist, up, total, n int, s stake, withE bool) mom {
+func (c *calc) settle(d *deal.Dist, up, total, n int, s stake, withE bool) mom {
 	var m mom
 	won := s.real + s.free
 	charlie := c.g.charlie > 0 && n >= c.g.charlie
-	for o := 0; o < numOut; o++ {
+	for o := 0; o < deal.NumOut; o++ {
 		p := d[o]
 		if p == 0 {
 			continue
 		}
 		var x float64
 		switch {
-		case o == outBJ && !(charlie && c.g.charlieBJ):
+		case o == deal.OutBJ && !(charlie && c.g.charlieBJ):
 			x = -c.lateLoss(up, s)
-		case o == outBJ, charlie, o == outBust:
+		case o == deal.OutBJ, charlie, o == deal.OutBust:
 			x = won
-		case o == out22:
+		case o == deal.Out22:
 			if !c.g.d22 {
 				x = won
 			}
@@ -307,7 +308,7 @@ func (c *calc) lateLoss(up int, s stake) float64 {
 
 // bust is the moments of a busted hand; on a split hand its E[X; o] uses
 // the dealer's distribution at the split, ref.
-func bust(s stake, ref *dist) mom {
+func bust(s stake, ref *deal.Dist) mom {
 	m := mom{m1: -s.real, m2: s.real * s.real}
 	if ref != nil {
 		for o := range m.e {
@@ -319,7 +320,7 @@ func bust(s stake, ref *dist) mom {
 
 // play is the moments of hand h (whose cards, with the split partner, are
 // rem) from the point the table decides between hitting and standing.
-func (c *calc) play(up, hole int, rem removed, partner int, h hand, s stake) mom {
+func (c *calc) play(up, hole int, rem deal.Removed, partner int, h hand, s stake) mom {
 	k := playKey(rem, up, hole, partner, s)
 	if v, ok := c.pmemo.get(k); ok {
 		return v
@@ -337,26 +338,26 @@ func (c *calc) play(up, hole int, rem removed, partner int, h hand, s stake) mom
 
 // ref is the dealer's distribution at a split of two partner cards, or nil
 // for a hand that is not a split hand.
-func (c *calc) ref(up, hole, partner int) *dist {
+func (c *calc) ref(up, hole, partner int) *deal.Dist {
 	if partner == 0 {
 		return nil
 	}
-	return c.dealer(up, hole, removed(0).add(partner).add(partner))
+	return c.dealer(up, hole, deal.Removed(0).Add(partner).Add(partner))
 }
 
 // hit is the moments of taking one card and playing on.
-func (c *calc) hit(up, hole int, rem removed, partner int, h hand, s stake) mom {
+func (c *calc) hit(up, hole int, rem deal.Removed, partner int, h hand, s stake) mom {
 	return c.draw(up, hole, rem, partner, h, s, false)
 }
 
 // double is the moments of taking exactly one card with stake s.
-func (c *calc) double(up, hole int, rem removed, partner int, h hand, s stake) mom {
+func (c *calc) double(up, hole int, rem deal.Removed, partner int, h hand, s stake) mom {
 	return c.draw(up, hole, rem, partner, h, s, true)
 }
 
 // draw is the moments of taking a card, then standing when last (a
 // double) or playing on.
-func (c *calc) draw(up, hole int, rem removed, partner int, h hand, s stake, last bool) mom {
+func (c *calc) draw(up, hole int, rem deal.Removed, partner int, h hand, s stake, last bool) mom {
 	cnt, left := c.compose(up, hole, rem)
 	var ev mom
 	withE := partner != 0
@@ -366,7 +367,7 @@ func (c *calc) draw(up, hole int, rem removed, partner int, h hand, s stake, las
 		}
 		p := float64(cnt[v]) / float64(left)
 		nh := h.add(v)
-		nrem := rem.add(v)
+		nrem := rem.Add(v)
 		var x mom
 		switch t, _ := nh.total(); {
 		case t > 21:
@@ -403,7 +404,7 @@ func (c *calc) split(up, hole, v int) mom {
 
 // splitHand is one hand of a split pair of value v with stake s.
 func (c *calc) splitHand(up, hole, v int, s stake) mom {
-	rem0 := removed(0).add(v).add(v)
+	rem0 := deal.Removed(0).Add(v).Add(v)
 	cnt, left := c.compose(up, hole, rem0)
 	var ev mom
 	for w := 1; w <= 10; w++ {
@@ -412,7 +413,7 @@ func (c *calc) splitHand(up, hole, v int, s stake) mom {
 		}
 		p := float64(cnt[w]) / float64(left)
 		h := hand{}.add(v).add(w)
-		rem := rem0.add(w)
+		rem := rem0.Add(w)
 		total, soft := h.total()
 		var x mom
 		switch {
@@ -443,7 +444,7 @@ func (c *calc) splitHand(up, hole, v int, s stake) mom {
 
 // decided is the moments of the two-card hand v1, v2 played by the table.
 func (c *calc) decided(up, hole, v1, v2 int) mom {
-	rem := removed(0).add(v1).add(v2)
+	rem := deal.Removed(0).Add(v1).Add(v2)
 	h := hand{}.add(v1).add(v2)
 	total, soft := h.total()
 	rs := c.g.rs

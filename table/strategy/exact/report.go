@@ -6,6 +6,7 @@ import (
 
 	"github.com/livetable/livetable/table/rules"
 	"github.com/livetable/livetable/table/strategy"
+	"github.com/livetable/livetable/table/strategy/internal/deal"
 )
 
 // Report is a game's exact main-game return with a strategy table, on the
@@ -136,7 +137,7 @@ func upName(up int) string {
 // deal is the moments of the deal of v1, v2 against up card up, dealer
 // naturals included.
 func (c *calc) deal(up, v1, v2 int) mom {
-	rem := removed(0).add(v1).add(v2)
+	rem := deal.Removed(0).Add(v1).Add(v2)
 	cnt, left := c.compose(up, 0, rem)
 	pBJ := 0.0
 	if up == 1 || up == 10 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/livetable/livetable/table/strategy"
+	"github.com/livetable/livetable/table/strategy/internal/deal"
 )
 
 // Calc computes hand expectations for one rule set on a finite shoe. It
@@ -11,9 +12,9 @@ import (
 // concurrent use; build one per goroutine.
 type Calc struct {
 	rules      Rules
-	shoe       counts
+	shoe       deal.Counts
 	shoeSize   int
-	dealerMemo map[dealerKey]*dist
+	dealerMemo map[dealerKey]*deal.Dist
 	draws      *drawTable // scratch of dealerFrom, for one hole card
 	best       *player    // composition-dependent optimal play
 }
@@ -23,7 +24,7 @@ func New(r Rules) (*Calc, error) {
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
-	c := &Calc{rules: r, dealerMemo: make(map[dealerKey]*dist), draws: &drawTable{gen: 1}}
+	c := &Calc{rules: r, dealerMemo: make(map[dealerKey]*deal.Dist), draws: &drawTable{gen: 1}}
 	for v := 1; v <= 9; v++ {
 		c.shoe[v] = 4 * r.Decks
 	}
@@ -68,7 +69,7 @@ var (
 
 // settle is the expected net result of a standing hand of total (at most
 // 21) and n cards against the dealer distribution d.
-func (c *Calc) settle(d *dist, up, total, n int, s stake) float64 {
+func (c *Calc) settle(d *deal.Dist, up, total, n int, s stake) float64 {
 	bjLoss := s.real
 	if s.doubled && c.rules.late(up) == LateDoubleBack {
 		bjLoss = s.real / 2
@@ -77,11 +78,11 @@ func (c *Calc) settle(d *dist, up, total, n int, s stake) float64 {
 		if c.rules.CharlieBeatsBJ {
 			return s.real + s.free
 		}
-		return (s.real+s.free)*(1-d[outBJ]) - bjLoss*d[outBJ]
+		return (s.real+s.free)*(1-d[deal.OutBJ]) - bjLoss*d[deal.OutBJ]
 	}
-	win := d[outBust]
+	win := d[deal.OutBust]
 	if !c.rules.Dealer22Push {
-		win += d[out22]
+		win += d[deal.Out22]
 	}
 	lose := 0.0
 	for k := 17; k <= 21; k++ {
@@ -92,7 +93,7 @@ func (c *Calc) settle(d *dist, up, total, n int, s stake) float64 {
 			lose += d[k-17]
 		}
 	}
-	return (s.real+s.free)*win - s.real*lose - bjLoss*d[outBJ]
+	return (s.real+s.free)*win - s.real*lose - bjLoss*d[deal.OutBJ]
 }
 
 // player values hands under one way of playing: optimal when table is
@@ -104,7 +105,7 @@ type player struct {
 }
 
 type playKey struct {
-	rem     removed
+	rem     deal.Removed
 	up      int8
 	partner int8 // the value of the split-off card still out of the shoe, 0 if none
 	free    bool
@@ -116,7 +117,7 @@ func (c *Calc) newPlayer(t *strategy.Table) *player {
 
 // play is the value of hand h (whose cards, with partner, are rem) when the
 // player may hit or stand.
-func (p *player) play(up int, rem removed, partner int, h hand, s stake) float64 {
+func (p *player) play(up int, rem deal.Removed, partner int, h hand, s stake) float64 {
 	k := playKey{rem: rem, up: int8(up), partner: int8(partner), free: s.free > 0}
 	if v, ok := p.memo[k]; ok {
 		return v
@@ -135,7 +136,7 @@ func (p *player) play(up int, rem removed, partner int, h hand, s stake) float64
 }
 
 // hit is the value of taking one card and playing on.
-func (p *player) hit(up int, rem removed, partner int, h hand, s stake) float64 {
+func (p *player) hit(up int, rem deal.Removed, partner int, h hand, s stake) float64 {
 	cnt, left := p.c.compose(up, rem)
 	ev := 0.0
 	for v := 1; v <= 10; v++ {
@@ -148,9 +149,9 @@ func (p *player) hit(up int, rem removed, partner int, h hand, s stake) float64 
 		case t > 21:
 			x = -s.real
 		case p.c.rules.Charlie > 0 && nh.n >= p.c.rules.Charlie:
-			x = p.c.settle(p.c.dealer(up, rem.add(v)), up, t, nh.n, s)
+			x = p.c.settle(p.c.dealer(up, rem.Add(v)), up, t, nh.n, s)
 		default:
-			x = p.play(up, rem.add(v), partner, nh, s)
+			x = p.play(up, rem.Add(v), partner, nh, s)
 		}
 		ev += float64(cnt[v]) / float64(left) * x
 	}
@@ -158,7 +159,7 @@ func (p *player) hit(up int, rem removed, partner int, h hand, s stake) float64 
 }
 
 // double is the value of taking exactly one card with stake s.
-func (p *player) double(up int, rem removed, h hand, s stake) float64 {
+func (p *player) double(up int, rem deal.Removed, h hand, s stake) float64 {
 	cnt, left := p.c.compose(up, rem)
 	ev := 0.0
 	for v := 1; v <= 10; v++ {
@@ -168,7 +169,7 @@ func (p *player) double(up int, rem removed, h hand, s stake) float64 {
 		nh := h.add(v)
 		x := -s.real
 		if t, _ := nh.total(); t <= 21 {
-			x = p.c.settle(p.c.dealer(up, rem.add(v)), up, t, nh.n, s)
+			x = p.c.settle(p.c.dealer(up, rem.Add(v)), up, t, nh.n, s)
 		}
 		ev += float64(cnt[v]) / float64(left) * x
 	}
@@ -203,7 +204,7 @@ func (p *player) split(up, v int) float64 {
 }
 
 func (p *player) splitHand(up, v int, s stake) float64 {
-	rem0 := removed(0).add(v).add(v)
+	rem0 := deal.Removed(0).Add(v).Add(v)
 	cnt, left := p.c.compose(up, rem0)
 	ev := 0.0
 	for w := 1; w <= 10; w++ {
@@ -211,7 +212,7 @@ func (p *player) splitHand(up, v int, s stake) float64 {
 			continue
 		}
 		h := hand{}.add(v).add(w)
-		rem := rem0.add(w)
+		rem := rem0.Add(w)
 		total, soft := h.total()
 		stand := p.c.settle(p.c.dealer(up, rem), up, total, 2, s)
 		x := stand
@@ -261,7 +262,7 @@ func (c *Calc) Hand(up, v1, v2 int) (EVs, error) {
 }
 
 func (p *player) root(up, v1, v2 int) EVs {
-	rem := removed(0).add(v1).add(v2)
+	rem := deal.Removed(0).Add(v1).Add(v2)
 	h := hand{}.add(v1).add(v2)
 	total, _ := h.total()
 	e := EVs{

@@ -1,6 +1,9 @@
 package ev
 
-import "github.com/livetable/livetable/table/strategy"
+import (
+	"github.com/livetable/livetable/table/strategy"
+	"github.com/livetable/livetable/table/strategy/internal/deal"
+)
 
 // sums accumulates probability-weighted action values over the hands that
 // share one chart cell.
@@ -127,12 +130,12 @@ func samePlay(a, b *[11]strategy.Code) bool {
 
 // addHand adds the stand and hit values of the hand of values vs against
 // up to its cell's sums.
-func (c *Calc) addHand(out *[2][22]sums, up int, cnt counts, left int, vs []int) {
+func (c *Calc) addHand(out *[2][22]sums, up int, cnt deal.Counts, left int, vs []int) {
 	var h hand
-	rem := removed(0)
+	rem := deal.Removed(0)
 	for _, v := range vs {
 		h = h.add(v)
-		rem = rem.add(v)
+		rem = rem.Add(v)
 	}
 	total, isSoft := h.total()
 	w := multisetProb(cnt, left, vs...)
@@ -175,7 +178,7 @@ func (c *Calc) chartUp(ch *strategy.Chart, up int) {
 				// The hard row holds the paid double; the free one is
 				// in free-hard.
 				freeHard[total].add(w, e.Stand, e.Hit, e.Double, true)
-				dbl = p.double(up, removed(0).add(v1).add(v2), h, paidDouble)
+				dbl = p.double(up, deal.Removed(0).Add(v1).Add(v2), h, paidDouble)
 			}
 			switch {
 			case isSoft && v1 == v2:
@@ -257,7 +260,7 @@ func (c *Calc) threeCard(up int, out *[2][22]sums) {
 
 // multisetProb is the chance of drawing the multiset of values vs (in any
 // order) from cnt.
-func multisetProb(cnt counts, left int, vs ...int) float64 {
+func multisetProb(cnt deal.Counts, left int, vs ...int) float64 {
 	p := 1.0
 	for i, v := range vs {
 		if cnt[v] <= 0 {

@@ -1,36 +1,10 @@
 package ev
 
-// Dealer outcomes: final totals 17..21, a natural, a total of exactly 22
-// (a push in 002) and any other bust.
-const (
-	out17 = iota
-	out18
-	out19
-	out20
-	out21
-	outBJ
-	out22
-	outBust
-	numOut
-)
-
-// dist is the probability of each dealer outcome.
-type dist [numOut]float64
-
-// counts is a composition by card value: counts[1] aces .. counts[10] tens.
-type counts [11]int
-
-// removed packs a multiset of removed card values (5 bits per value, at
-// most 31 of each: no hand holds more) into a map key.
-type removed uint64
-
-func (r removed) add(v int) removed { return r + 1<<(5*(v-1)) }
-
-func (r removed) count(v int) int { return int(r>>(5*(v-1))) & 31 }
+import "github.com/livetable/livetable/table/strategy/internal/deal"
 
 // dealerKey identifies a dealer distribution: up card and removed cards.
 type dealerKey struct {
-	rem removed
+	rem deal.Removed
 	up  int8
 }
 
@@ -38,13 +12,13 @@ type dealerKey struct {
 // the cards rem (and the up card) are out of the shoe, conditioned on no
 // natural when the rules peek with this up card. Memoised: the same
 // removals recur across the player's hands.
-func (c *Calc) dealer(up int, rem removed) *dist {
+func (c *Calc) dealer(up int, rem deal.Removed) *deal.Dist {
 	k := dealerKey{rem: rem, up: int8(up)}
 	if d, ok := c.dealerMemo[k]; ok {
 		return d
 	}
 	cnt, left := c.compose(up, rem)
-	d := new(dist)
+	d := new(deal.Dist)
 	excl := 0 // the hole-card value a peek has ruled out
 	if c.rules.peek(up) {
 		excl = 11 - up // ace up excludes a ten; ten up excludes an ace
@@ -62,7 +36,7 @@ func (c *Calc) dealer(up int, rem removed) *dist {
 		}
 		p := float64(cnt[v]) / float64(denom)
 		if up+v == 11 && (up == 1 || v == 1) {
-			d[outBJ] += p
+			d[deal.OutBJ] += p
 			continue
 		}
 		h, a := up+v, up == 1 || v == 1
@@ -75,7 +49,7 @@ func (c *Calc) dealer(up int, rem removed) *dist {
 			continue
 		}
 		cnt[v]--
-		sub := c.dealerFrom(&cnt, left-1, h, a, removed(0).add(v))
+		sub := c.dealerFrom(&cnt, left-1, h, a, deal.Removed(0).Add(v))
 		cnt[v]++
 		for i := range d {
 			d[i] += p * sub[i]
@@ -90,12 +64,12 @@ func (c *Calc) dealer(up int, rem removed) *dist {
 // it holds besides the up card, hole card included. Hands reached by
 // drawing the same cards in another order share a distribution, so it is
 // memoised on drawn within one composition (c.draws, reset by dealer).
-func (c *Calc) dealerFrom(cnt *counts, left, hard int, ace bool, drawn removed) dist {
+func (c *Calc) dealerFrom(cnt *deal.Counts, left, hard int, ace bool, drawn deal.Removed) deal.Dist {
 	slot, found := c.draws.find(drawn)
 	if found {
 		return c.draws.vals[slot]
 	}
-	var d dist
+	var d deal.Dist
 	for v := 1; v <= 10; v++ {
 		if cnt[v] == 0 {
 			continue
@@ -108,14 +82,14 @@ func (c *Calc) dealerFrom(cnt *counts, left, hard int, ace bool, drawn removed) 
 		}
 		switch {
 		case best == 22:
-			d[out22] += q
+			d[deal.Out22] += q
 		case best > 22:
-			d[outBust] += q
+			d[deal.OutBust] += q
 		case best >= 17 && !(best == 17 && soft && c.rules.HitSoft17):
 			d[best-17] += q
 		default:
 			cnt[v]--
-			sub := c.dealerFrom(cnt, left-1, h, a, drawn.add(v))
+			sub := c.dealerFrom(cnt, left-1, h, a, drawn.Add(v))
 			cnt[v]++
 			for i := range d {
 				d[i] += q * sub[i]
@@ -127,12 +101,12 @@ func (c *Calc) dealerFrom(cnt *counts, left, hard int, ace bool, drawn removed) 
 }
 
 // compose returns the shoe less the up card and the removed cards.
-func (c *Calc) compose(up int, rem removed) (counts, int) {
+func (c *Calc) compose(up int, rem deal.Removed) (deal.Counts, int) {
 	cnt := c.shoe
 	left := c.shoeSize - 1
 	cnt[up]--
 	for v := 1; v <= 10; v++ {
-		n := rem.count(v)
+		n := rem.Count(v)
 		cnt[v] -= n
 		left -= n
 	}
@@ -146,8 +120,8 @@ type drawTable struct {
 	gen  uint32
 	n    int // keys stored in this generation
 	gens [drawSlots]uint32
-	keys [drawSlots]removed
-	vals [drawSlots]dist
+	keys [drawSlots]deal.Removed
+	vals [drawSlots]deal.Dist
 }
 
 // drawSlots is a power of two well above the number of distinct dealer
@@ -159,7 +133,7 @@ func (t *drawTable) reset() { t.gen, t.n = t.gen+1, 0 }
 // find returns the slot of key and whether it holds key's value; when not,
 // the slot is free for store. store keeps the table at most half full, so
 // the probe ends.
-func (t *drawTable) find(key removed) (int, bool) {
+func (t *drawTable) find(key deal.Removed) (int, bool) {
 	i := int((uint64(key) * 0x9E3779B97F4A7C15) >> (64 - 13))
 	for {
 		if t.gens[i] != t.gen {
@@ -174,7 +148,7 @@ func (t *drawTable) find(key removed) (int, bool) {
 
 // store records d for key in the slot find returned; past half full it
 // stores nothing and the recursion just recomputes.
-func (t *drawTable) store(slot int, key removed, d dist) {
+func (t *drawTable) store(slot int, key deal.Removed, d deal.Dist) {
 	if t.n >= drawSlots/2 {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/livetable/livetable/table/strategy"
+	"github.com/livetable/livetable/table/strategy/internal/deal"
 )
 
 func calc(t testing.TB, code string) *Calc {
@@ -21,17 +22,17 @@ func calc(t testing.TB, code string) *Calc {
 
 // plainDealer is the dealer recursion over draw sequences with no memo:
 // the reference the memoised one must match.
-func plainDealer(r Rules, cnt counts, left, hard int, ace bool, p float64, d *dist) {
+func plainDealer(r Rules, cnt deal.Counts, left, hard int, ace bool, p float64, d *deal.Dist) {
 	best, soft := hard, false
 	if ace && hard+10 <= 21 {
 		best, soft = hard+10, true
 	}
 	switch {
 	case best == 22:
-		d[out22] += p
+		d[deal.Out22] += p
 		return
 	case best > 22:
-		d[outBust] += p
+		d[deal.OutBust] += p
 		return
 	case best >= 17 && !(best == 17 && soft && r.HitSoft17):
 		d[best-17] += p
@@ -51,11 +52,11 @@ func plainDealer(r Rules, cnt counts, left, hard int, ace bool, p float64, d *di
 func TestDealerMatchesPlainRecursion(t *testing.T) {
 	for _, code := range []string{"000", "003"} {
 		c := calc(t, code)
-		rem := removed(0).add(10).add(6)
+		rem := deal.Removed(0).Add(10).Add(6)
 		for up := 2; up <= 9; up++ { // no natural possible: no hole-card conditioning
 			got := c.dealer(up, rem)
 			cnt, left := c.compose(up, rem)
-			var want dist
+			var want deal.Dist
 			plainDealer(c.rules, cnt, left, up, false, 1, &want)
 			for i := range want {
 				assert.InDelta(t, want[i], got[i], 1e-12, "%s up %d outcome %d", code, up, i)
@@ -83,12 +84,12 @@ func TestDealerDistributions(t *testing.T) {
 			sum += p
 		}
 		assert.InDelta(t, 1, sum, 1e-12, "%s up %d", tc.game, tc.up)
-		assert.InDelta(t, tc.bustNear, d[out22]+d[outBust], 0.005, "%s up %d bust", tc.game, tc.up)
+		assert.InDelta(t, tc.bustNear, d[deal.Out22]+d[deal.OutBust], 0.005, "%s up %d bust", tc.game, tc.up)
 	}
 	// Peeking games condition on no natural; others keep it as an outcome.
-	assert.Zero(t, calc(t, "000").dealer(1, 0)[outBJ], "000 peeks with an ace up")
-	assert.InDelta(t, 0.077, calc(t, "000").dealer(10, 0)[outBJ], 0.002, "000 does not peek with a ten")
-	assert.InDelta(t, 0.308, calc(t, "004").dealer(1, 0)[outBJ], 0.002, "004 has no hole card")
+	assert.Zero(t, calc(t, "000").dealer(1, 0)[deal.OutBJ], "000 peeks with an ace up")
+	assert.InDelta(t, 0.077, calc(t, "000").dealer(10, 0)[deal.OutBJ], 0.002, "000 does not peek with a ten")
+	assert.InDelta(t, 0.308, calc(t, "004").dealer(1, 0)[deal.OutBJ], 0.002, "004 has no hole card")
 }
 
 func TestHandEVs(t *testing.T) {

@@ -1,6 +1,9 @@
 package ev
 
-import "github.com/livetable/livetable/table/strategy"
+import (
+	"github.com/livetable/livetable/table/strategy"
+	"github.com/livetable/livetable/table/strategy/internal/deal"
+)
 
 // Return is the expected net result of a whole hand per unit of initial bet
 // (RTP = 1 + Return) when every decision follows the table t. Insurance is
@@ -39,7 +42,7 @@ func (c *Calc) ret(p *player) float64 {
 // naturals included.
 func (p *player) value(up, v1, v2 int) float64 {
 	c := p.c
-	rem := removed(0).add(v1).add(v2)
+	rem := deal.Removed(0).Add(v1).Add(v2)
 	pBJ := 0.0
 	if up == 1 || up == 10 {
 		cnt, left := c.compose(up, rem)
@@ -67,7 +70,7 @@ func (p *player) value(up, v1, v2 int) float64 {
 // decided is the value of the two-card hand played by the table.
 func (p *player) decided(up, v1, v2 int) float64 {
 	c := p.c
-	rem := removed(0).add(v1).add(v2)
+	rem := deal.Removed(0).Add(v1).Add(v2)
 	h := hand{}.add(v1).add(v2)
 	total, soft := h.total()
 	s := strategy.Situation{Total: total, Soft: soft, Cards: 2, Up: up, CanDouble: true,
