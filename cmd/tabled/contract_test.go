@@ -6,8 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -108,6 +113,7 @@ func TestContractDemoAllGames(t *testing.T) {
 		}
 	}).WaitTimeout(10*time.Second))
 
+	metricsAddr := freeAddr(t)
 	serveDone := make(chan error, len(games))
 	for i, g := range games {
 		cfg := DefaultConfig()
@@ -117,6 +123,9 @@ func TestContractDemoAllGames(t *testing.T) {
 		require.NoError(t, accounts.Save(filepath.Join(cfg.DataDir, supervisors.FileName)))
 		cfg.GPIO.Sim = true
 		cfg.Console.Addr = "off"
+		if g == "000" {
+			cfg.Console.Addr = metricsAddr // its /metrics is read at the end
+		}
 		cfg.Demo.Enabled = true
 		cfg.Demo.Seed = uint64(11 + i)
 		cfg.Demo.Pace, cfg.Demo.Think, cfg.Demo.Betting = 5*time.Millisecond, 10*time.Millisecond, 300*time.Millisecond
@@ -176,6 +185,17 @@ func TestContractDemoAllGames(t *testing.T) {
 		if ctx.Err() != nil {
 			break
 		}
+	}
+	if ctx.Err() == nil {
+		// The daemon's own metrics of the run: the publish latency
+		// histogram filled, every table series labelled.
+		text := httpGet(t, "http://"+metricsAddr+"/metrics")
+		m := regexp.MustCompile(`(?m)^livetable_publish_latency_seconds_count\{studio="contract",table="g000"\} (\d+)$`).FindStringSubmatch(text)
+		if assert.NotNil(t, m, "no labelled publish latency histogram in:\n%s", text) {
+			n, _ := strconv.Atoi(m[1])
+			assert.Positive(t, n, "publishes measured")
+		}
+		assert.Contains(t, text, `livetable_broker_connected{studio="contract",table="g000"} 1`)
 	}
 	cancel()
 	for range games {
@@ -248,4 +268,26 @@ func superviseOverMQTT(ctx context.Context, t *testing.T, url, root string, key 
 			}
 		}
 	}
+}
+
+// freeAddr is a loopback address nothing listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// httpGet returns the body of a GET that must answer 200.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+	return string(b)
 }

@@ -96,8 +96,10 @@ func NewTableMetrics(studio, tableName string) *Metrics {
 	}
 	reg.MustRegister(m.cards, m.misreads, m.alarms, m.rounds, m.publish, m.fsync, outboxFn,
 		m.clients, m.clientsDropped, m.paused, connected,
-		latencyCollector{m},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		latencyCollector{m})
+	// The runtime's and the process's series describe the daemon, not a
+	// table, and keep their standard names for the usual dashboards.
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -38,6 +38,7 @@ func TestTableMetricsLabelled(t *testing.T) {
 			require.Contains(t, line, `studio="s1",table="t7"`, line)
 		}
 	}
+	assert.Contains(t, text, "\ngo_memstats_heap_inuse_bytes ", "the runtime's series keep their standard names")
 	m.Observe(table.Event{Body: table.Resumed{By: "sup"}})
 	connected = true
 	rec = httptest.NewRecorder()
