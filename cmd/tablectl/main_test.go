@@ -178,7 +178,7 @@ func TestLocalSupervisorCommands(t *testing.T) {
 	code, out, _ = tablectl(t, "", "--data-dir="+dataDir, "resume")
 	require.Equal(t, 0, code, out)
 	assert.False(t, c.Snapshot().Paused)
-	code, out, _ = tablectl(t, "", "void", "--data-dir", dataDir)
+	code, _, _ = tablectl(t, "", "void", "--data-dir", dataDir)
 	assert.Equal(t, 2, code, "void needs a reason")
 	code, out, _ = tablectl(t, "", "correct", "--card", "Qh", "--data-dir", dataDir)
 	assert.Equal(t, 1, code, "nothing to correct: the table refuses, and says so")
