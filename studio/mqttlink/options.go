@@ -113,7 +113,8 @@ type Options struct {
 	// supervisor command over MQTT.
 	Supervisors KeyRing
 	// CommandRate and CommandBurst limit each sender's commands (a
-	// player, a supervisor, or the type of a command that names no one):
+	// player, a supervisor, a seat, or the type of a command that names
+	// no one):
 	// CommandBurst at once, CommandRate a second after that. Past it a
 	// command is answered "rate limited" and not applied. Defaults
 	// DefaultCommandRate, DefaultCommandBurst.

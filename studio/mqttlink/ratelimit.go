@@ -4,16 +4,20 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/livetable/livetable/table"
 )
 
-// Default command rates: each sender (a player, a supervisor, or for
-// commands that name no one, their type) may send DefaultCommandBurst
-// commands at once and DefaultCommandRate a second after that. A studio
-// backend sends a handful per player and round; a flood from one sender
-// is answered "rate limited" without reaching the table.
+// Default command rates: each sender (a player, a supervisor, a seat for
+// a decision that names no player, or for other commands that name no
+// one, their type) may send DefaultCommandBurst commands at once and
+// DefaultCommandRate a second after that. A studio backend sends a
+// handful per player and round, and a test table at full speed a few
+// dozen a second per seat; a flood from one sender is answered "rate
+// limited" without reaching the table.
 const (
-	DefaultCommandRate  = 20
-	DefaultCommandBurst = 40
+	DefaultCommandRate  = 200
+	DefaultCommandBurst = 400
 )
 
 // maxSenders bounds the senders the limiter tracks; past it, new senders
@@ -53,6 +57,12 @@ func sender(c Command) string {
 		return "supervisor " + strconv.Quote(c.By)
 	case c.Player != "":
 		return "player " + strconv.Quote(c.Player)
+	}
+	switch in := c.Input.(type) {
+	case table.Decision:
+		return "seat " + strconv.Itoa(in.Seat)
+	case table.InsuranceAnswer:
+		return "seat " + strconv.Itoa(in.Seat)
 	}
 	return "type " + c.Type
 }

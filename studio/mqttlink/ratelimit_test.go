@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/table"
 )
 
 func TestLimiter(t *testing.T) {
@@ -47,4 +49,5 @@ func TestSender(t *testing.T) {
 	assert.Equal(t, `player "p1"`, sender(Command{Type: CmdDecision, Player: "p1"}))
 	assert.Equal(t, `supervisor "anna"`, sender(Command{Type: CmdPause, Supervisor: true, By: "anna"}))
 	assert.Equal(t, "type bets_closed", sender(Command{Type: CmdBetsClosed}))
+	assert.Equal(t, "seat 3", sender(Command{Type: CmdDecision, Input: table.Decision{Seat: 3}}))
 }
