@@ -211,7 +211,17 @@ func runStatus(g *globals, args []string, stdout, stderr io.Writer) int {
 	// NATS cluster creates a replicated JetStream consumer for every QoS 1
 	// subscription (about a second each, docs/deploy.md).
 	c.Subscribe(rf.root()+"state", 0, func(_ paho.Client, m paho.Message) { got <- m.Payload() })
-	c.Subscribe(rf.root()+"status", 0, func(_ paho.Client, m paho.Message) { status <- string(m.Payload()) })
+	c.Subscribe(rf.root()+"status", 0, func(_ paho.Client, m paho.Message) {
+		// {"schema":2,"status":"online"}; an older daemon's is the bare word.
+		var st struct {
+			Status string `json:"status"`
+		}
+		if json.Unmarshal(m.Payload(), &st) == nil && st.Status != "" {
+			status <- st.Status
+			return
+		}
+		status <- string(m.Payload())
+	})
 	select {
 	case b := <-got:
 		online := "unknown"

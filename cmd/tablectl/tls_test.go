@@ -76,6 +76,7 @@ func TestRemoteOverTLSWithACL(t *testing.T) {
 		"--cert-file", supCert, "--key-file", supKey, "--user", "supervisor", "--password", "sup-pass")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "PAUSED: camera 2 down")
+	assert.Contains(t, out, "table studio1/t1 (online)", "the status topic's JSON read")
 
 	// A viewer's key does not command; nor anna's name with vito's key.
 	code, out, _ = remote("vito", annaKey+".vito", "supervisor", "sup-pass", supCert, supKey, "resume")
