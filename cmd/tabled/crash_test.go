@@ -488,6 +488,12 @@ func (b *backend) onReply(payload []byte) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !r.Accepted && strings.HasPrefix(r.Reason, "rate limited") {
+		// Not applied and not remembered (the contract): the retry loop
+		// sends it again, under the same id, once the sender's burst has
+		// passed.
+		return
+	}
 	payload, ok := b.pending[r.ID]
 	delete(b.pending, r.ID)
 	b.answered[r.ID] = true

@@ -156,9 +156,12 @@ type Reply struct {
 	ID string `json:"id"`
 	// Accepted is true when the table took the command.
 	Accepted bool `json:"accepted"`
-	// Reason says why the command was rejected. "table did not answer in
-	// time; retry with the same id to learn the outcome" is not a verdict:
-	// send the same command with the same id again.
+	// Reason says why the command was rejected. Two rejections are not
+	// verdicts: "table did not answer in time; retry with the same id to
+	// learn the outcome", and "rate limited: ..." (the sender sent more
+	// than 40 commands at once or 20 a second; the command was neither
+	// applied nor remembered): send the same command with the same id
+	// again (later, for a rate limit).
 	Reason string `json:"reason,omitempty"`
 	// Note says what an accepted command will do when the command alone
 	// does not tell (a resend: "resending events 120 to 135").
