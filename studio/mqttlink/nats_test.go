@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
@@ -18,8 +20,56 @@ import (
 )
 
 // natsConf is the cluster configuration as shipped; the tests run it with
-// only ports, routes and the store directory rewritten.
+// only ports, routes, the store directory, certificate paths and password
+// hashes rewritten.
 const natsConf = "../../deploy/nats/livetable.conf"
+
+// natsPasswords are the test passwords of the shipped users.
+var natsPasswords = map[string]string{
+	"table-studio1-t1": "t1-pass", "table-studio1-t2": "t2-pass", "backend": "backend-pass", "supervisor": "sup-pass",
+}
+
+// natsStudio is the shipped cluster with a test CA, a certificate and a
+// password for each of its users.
+type natsStudio struct {
+	*mqttlinktest.NATSCluster
+	ca    *mqttlinktest.CA
+	certs map[string][2]string // user -> certificate and key files
+}
+
+func startNATSStudio(t *testing.T) *natsStudio {
+	t.Helper()
+	dir := t.TempDir()
+	ca := mqttlinktest.NewCA(t, dir, "studio1-CA")
+	srvCert, srvKey := ca.Issue(t, "nats-server", true)
+	rep := []string{"/etc/nats/certs/server.pem", srvCert, "/etc/nats/certs/server.key", srvKey, "/etc/nats/certs/ca.pem", ca.CertFile}
+	st := &natsStudio{ca: ca, certs: map[string][2]string{}}
+	for user, pw := range natsPasswords {
+		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
+		require.NoError(t, err)
+		rep = append(rep, "$2a$11$CHANGE-ME-"+strings.TrimPrefix(user, "table-studio1-"), string(h))
+		cert, key := ca.Issue(t, user, false)
+		st.certs[user] = [2]string{cert, key}
+	}
+	st.NATSCluster = mqttlinktest.StartNATSCluster(t, 3, mqttlinktest.NATSOptions{Config: natsConf, Replace: rep, TLS: true})
+	return st
+}
+
+// linkOptions are a table's link options with its user's credentials.
+func (st *natsStudio) linkOptions(t *testing.T, table string, urls []string) mqttlink.Options {
+	user := "table-studio1-" + table
+	o := testOptions(t, urls[0])
+	o.Studio, o.Table, o.FailoverURLs = "studio1", table, urls[1:]
+	o.Username, o.Password = user, natsPasswords[user]
+	o.TLS = mqttlink.TLSOptions{CAFile: st.ca.CertFile, CertFile: st.certs[user][0], KeyFile: st.certs[user][1]}
+	return o
+}
+
+// subscriberOptions are a client's options with a user's credentials.
+func (st *natsStudio) subscriberOptions(t *testing.T, user, id string, clean bool, failover []string) mqttlinktest.SubscriberOptions {
+	return mqttlinktest.SubscriberOptions{ClientID: id, CleanSession: clean, FailoverURLs: failover,
+		Username: user, Password: natsPasswords[user], TLS: st.ca.ClientTLS(t, st.certs[user][0], st.certs[user][1])}
+}
 
 // rotate returns urls starting at index i, so each client prefers its own
 // node and fails over to the others in turn.
@@ -37,16 +87,13 @@ type clusterTable struct {
 
 // startClusterTable starts a link for table name preferring node first,
 // and a backend with a persistent session preferring node backendNode.
-func startClusterTable(t *testing.T, urls []string, name string, first, backendNode int) *clusterTable {
+func startClusterTable(t *testing.T, st *natsStudio, name string, first, backendNode int) *clusterTable {
 	t.Helper()
-	topics := mqttlink.TopicsFor("s1", name)
+	urls := st.URLs()
+	topics := mqttlink.TopicsFor("studio1", name)
 	bu := rotate(urls, backendNode)
-	backend := mqttlinktest.Subscribe(t, bu[0], topics.Root+"#",
-		mqttlinktest.SubscriberOptions{ClientID: "backend-" + name, FailoverURLs: bu[1:]})
-	tu := rotate(urls, first)
-	opts := testOptions(t, tu[0])
-	opts.Table, opts.FailoverURLs = name, tu[1:]
-	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	backend := mqttlinktest.Subscribe(t, bu[0], topics.Root+"#", st.subscriberOptions(t, "backend", "backend-"+name, false, bu[1:]))
+	r := startLink(t, st.linkOptions(t, name, rotate(urls, first)), &mqttlinktest.Submitter{})
 	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
 	return &clusterTable{name: name, r: r, backend: backend, topics: topics}
 }
@@ -73,10 +120,10 @@ func lastStateSeq(t *testing.T, msgs []mqttlinktest.Message) uint64 {
 // node, the restarted one included, are the last ones published, and a
 // command sent after the failover is answered.
 func TestNATSClusterFailover(t *testing.T) {
-	c := mqttlinktest.StartNATSCluster(t, natsConf, 3)
+	c := startNATSStudio(t)
 	urls := c.URLs()
-	t1 := startClusterTable(t, urls, "t1", 0, 2)
-	t2 := startClusterTable(t, urls, "t2", 1, 2)
+	t1 := startClusterTable(t, c, "t1", 0, 2)
+	t2 := startClusterTable(t, c, "t2", 1, 2)
 	victim := c.Node(t1.r.link.Broker())
 	require.NotNil(t, victim, "t1 is on a node of the cluster: %q", t1.r.link.Broker())
 	require.Equal(t, urls[0], victim.URL(), "a table takes the first broker of its list")
@@ -119,7 +166,7 @@ func TestNATSClusterFailover(t *testing.T) {
 	// Every node, the restarted one too, holds the last state and the
 	// online status retained.
 	for i, u := range urls {
-		late := mqttlinktest.Subscribe(t, u, t1.topics.Root+"+", mqttlinktest.SubscriberOptions{ClientID: fmt.Sprintf("late-%d", i), CleanSession: true})
+		late := mqttlinktest.Subscribe(t, u, t1.topics.Root+"+", c.subscriberOptions(t, "backend", fmt.Sprintf("late-%d", i), true, nil))
 		require.Eventually(t, func() bool {
 			return len(late.MessagesOn(t1.topics.State)) > 0 && len(late.MessagesOn(t1.topics.Status)) > 0
 		}, waitFor, poll, "retained state and status on %s", u)
@@ -152,13 +199,12 @@ func TestNATSClusterFailover(t *testing.T) {
 // backend on another node, and a late subscriber on the third, see the
 // status offline, retained. When the table comes back it is online again.
 func TestNATSClusterLastWill(t *testing.T) {
-	c := mqttlinktest.StartNATSCluster(t, natsConf, 3)
+	c := startNATSStudio(t)
 	urls := c.URLs()
 	px := startProxy(t, c.Nodes[0].Addr())
-	topics := mqttlink.TopicsFor("s1", "t1")
-	backend := mqttlinktest.Subscribe(t, urls[1], topics.Status, mqttlinktest.SubscriberOptions{ClientID: "backend", FailoverURLs: urls[2:]})
-	opts := testOptions(t, "tcp://"+px.addr())
-	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	topics := mqttlink.TopicsFor("studio1", "t1")
+	backend := mqttlinktest.Subscribe(t, urls[1], topics.Status, c.subscriberOptions(t, "backend", "backend", false, urls[2:]))
+	r := startLink(t, c.linkOptions(t, "t1", []string{"ssl://" + px.addr()}), &mqttlinktest.Submitter{})
 	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
 	feed(r, 1, 20)
 	require.Eventually(t, func() bool { return r.link.OutboxDepth() == 0 }, waitFor, poll)
@@ -168,7 +214,7 @@ func TestNATSClusterLastWill(t *testing.T) {
 		st := backend.MessagesOn(topics.Status)
 		return len(st) > 0 && string(st[len(st)-1].Payload) == mqttlink.StatusOffline
 	}, waitFor, poll, "the will reaches a backend on another node")
-	late := mqttlinktest.Subscribe(t, urls[2], topics.Status, mqttlinktest.SubscriberOptions{ClientID: "late", CleanSession: true})
+	late := mqttlinktest.Subscribe(t, urls[2], topics.Status, c.subscriberOptions(t, "backend", "late", true, nil))
 	require.Eventually(t, func() bool { return len(late.MessagesOn(topics.Status)) > 0 }, waitFor, poll)
 	assert.Equal(t, mqttlink.StatusOffline, string(late.MessagesOn(topics.Status)[0].Payload), "the will is retained on the third node")
 
@@ -245,4 +291,47 @@ func (p *proxy) restore() {
 	p.mu.Lock()
 	p.down = false
 	p.mu.Unlock()
+}
+
+// TestNATSClusterPermissions: the shipped users keep to their rights
+// across the cluster, as the mosquitto ACL does: a client without a
+// certificate or with a wrong password is refused; table t1's user cannot
+// publish t2's state, and the backend cannot send t1 a supervisor
+// command (NATS drops them; nothing arrives), while t1's own messages and
+// the backend's decision go through.
+func TestNATSClusterPermissions(t *testing.T) {
+	c := startNATSStudio(t)
+	urls := c.URLs()
+	_, err := connect(urls[0], "nocert", "backend", natsPasswords["backend"], c.ca.ClientTLS(t, "", ""))
+	require.Error(t, err, "no client certificate")
+	wrong := c.subscriberOptions(t, "backend", "wrong", true, nil)
+	_, err = connect(urls[0], "wrong", "backend", "guess", wrong.TLS)
+	require.Error(t, err, "wrong password")
+
+	ctrl := &mqttlinktest.Submitter{}
+	r := startLink(t, c.linkOptions(t, "t1", urls), ctrl)
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+	backend := mqttlinktest.Subscribe(t, urls[1], "livetable/#", c.subscriberOptions(t, "backend", "backend", true, nil))
+	t1 := mqttlink.TopicsFor("studio1", "t1")
+	t2 := mqttlink.TopicsFor("studio1", "t2")
+
+	forger := c.subscriberOptions(t, "table-studio1-t1", "forger", true, nil)
+	fc, err := connect(urls[2], "forger", forger.Username, forger.Password, forger.TLS)
+	require.NoError(t, err)
+	defer fc.Disconnect(0)
+	fc.Publish(t2.State, 1, true, `{"forged":true}`).WaitTimeout(waitFor)
+	sup := `{"schema":1,"id":"sup-1","type":"pause","by":"mallory","reason":"x"}`
+	require.NoError(t, backend.Publish(context.Background(), t1.Root+"commands/supervisor", []byte(sup)))
+	dec := `{"schema":1,"id":"dec-1","type":"decision","seat":1,"action":"hit"}`
+	require.NoError(t, backend.Publish(context.Background(), t1.Root+"commands/decision", []byte(dec)))
+	feed(r, 1, 10)
+
+	require.Eventually(t, func() bool {
+		return len(backend.MessagesOn(t1.Events)) == 10 && len(backend.MessagesOn(t1.Replies)) > 0
+	}, waitFor, poll)
+	reps := replies(t, backend, t1.Replies)
+	require.Len(t, reps, 1, "only the decision reached the table")
+	assert.Equal(t, "dec-1", reps[0].ID)
+	assert.Len(t, ctrl.Inputs(), 1)
+	assert.Empty(t, backend.MessagesOn(t2.State), "t1's user cannot publish t2's state")
 }

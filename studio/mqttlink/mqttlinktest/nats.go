@@ -47,6 +47,7 @@ type NATSNode struct {
 	conf string
 	mqtt int
 	http int
+	tls  bool
 
 	mu   sync.Mutex // guards proc
 	proc *process
@@ -55,11 +56,25 @@ type NATSNode struct {
 // natsPorts are one node's listeners.
 type natsPorts struct{ client, cluster, mqtt, http int }
 
-// StartNATSCluster starts n nodes of the cluster described by the
-// configuration file at conf (deploy/nats/livetable.conf) and waits until
-// every node reports healthy (JetStream up, a meta leader elected).
-func StartNATSCluster(t testing.TB, conf string, n int) *NATSCluster {
+// NATSOptions configures a test cluster.
+type NATSOptions struct {
+	// Config is the configuration file every node runs
+	// (deploy/nats/livetable.conf).
+	Config string
+	// Replace are more old, new pairs applied to the file after the
+	// ports, routes and store directory: certificate paths, password
+	// hashes, or a whole block to drop.
+	Replace []string
+	// TLS says the MQTT listener is TLS: URLs are ssl://.
+	TLS bool
+}
+
+// StartNATSCluster starts n nodes of the cluster described by
+// opts.Config and waits until every node reports healthy (JetStream up,
+// a meta leader elected).
+func StartNATSCluster(t testing.TB, n int, opts NATSOptions) *NATSCluster {
 	t.Helper()
+	conf := opts.Config
 	bin, err := NATSPath()
 	if err != nil {
 		t.Fatal(err)
@@ -81,10 +96,10 @@ func StartNATSCluster(t testing.TB, conf string, n int) *NATSCluster {
 	for i := range n {
 		name := fmt.Sprintf("n%d", i+1)
 		pairs := []string{
-			"listen: 0.0.0.0:4222", fmt.Sprintf("listen: 127.0.0.1:%d", ports[i].client),
+			"listen: 127.0.0.1:4222", fmt.Sprintf("listen: 127.0.0.1:%d", ports[i].client),
 			"http: 127.0.0.1:8222", fmt.Sprintf("http: 127.0.0.1:%d", ports[i].http),
 			"listen: 0.0.0.0:6222", fmt.Sprintf("listen: 127.0.0.1:%d", ports[i].cluster),
-			"listen: 0.0.0.0:1883", fmt.Sprintf("listen: 127.0.0.1:%d", ports[i].mqtt),
+			"listen: 0.0.0.0:8883", fmt.Sprintf("listen: 127.0.0.1:%d", ports[i].mqtt),
 			"/var/lib/nats/jetstream", filepath.Join(dir, name, "jetstream"),
 		}
 		for j := range 3 {
@@ -95,11 +110,12 @@ func StartNATSCluster(t testing.TB, conf string, n int) *NATSCluster {
 			pairs = append(pairs, fmt.Sprintf("nats%d.studio1.example:6222", j+1), to)
 		}
 		text := strings.NewReplacer(pairs...).Replace(string(shipped))
+		text = strings.NewReplacer(opts.Replace...).Replace(text)
 		path := filepath.Join(dir, name+".conf")
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			t.Fatalf("mqttlinktest: %v", err)
 		}
-		c.Nodes = append(c.Nodes, &NATSNode{t: t, bin: bin, name: name, conf: path, mqtt: ports[i].mqtt, http: ports[i].http})
+		c.Nodes = append(c.Nodes, &NATSNode{t: t, bin: bin, name: name, conf: path, mqtt: ports[i].mqtt, http: ports[i].http, tls: opts.TLS})
 	}
 	t.Cleanup(func() {
 		c.Stop()
@@ -158,8 +174,13 @@ func (c *NATSCluster) Output() string {
 // Name is the node's server_name (n1, n2, ...).
 func (n *NATSNode) Name() string { return n.name }
 
-// URL is the node's MQTT listener.
-func (n *NATSNode) URL() string { return "tcp://" + n.Addr() }
+// URL is the node's MQTT listener (ssl:// when it is TLS).
+func (n *NATSNode) URL() string {
+	if n.tls {
+		return "ssl://" + n.Addr()
+	}
+	return "tcp://" + n.Addr()
+}
 
 // Addr is the node's MQTT host:port.
 func (n *NATSNode) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.mqtt)) }
