@@ -173,8 +173,7 @@ func TestContractDemoAllGames(t *testing.T) {
 			bad := len(failures)
 			mu.Unlock()
 			if bad > 0 {
-				cancel()
-				break
+				cancel() // ends the loop below
 			}
 		case err := <-serveDone:
 			t.Fatalf("a table stopped: %v", err)

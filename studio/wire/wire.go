@@ -130,15 +130,6 @@ func Data(b table.Body) (kind string, data any, ok bool) {
 // this package does not know yet).
 type mapper func(table.Body) (string, any)
 
-// orEmpty makes a nil slice an empty one: the contract has [] where Go
-// would write null.
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
 // mapSlice converts every element, giving [] for none.
 func mapSlice[S, T any](in []S, f func(S) T) []T {
 	out := make([]T, len(in))
