@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -117,7 +119,13 @@ func (r *running) stop(t *testing.T) {
 
 func startBroker(t *testing.T) *mqttlink.Broker {
 	t.Helper()
-	b, err := mqttlink.StartEmbeddedBroker(context.Background(), "127.0.0.1:0", testLogger(t))
+	// The broker's connection goroutines can log after Close returns (a
+	// client's connection ending as the broker goes); the log stops with
+	// the test instead of writing to a finished one (a data race).
+	w := &untilDone{w: zerolog.NewTestWriter(t)}
+	t.Cleanup(w.stop) // registered first, so it runs after Close
+	log := zerolog.New(w).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+	b, err := mqttlink.StartEmbeddedBroker(context.Background(), "127.0.0.1:0", log)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	return b
@@ -351,4 +359,26 @@ func TestObservePublish(t *testing.T) {
 	feed(r, 1, 20)
 	require.Eventually(t, func() bool { return r.link.Stats().Published >= 22 }, waitFor, poll)
 	assert.GreaterOrEqual(t, n.Load(), int64(22), "20 events and 2 states")
+}
+
+// untilDone passes writes on until stop is called, then drops them.
+type untilDone struct {
+	mu      sync.Mutex // guards stopped and w's use
+	stopped bool
+	w       io.Writer
+}
+
+func (u *untilDone) Write(p []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.stopped {
+		return len(p), nil
+	}
+	return u.w.Write(p)
+}
+
+func (u *untilDone) stop() {
+	u.mu.Lock()
+	u.stopped = true
+	u.mu.Unlock()
 }
