@@ -37,6 +37,10 @@ test: deps-go deps-mosquitto deps-nats deps-chromium contract monitoring modtidy
 	$(GO) vet $(PKGS)
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
+sim: deps-go ## the deterministic simulation (docs/simulation.md): SEEDS seeds (default 10000) on every core, SEED=s replays one with its trace; SIMFLAGS=-power-cuts-only
+	@$(GO) build -o $${TMPDIR:-/tmp}/livetable-tablesim ./cmd/tablesim
+	@$${TMPDIR:-/tmp}/livetable-tablesim $(SIMFLAGS) $(if $(SEED),-seed $(SEED),-seeds $${SEEDS:-10000})
+
 bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench . -benchmem ./table/round/ ./table/sidebets/ ./table/strategy/ ./firmware-protocols/shoeproto/
 	$(GO) test -run '^$$' -bench Analyze -cpu 1 ./table/strategy/exact/

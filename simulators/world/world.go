@@ -1,0 +1,378 @@
+// Package world is the deterministic simulation of a table (issue 17,
+// first slice): the real table controller (its loop and the pure state
+// machine), the real journal and the continuity check at start, on the
+// simulated disk of simulators/disk and a fake clock, with a seeded
+// dealer, players and supervisor, power cuts and disk faults. One seed
+// is one run. docs/simulation.md says what is simulated, what is real,
+// which invariants are checked and what is not simulated yet.
+package world
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"syscall"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/simulators/disk"
+	"github.com/livetable/livetable/studio/wire"
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/continuity"
+	"github.com/livetable/livetable/table/journal"
+	"github.com/livetable/livetable/table/rules"
+)
+
+// Options configures one run.
+type Options struct {
+	// Seed decides everything: the disk's behaviour, the shoe's order,
+	// the bets, the decisions, when the power is cut and which faults come.
+	Seed uint64
+	// Game is the game code ("000" by default).
+	Game string
+	// Steps is how many inputs the workload offers (default 400).
+	Steps int
+	// Trace, when set, gets a readable line per step and per fault.
+	Trace io.Writer
+	// PowerCutsOnly leaves out the disk faults (EIO, a full disk): only
+	// power cuts.
+	PowerCutsOnly bool
+}
+
+// Violation is an invariant that did not hold.
+type Violation struct {
+	Invariant string
+	Detail    string
+}
+
+func (v Violation) String() string { return v.Invariant + ": " + v.Detail }
+
+// Result is what a run did and found.
+type Result struct {
+	Seed       uint64
+	Steps      int // inputs offered
+	Accepted   int // inputs the controller accepted
+	Restarts   int // power cuts and faults survived by a restart
+	Published  uint64
+	Violations []Violation
+}
+
+const (
+	dataDir    = "/table"
+	journalDir = dataDir + "/journal"
+)
+
+var epoch = time.Date(2026, 11, 24, 20, 0, 0, 0, time.UTC)
+
+// world is one run's state.
+type world struct {
+	opts  Options
+	rs    *rules.Set
+	rng   *rand.Rand
+	d     *disk.Disk
+	clk   *clockwork.FakeClock
+	res   Result
+	trace func(format string, args ...any)
+
+	j      *journal.Journal
+	c      *table.Controller
+	events <-chan table.Event
+	cancel context.CancelFunc
+	done   chan error
+	live   context.Context // cancelled when the controller's Run returns
+
+	published map[uint64]string // seq -> wire payload: the backend's view
+	maxSeq    uint64
+	acked     [][]byte // encoded inputs the controller accepted, in order
+	shoe      []card.Card
+	shoeN     int
+}
+
+// Run plays one seeded run and returns what it found.
+func Run(opts Options) Result {
+	if opts.Game == "" {
+		opts.Game = "000"
+	}
+	if opts.Steps <= 0 {
+		opts.Steps = 400
+	}
+	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x3017d)), published: map[uint64]string{},
+		clk: clockwork.NewFakeClockAt(epoch)}
+	w.res.Seed = opts.Seed
+	w.trace = func(string, ...any) {}
+	if opts.Trace != nil {
+		w.trace = func(format string, args ...any) { fmt.Fprintf(opts.Trace, format+"\n", args...) }
+	}
+	rs, err := rules.Game(opts.Game)
+	if err != nil {
+		w.violate("setup", err.Error())
+		return w.res
+	}
+	w.rs = rs
+	w.d = disk.New(disk.Options{Seed: opts.Seed, KeepUnsynced: opts.Seed%2 == 0, TearZeros: opts.Seed%3 == 0})
+	if !w.start() {
+		return w.res
+	}
+	w.newShoe()
+	w.schedule()
+	for step := 0; step < opts.Steps && len(w.res.Violations) == 0; step++ {
+		w.res.Steps++
+		w.step(step)
+	}
+	w.stop()
+	return w.res
+}
+
+func (w *world) violate(inv, detail string) {
+	w.trace("VIOLATION %s: %s", inv, detail)
+	w.res.Violations = append(w.res.Violations, Violation{Invariant: inv, Detail: detail})
+}
+
+// schedule draws the next fault: a power cut within the next operations,
+// sometimes an EIO from an fsync or a write of the journal, or a disk
+// about to fill.
+func (w *world) schedule() {
+	kind := w.rng.IntN(6)
+	if w.opts.PowerCutsOnly {
+		kind = 2
+	}
+	switch kind {
+	case 0:
+		n := 1 + w.rng.IntN(20)
+		w.d.Inject(disk.Fault{Op: disk.OpSync, Path: ".ltj", N: n, Err: syscall.EIO})
+		w.trace("fault: EIO at the journal's fsync %d from now", n)
+	case 1:
+		c := int64(4<<10 + w.rng.IntN(64<<10))
+		w.d.SetCapacity(c)
+		w.trace("fault: the disk holds %d bytes", c)
+	default:
+		n := 1 + w.rng.IntN(200)
+		w.d.PowerCutAt(n)
+		w.trace("fault: power cut in %d operations", n)
+	}
+}
+
+// options are the controller's, on the world's journal.
+func (w *world) options() table.Options {
+	o := table.DefaultOptions(w.rs)
+	o.Studio, o.Table, o.Clock = "sim", "t1", w.clk
+	o.CheckpointEvery = 3
+	o.Journal = table.NewJournal(w.j)
+	o.RepublishAfter = w.maxSeq
+	return o
+}
+
+// start opens the journal, checks it against what was published (the
+// daemon's continuity check) and runs a controller. false stops the run.
+func (w *world) start() bool {
+	j, rep, err := journal.Open(journal.Options{Dir: journalDir, FS: w.d, SegmentBytes: 8 << 10,
+		AnchorKind: table.CheckpointKind, Clock: w.clk}, zerolog.Nop())
+	if err != nil {
+		w.violate("journal opens after any fault", err.Error())
+		return false
+	}
+	if rep.Tail != nil {
+		w.trace("recovery: %v", rep.Tail)
+	}
+	w.j = j
+	opts := w.options()
+	if err := w.checkJournal(opts); err != nil {
+		return false
+	}
+	n, _, err := continuity.Start(opts, w.d, continuity.AcceptPath(dataDir), w.maxSeq, w.clk.Now())
+	if err != nil {
+		w.violate("journal never behind what was published",
+			fmt.Sprintf("journal derives seq %d, published %d: %v", n.Journal, n.Outbox, err))
+		return false
+	}
+	c, err := table.New(opts, zerolog.Nop())
+	if err != nil {
+		w.violate("setup", err.Error())
+		return false
+	}
+	w.c = c
+	w.events, _ = c.Subscribe("backend", 1<<16)
+	ctx, cancel := context.WithCancel(context.Background())
+	live, died := context.WithCancel(ctx)
+	w.cancel, w.done, w.live = cancel, make(chan error, 1), live
+	go func() {
+		err := c.Run(ctx, nil)
+		w.done <- err
+		died()
+	}()
+	if err := c.Ping(live); err != nil {
+		w.violate("controller starts", err.Error())
+		return false
+	}
+	w.drain()
+	return true
+}
+
+// checkJournal replays the journal: every input the controller accepted
+// is there, in order, and every event it derives that was published has
+// the published content.
+func (w *world) checkJournal(opts table.Options) error {
+	var recs [][]byte
+	if err := w.j.Replay(0, func(r journal.Record) error {
+		recs = append(recs, r.Data)
+		return nil
+	}); err != nil {
+		w.violate("journal replays", err.Error())
+		return err
+	}
+	k := 0
+	for _, r := range recs {
+		if k < len(w.acked) && string(r) == string(w.acked[k]) {
+			k++
+		}
+	}
+	if k < len(w.acked) {
+		w.violate("no acknowledged input lost", fmt.Sprintf("input %d of %d (%s) is not in the journal", k+1, len(w.acked), w.acked[k]))
+		return errors.New("lost")
+	}
+	var bad error
+	err := table.ReplayEvents(opts, func(ev table.Event) {
+		if ev.Seq == 0 || bad != nil {
+			return
+		}
+		b, _ := wire.Encode(ev)
+		if prev, ok := w.published[ev.Seq]; ok && prev != string(b) {
+			bad = fmt.Errorf("seq %d published as %s, the journal derives %s", ev.Seq, prev, b)
+		}
+	})
+	if err != nil {
+		w.violate("journal replays", err.Error())
+		return err
+	}
+	if bad != nil {
+		w.violate("every seq has one content", bad.Error())
+	}
+	return bad
+}
+
+// drain takes what the controller published: each seq with one content.
+func (w *world) drain() {
+	for {
+		select {
+		case ev, ok := <-w.events:
+			if !ok {
+				return
+			}
+			if ev.Seq == 0 {
+				continue
+			}
+			b, err := wire.Encode(ev)
+			if b == nil {
+				w.violate("every event encodes", err.Error())
+				continue
+			}
+			if prev, ok := w.published[ev.Seq]; ok && prev != string(b) {
+				w.violate("every seq has one content", fmt.Sprintf("seq %d: %s, then %s", ev.Seq, prev, b))
+			}
+			w.published[ev.Seq] = string(b)
+			w.maxSeq = max(w.maxSeq, ev.Seq)
+			w.res.Published = max(w.res.Published, ev.Seq)
+		default:
+			return
+		}
+	}
+}
+
+func (w *world) stop() {
+	if w.c == nil {
+		return
+	}
+	w.cancel()
+	<-w.done
+	w.drain()
+	_ = w.j.Close()
+	w.c = nil
+}
+
+// restart is the daemon restarting after the power came back (or the
+// disk was repaired): a new journal and controller on the same disk.
+func (w *world) restart(why string) bool {
+	w.stop()
+	w.res.Restarts++
+	if !w.d.IsCut() {
+		w.d.PowerCut() // a failing disk is replaced or repaired: the machine reboots
+	}
+	w.d.ClearFaults()
+	w.d.SetCapacity(0)
+	w.d.Reboot()
+	w.trace("restart after %s", why)
+	if !w.start() {
+		return false
+	}
+	w.schedule()
+	return true
+}
+
+func (w *world) newShoe() {
+	w.shoe = card.NewShoe(w.rs.Decks, w.rng)
+	w.shoeN++
+	w.submit(table.ShoeChanged{ShoeID: fmt.Sprintf("shoe-%d", w.shoeN)})
+}
+
+// submit hands one input to the controller; a journal failure restarts
+// the daemon.
+func (w *world) submit(in table.Input) error {
+	data, _ := table.EncodeInput(in)
+	err := w.c.Submit(w.live, in)
+	_ = w.c.Ping(w.live)
+	w.drain()
+	switch {
+	case w.live.Err() != nil:
+		// The loop stopped (it could not rebuild the table after a
+		// journal failure): the daemon exits and systemd restarts it.
+		w.trace("%s: the controller stopped", data)
+		if !w.restart("the controller stopped") {
+			return err
+		}
+	case err == nil:
+		w.res.Accepted++
+		w.acked = append(w.acked, data)
+		w.trace("%s ok", data)
+	case errors.Is(err, table.ErrJournal):
+		w.trace("%s: %v", data, err)
+		if !w.restart(err.Error()) {
+			return err
+		}
+	default:
+		w.trace("%s refused: %v", data, err)
+	}
+	return err
+}
+
+// RunMany runs seeds first..first+n-1 on workers goroutines and calls
+// report with each result, in seed order.
+func RunMany(first uint64, n, workers int, base Options, report func(Result)) {
+	results := make([]chan Result, n)
+	for i := range results {
+		results[i] = make(chan Result, 1)
+	}
+	next := make(chan int)
+	for range max(workers, 1) {
+		go func() {
+			for i := range next {
+				o := base
+				o.Seed, o.Trace = first+uint64(i), nil
+				results[i] <- Run(o)
+			}
+		}()
+	}
+	go func() {
+		for i := range n {
+			next <- i
+		}
+		close(next)
+	}()
+	for i := range n {
+		report(<-results[i])
+	}
+}
