@@ -195,6 +195,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		// varies the seed (a fresh demo keeps the configured one).
 		so.Decks, so.Seed, so.Penetration = rs.Decks, cfg.Demo.Seed+jr.LastSeq(), cfg.Demo.Penetration
 		so.Faults.MisreadEvery = cfg.Demo.MisreadEvery
+		resumeDemoShoe(cfg, copts, &so, log)
 		if dev, err = simshoe.New(so, log.With().Str("part", "shoesim").Logger()); err != nil {
 			return fmt.Errorf("tabled: simulated shoe: %w", err)
 		}

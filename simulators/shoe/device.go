@@ -76,6 +76,17 @@ type Options struct {
 	// Faults are injected for the whole run; the Device methods inject
 	// them one at a time.
 	Faults Faults
+
+	// Resume, when set, puts a shoe already in play back in the device,
+	// as a physical shoe keeps its cards across a restart of the host: no
+	// SHOE_IN or SHOE_ID is announced (the table knows the shoe), and the
+	// next card pulled is Resume.Cards[Resume.Dealt]. Script is ignored.
+	Resume *Resume
+	// OnShoe, when set, is called with every shoe the device loads (its
+	// number and whole order), under the device's lock: it must not call
+	// the Device. The demo saves the order, to resume the shoe after a
+	// restart.
+	OnShoe func(number int, cards []card.Card)
 }
 
 // Faults are line and device faults injected continuously. For the line
@@ -239,9 +250,16 @@ func New(opts Options, log zerolog.Logger) (*Device, error) {
 	// kept so a seed still gives the same shoes.
 	_ = d.rng.Uint32()
 	d.bootID = rand.Uint32()
-	cards, err := d.buildShoeLocked(opts.Script)
-	if err != nil {
-		return nil, err
+	var cards []card.Card
+	if r := opts.Resume; r != nil {
+		if err := r.check(opts.Decks); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if cards, err = d.buildShoeLocked(opts.Script); err != nil {
+			return nil, err
+		}
 	}
 	p, err := openPty()
 	if err != nil {
@@ -249,7 +267,11 @@ func New(opts Options, log zerolog.Logger) (*Device, error) {
 	}
 	d.port = p
 	d.portGen = 1
-	d.loadShoeLocked(cards)
+	if r := opts.Resume; r != nil {
+		d.resumeShoeLocked(*r)
+	} else {
+		d.loadShoeLocked(cards)
+	}
 	return d, nil
 }
 

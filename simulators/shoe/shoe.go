@@ -46,6 +46,19 @@ func (d *Device) buildShoeLocked(script []card.Card) ([]card.Card, error) {
 
 // loadShoeLocked puts cards in play and queues SHOE_IN and SHOE_ID.
 func (d *Device) loadShoeLocked(cards []card.Card) {
+	d.setShoeLocked(cards)
+	d.shoeNo++
+	if d.opts.OnShoe != nil {
+		d.opts.OnShoe(d.shoeNo, append([]card.Card(nil), cards...))
+	}
+	now := time.Now()
+	d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeShoeIn}, now)
+	id := fmt.Sprintf("%s-%04d", d.opts.Serial, d.shoeNo)
+	d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeShoeID, ShoeID: []byte(id)}, now)
+}
+
+// setShoeLocked puts cards in play, none dealt.
+func (d *Device) setShoeLocked(cards []card.Card) {
 	d.cards = cards
 	d.decks = make([]uint8, len(cards))
 	seen := map[card.Card]uint8{}
@@ -58,12 +71,50 @@ func (d *Device) loadShoeLocked(cards []card.Card) {
 	d.cutOut = false
 	d.dealt = d.dealt[:0]
 	d.afterCut = 0
-	d.shoeNo++
 	d.shoeIn = true
-	now := time.Now()
-	d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeShoeIn}, now)
-	id := fmt.Sprintf("%s-%04d", d.opts.Serial, d.shoeNo)
-	d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeShoeID, ShoeID: []byte(id)}, now)
+}
+
+// Resume is a shoe in play handed back to a new Device (Options.Resume).
+type Resume struct {
+	// Number is the shoe's number, the suffix of its id (SERIAL-0003).
+	Number int
+	// Cards is the shoe's whole order (Order of the device that had it).
+	Cards []card.Card
+	// Dealt is how many of them are out.
+	Dealt int
+	// CutOut is whether the cut card has come out.
+	CutOut bool
+}
+
+func (r Resume) check(decks int) error {
+	comp := card.NewComposition(decks)
+	for i, c := range r.Cards {
+		if err := comp.Take(c); err != nil {
+			return fmt.Errorf("shoe: resume card %d (%v) does not fit %d decks: %w", i+1, c, decks, err)
+		}
+	}
+	if r.Number < 1 || r.Dealt < 0 || r.Dealt > len(r.Cards) {
+		return fmt.Errorf("shoe: resume shoe %d with %d of %d cards dealt", r.Number, r.Dealt, len(r.Cards))
+	}
+	return nil
+}
+
+// resumeShoeLocked puts a shoe back in play without announcing it.
+func (d *Device) resumeShoeLocked(r Resume) {
+	d.setShoeLocked(append([]card.Card(nil), r.Cards...))
+	d.shoeNo = r.Number
+	d.pos = r.Dealt
+	d.dealt = append(d.dealt[:0], r.Cards[:r.Dealt]...)
+	d.cutOut = r.CutOut || r.Dealt > d.cutAt
+	d.prevOrder = append([]card.Card(nil), r.Cards...)
+}
+
+// Order returns the whole order of the shoe in play, and its number: what
+// a Resume needs, with the count dealt.
+func (d *Device) Order() (number int, cards []card.Card) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.shoeNo, append([]card.Card(nil), d.cards...)
 }
 
 // Pull is the dealer drawing the next card: the device sends CARD (first
