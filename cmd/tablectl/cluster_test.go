@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,29 +18,27 @@ import (
 )
 
 // TestStatusFailsOverInCluster: with the first node of a NATS cluster
-// (deploy/nats/livetable.conf, its users and rights; without TLS, which
-// tablectl has no flags for yet) dead, `tablectl status --broker n1,n2,n3`
+// (deploy/nats/livetable.conf as shipped: TLS with client certificates,
+// its users and their rights) dead, `tablectl status` with the nodes in
+// --broker, or in the config file's broker.url and broker.failover_urls,
 // connects to the next node and reads the table's retained state there,
 // although the table published it through the third.
 func TestStatusFailsOverInCluster(t *testing.T) {
-	const conf = "../../deploy/nats/livetable.conf"
-	shipped, err := os.ReadFile(conf)
-	require.NoError(t, err)
-	// tablectl has no TLS flags yet: the listener runs without its tls
-	// block; the users and their rights are as shipped.
-	start := strings.Index(string(shipped), "  tls {")
-	require.Positive(t, start)
-	end := start + strings.Index(string(shipped[start:]), "\n  }\n") + len("\n  }\n")
-	rep := []string{string(shipped[start:end]), ""}
+	dir := t.TempDir()
+	ca := mqttlinktest.NewCA(t, dir, "studio1-CA")
+	srvCert, srvKey := ca.Issue(t, "nats-server", true)
+	rep := []string{"/etc/nats/certs/server.pem", srvCert, "/etc/nats/certs/server.key", srvKey, "/etc/nats/certs/ca.pem", ca.CertFile}
 	for user, short := range map[string]string{"table-studio1-t1": "t1", "supervisor": "supervisor"} {
 		h, err := bcrypt.GenerateFromPassword([]byte(user+"-pass"), bcrypt.MinCost)
 		require.NoError(t, err)
 		rep = append(rep, "$2a$11$CHANGE-ME-"+short, string(h))
 	}
-	c := mqttlinktest.StartNATSCluster(t, 3, mqttlinktest.NATSOptions{Config: conf, Replace: rep})
+	c := mqttlinktest.StartNATSCluster(t, 3, mqttlinktest.NATSOptions{Config: "../../deploy/nats/livetable.conf", Replace: rep, TLS: true})
 	urls := c.URLs()
+
+	tableCert, tableKey := ca.Issue(t, "table-studio1-t1", false)
 	o := paho.NewClientOptions().AddBroker(urls[2]).SetClientID("table-stand-in").SetCleanSession(true).
-		SetUsername("table-studio1-t1").SetPassword("table-studio1-t1-pass")
+		SetUsername("table-studio1-t1").SetPassword("table-studio1-t1-pass").SetTLSConfig(ca.ClientTLS(t, tableCert, tableKey))
 	cl := paho.NewClient(o)
 	tok := cl.Connect()
 	require.True(t, tok.WaitTimeout(10*time.Second))
@@ -53,13 +53,32 @@ func TestStatusFailsOverInCluster(t *testing.T) {
 	}
 	c.Nodes[0].Kill()
 
-	code, out, errOut := tablectl(t, "", "status", "--broker", strings.Join(urls, ","), "--studio", "studio1", "--table", "t1",
-		"--user", "supervisor", "--password", "supervisor-pass", "--timeout", "30s")
+	supCert, supKey := ca.Issue(t, "supervisor", false)
+	creds := []string{"--user", "supervisor", "--password", "supervisor-pass",
+		"--ca-file", ca.CertFile, "--cert-file", supCert, "--key-file", supKey}
+	code, out, errOut := tablectl(t, "", append([]string{"status", "--broker", strings.Join(urls, ","),
+		"--studio", "studio1", "--table", "t1", "--timeout", "30s"}, creds...)...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "game 000, phase betting, last event #42, 3 rounds")
 
-	code, _, errOut = tablectl(t, "", "status", "--broker", urls[0], "--studio", "studio1", "--table", "t1",
-		"--user", "supervisor", "--password", "supervisor-pass", "--timeout", "2s")
+	conf := filepath.Join(dir, "tabled.yaml")
+	require.NoError(t, os.WriteFile(conf, fmt.Appendf(nil, `studio: studio1
+table: t1
+broker:
+  url: %s
+  failover_urls: [%s, %s]
+  username: supervisor
+  password: supervisor-pass
+  ca_file: %s
+  cert_file: %s
+  key_file: %s
+`, urls[0], urls[1], urls[2], ca.CertFile, supCert, supKey), 0o600))
+	code, out, errOut = tablectl(t, "", "--config", conf, "status", "--timeout", "30s")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "game 000, phase betting, last event #42, 3 rounds", "the config file's cluster")
+
+	code, _, errOut = tablectl(t, "", append([]string{"status", "--broker", urls[0],
+		"--studio", "studio1", "--table", "t1", "--timeout", "2s"}, creds...)...)
 	assert.Equal(t, 1, code, "the dead node alone does not answer")
 	assert.Contains(t, errOut, "connect to "+urls[0]+": timed out; last attempt:", "the timeout says why the attempts failed")
 }

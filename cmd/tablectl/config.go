@@ -27,13 +27,14 @@ type tabledConfig struct {
 	Game    string `yaml:"game"`
 	DataDir string `yaml:"data_dir"`
 	Broker  struct {
-		URL          string `yaml:"url"`
-		EmbeddedAddr string `yaml:"embedded_addr"`
-		Username     string `yaml:"username"`
-		Password     string `yaml:"password"`
-		CAFile       string `yaml:"ca_file"`
-		CertFile     string `yaml:"cert_file"`
-		KeyFile      string `yaml:"key_file"`
+		URL          string   `yaml:"url"`
+		FailoverURLs []string `yaml:"failover_urls"`
+		EmbeddedAddr string   `yaml:"embedded_addr"`
+		Username     string   `yaml:"username"`
+		Password     string   `yaml:"password"`
+		CAFile       string   `yaml:"ca_file"`
+		CertFile     string   `yaml:"cert_file"`
+		KeyFile      string   `yaml:"key_file"`
 	} `yaml:"broker"`
 	Console struct {
 		SupervisorsFile string `yaml:"supervisors_file"`
@@ -114,7 +115,8 @@ func (g *globals) supervisorsFile() string {
 // embedded one.
 func (g *globals) brokerURL() string {
 	if g.cfg.Broker.URL != "" {
-		return g.cfg.Broker.URL
+		// The nodes of a cluster, in tabled's order: --broker's list form.
+		return strings.Join(append([]string{g.cfg.Broker.URL}, g.cfg.Broker.FailoverURLs...), ",")
 	}
 	return "tcp://" + g.cfg.Broker.EmbeddedAddr
 }
