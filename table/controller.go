@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -271,28 +272,35 @@ func (c *Controller) hold(evs []Event) {
 }
 
 // journalFailed handles an input the machine applied and the journal
-// could not keep. The machine is rebuilt from the journal (what is
-// durable), then raises the journal alarm, which pauses the table; the
-// input is not acknowledged (the shoe sends the frame again, the link's
-// caller retries). When even the rebuild fails the loop stops: the
-// daemon restarts from the journal.
+// could not keep. Nothing the journal does not hold may be numbered and
+// published: a restart numbers events from the journal, so an event
+// numbered beyond it would be numbered again with other content, or make
+// the journal look behind the outbox and keep the daemon from starting
+// (table/continuity; the simulation's seed 1 found it). So the machine is
+// rebuilt from the journal (what is durable), no event is numbered, the
+// state snapshot (which takes no number) shows the table stopped with
+// the journal alarm, and the loop stops: the journal refuses appends
+// until it is reopened, which is the daemon's restart (systemd), after
+// which a round cut in the middle is paused by a journaled input, and a
+// disk still failing stops it again. The input is not acknowledged (the
+// shoe sends the frame again, the link's caller retries).
 func (c *Controller) journalFailed(in Input, err error) error {
-	c.log.Error().Err(err).Str("input", in.Kind()).Msg("journal append failed: rebuilding the table from the journal")
-	m, _, rerr := c.rebuild()
-	if rerr != nil {
-		c.fatal = fmt.Errorf("table: journal append failed (%w) and the table could not be rebuilt: %w", err, rerr)
-		return fmt.Errorf("%w: %w", ErrJournal, err)
+	c.log.Error().Err(err).Str("input", in.Kind()).
+		Msg("journal append failed: the table stops; the daemon restarts to reopen the journal")
+	if m, _, rerr := c.rebuild(); rerr == nil {
+		c.m = m
+	} else {
+		c.log.Error().Err(rerr).Msg("the table could not be rebuilt from the journal")
 	}
-	c.m = m
-	// The alarm is not journaled (the journal is failing): it is the
-	// live table's, and a restart raises its own if the journal is cut.
-	st, aerr := c.m.Apply(c.clk.Now(), DeviceAlarm{Source: "journal", Code: "append_failed",
-		Message: fmt.Sprintf("journal append failed: %v", err), Pauses: true})
-	if aerr == nil {
-		c.hold(st.Events)
-		c.effects(st.Effects)
-	}
-	c.state.Store(c.m.State())
+	msg := fmt.Sprintf("journal append failed: %v", err)
+	st := *c.m.State()
+	st.Paused, st.PauseReason = true, msg
+	st.PauseReasons = append(slices.Clone(st.PauseReasons), PauseJournal)
+	st.Alarms = append(slices.Clone(st.Alarms), Alarm{Code: "journal.append_failed", Message: msg, Pauses: true})
+	st.Round.Next = "stop: table paused (" + msg + ")"
+	c.state.Store(&st)
+	c.hold([]Event{{Time: c.clk.Now(), Table: c.opts.Table, Round: c.m.RoundID(), Body: &st}})
+	c.fatal = fmt.Errorf("%w: %w: the table stops so that a restart reopens the journal", ErrJournal, err)
 	return fmt.Errorf("%w: %w", ErrJournal, err)
 }
 
