@@ -160,6 +160,29 @@ func (c *Controller) RequestSwap(ctx context.Context) error {
 	return c.call(ctx, command{trigger: request})
 }
 
+// SwapOnClose requests a swap (RequestSwap) each time the table's events
+// say it closed: the cut card came out and the round after it is settled,
+// so the shoe is finished. It returns when events closes or ctx is done;
+// tabled gives it a subscription to the table controller. A refused
+// request is logged: the shuffler's own alarms say why.
+func (c *Controller) SwapOnClose(ctx context.Context, events <-chan table.Event) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			if pc, isPhase := ev.Body.(table.PhaseChanged); isPhase && pc.Phase == table.PhaseClosed {
+				if err := c.RequestSwap(ctx); err != nil && ctx.Err() == nil {
+					c.log.Warn().Err(err).Msg("shuffler: swap request")
+				}
+			}
+		}
+	}
+}
+
 // Reset leaves Fault (or any state): the swap line is released and the
 // presence sensors are read again to find the shoe in play. A supervisor
 // calls it after fixing what the alarm was about.

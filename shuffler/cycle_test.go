@@ -214,6 +214,10 @@ func TestWholeShoeCycles(t *testing.T) {
 
 	r.untilState(shuffler.AInPlay_BShuffling, time.Second)
 	assert.Equal(t, "A", r.dev.InPlay())
+	tableEvents := make(chan table.Event, 8) // the table's, as tabled subscribes them
+	swapDone := make(chan error, 1)
+	go func() { swapDone <- r.ctl.SwapOnClose(r.ctx, tableEvents) }()
+	defer func() { close(tableEvents); assert.NoError(t, <-swapDone) }()
 
 	cycles := []struct {
 		out, in   string
@@ -246,9 +250,11 @@ func TestWholeShoeCycles(t *testing.T) {
 		// The round finishes, the shoe closes, the table asks for the swap.
 		r.phase(tw, table.PhaseSettled, "")
 		r.phase(tw, table.PhaseClosed, "")
-		require.NoError(t, r.ctl.RequestSwap(r.ctx))
+		tableEvents <- table.Event{Body: table.PhaseChanged{Phase: table.PhaseSettled}}
+		tableEvents <- table.Event{Body: table.PhaseChanged{Phase: table.PhaseClosed}}
+		require.Eventually(t, func() bool { return r.ctl.State() == shuffler.SwapRequested }, 5*time.Second, time.Millisecond,
+			"SwapOnClose asks for the swap when the table closes")
 		r.settle()
-		assert.Equal(t, shuffler.SwapRequested, r.ctl.State())
 
 		r.untilState(shuffler.Swapping, 2*time.Minute)
 		assert.True(t, req.Asserted(), "swap_request asserted while swapping")

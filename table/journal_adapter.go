@@ -1,7 +1,10 @@
 package table
 
 import (
+	"fmt"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/livetable/livetable/table/journal"
 )
@@ -26,3 +29,17 @@ func (a journalAdapter) Replay(from uint64, fn func(seq uint64, at time.Time, da
 }
 
 func (a journalAdapter) LastOfKind(kind string) uint64 { return a.j.LastOfKind(kind) }
+
+// OpenForHistory opens a table's journal read-only (no lock: the table
+// may be running) for what reads its past: game recall (`tablectl
+// history`, `tablectl round`), the MQTT link's resend, the continuity
+// check. The caller closes it; NewJournal adapts it for ReplayEvents*.
+func OpenForHistory(dir string, log zerolog.Logger) (*journal.Journal, error) {
+	o := journal.DefaultOptions()
+	o.Dir, o.ReadOnly = dir, true
+	j, _, err := journal.Open(o, log)
+	if err != nil {
+		return nil, fmt.Errorf("table: open the journal %s: %w", dir, err)
+	}
+	return j, nil
+}

@@ -150,12 +150,9 @@ func continuityNumbers(jf journalFlags) (continuity.Numbers, error) {
 	if n.Outbox, err = mqttlink.OutboxPublishedSeq(nil, filepath.Join(jf.dataDir, "outbox")); err != nil {
 		return n, err
 	}
-	jopts := journal.DefaultOptions()
-	jopts.Dir = jf.dir()
-	jopts.ReadOnly = true
-	j, _, err := journal.Open(jopts, zerolog.Nop())
+	j, err := table.OpenForHistory(jf.dir(), zerolog.Nop())
 	if err != nil {
-		return n, fmt.Errorf("open the journal %s: %w", jf.dir(), err)
+		return n, err
 	}
 	defer j.Close()
 	opts := table.DefaultOptions(rs)
@@ -175,12 +172,9 @@ func recall(jf journalFlags, from func([]journal.RoundSummary) uint64, keep ...f
 	if err != nil {
 		return nil, err
 	}
-	jopts := journal.DefaultOptions()
-	jopts.Dir = jf.dir()
-	jopts.ReadOnly = true // no lock: a running table's journal can be read
-	j, _, err := journal.Open(jopts, zerolog.Nop())
+	j, err := table.OpenForHistory(jf.dir(), zerolog.Nop()) // a running table's journal can be read
 	if err != nil {
-		return nil, fmt.Errorf("open the journal %s: %w", jf.dir(), err)
+		return nil, err
 	}
 	defer j.Close()
 	h := console.NewHistory(1 << 20)

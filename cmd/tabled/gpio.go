@@ -105,14 +105,5 @@ func runShuffler(ctx context.Context, g *errgroup.Group, h *hardware, rs *rules.
 		}
 	})
 	events, _ := ctrl.Subscribe("shuffler", 256)
-	g.Go(func() error {
-		for ev := range events {
-			if pc, ok := ev.Body.(table.PhaseChanged); ok && pc.Phase == table.PhaseClosed {
-				if err := sh.RequestSwap(ctx); err != nil {
-					log.Warn().Err(err).Msg("shuffler: swap request")
-				}
-			}
-		}
-		return nil
-	})
+	g.Go(func() error { return sh.SwapOnClose(ctx, events) })
 }

@@ -140,7 +140,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	mopts.Username, mopts.Password = cfg.Broker.Username, cfg.Broker.Password
 	mopts.TLS = mqttlink.TLSOptions{CAFile: cfg.Broker.CAFile, CertFile: cfg.Broker.CertFile, KeyFile: cfg.Broker.KeyFile}
 	mopts.Supervisors = accounts
-	mopts.History = journalHistory{dir: jopts.Dir, opts: copts, log: log.With().Str("part", "resend").Logger()}
+	mopts.History = mqttlink.JournalHistory{Dir: jopts.Dir, Options: copts, Log: log.With().Str("part", "resend").Logger()}
 	mopts.ObservePublish = metrics.ObservePublishLatency // the histogram; the link keeps its own summary too
 	link, err := mqttlink.New(mopts, log.With().Str("part", "mqtt").Logger())
 	if err != nil {
@@ -210,16 +210,19 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 	reader := shoereader.New(opener, ropts, log.With().Str("part", "shoe").Logger())
 	shoeLink := &linkState{}
-	bridge := &shoeBridge{ctrl: ctrl, reader: reader, link: shoeLink, log: log}
+	observe := shoeLink.observe
 	if hw.studio != nil {
-		bridge.cutSensor = hw.studio.PulseCutCard // the simulated cut card also passes the GPIO sensor
+		// The simulated cut card also passes the GPIO sensor.
+		observe = func(ev shoereader.Event) {
+			shoeLink.observe(ev)
+			if ev.Kind == shoereader.CutCard {
+				hw.studio.PulseCutCard()
+			}
+		}
 	}
-	// The reader's goroutine hands each event to the controller itself and
-	// acknowledges the shoe when the controller has journaled it: a
-	// bridging goroutine between them cost one more wake-up on every
-	// card's path.
+	bridge := &shoereader.Bridge{Reader: reader, Submit: ctrl.Submit, Observe: observe, Log: log}
 	g.Go(func() error {
-		return ignoreCancel(reader.RunFunc(ctx, func(ev shoereader.Event) { bridge.deliver(ctx, ev) }))
+		return ignoreCancel(reader.RunFunc(ctx, func(ev shoereader.Event) { bridge.Deliver(ctx, ev) }))
 	})
 
 	lopts := light.DefaultOptions()
@@ -384,52 +387,6 @@ func journalOptions(cfg Config) journal.Options {
 	// segment from the newest one on.
 	o.AnchorKind = table.CheckpointKind
 	return o
-}
-
-// shoeBridge turns the reader's events into controller inputs: cards, cut
-// card and shoe changes go to the round; alarms pause the table. Each frame
-// is acknowledged to the shoe only once the controller has journaled it
-// (AckOnCommit), so a crash in between loses nothing: the shoe sends the
-// frame again and the controller drops what it already has.
-type shoeBridge struct {
-	ctrl      *table.Controller
-	reader    *shoereader.Reader
-	cutSensor func()
-	link      *linkState
-	log       zerolog.Logger
-}
-
-// deliver runs on the reader's goroutine (RunFunc), once per event.
-func (b *shoeBridge) deliver(ctx context.Context, ev shoereader.Event) {
-	b.link.observe(ev)
-	var inp table.Input
-	if ev.Kind == shoereader.CutCard && b.cutSensor != nil {
-		b.cutSensor()
-	}
-	if i, ok := ev.Input(); ok {
-		inp = i
-	} else if ev.Kind.Alarm() {
-		inp = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: ev.String(), Pauses: true,
-			Device: ev.Session, DeviceSeq: uint64(ev.Seq)}
-	} else {
-		b.log.Info().Str("shoe", ev.Kind.String()).Msg(ev.String())
-		b.reader.Commit(ev.Seq)
-		return
-	}
-	err := b.ctrl.Submit(ctx, inp)
-	switch {
-	case err == nil, errors.Is(err, table.ErrDuplicateFrame):
-	case ctx.Err() != nil:
-		return // stopping: not acknowledged, the shoe keeps the frame
-	case errors.Is(err, table.ErrJournal):
-		// Not durable: no ACK, the shoe keeps the frame.
-		b.log.Error().Err(err).Msg("shoe input not journaled")
-		return
-	default:
-		// Journaled, and rejected by the rules (the controller raised the alarm).
-		b.log.Warn().Err(err).Str("input", inp.Kind()).Msg("shoe input rejected")
-	}
-	b.reader.Commit(ev.Seq)
 }
 
 // portTaken reports whether addr cannot be listened on now.

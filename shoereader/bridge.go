@@ -1,0 +1,67 @@
+package shoereader
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/table"
+)
+
+// Bridge hands the reader's events to the table, on the reader's own
+// goroutine (RunFunc: no bridging goroutine, no wake-up more on a card's
+// path): cards (with their RFID code), the cut card, shoe in and out and
+// the shoe's id become table inputs; alarms (Kind.Alarm) become pausing
+// table.DeviceAlarm inputs. Each frame is acknowledged to the shoe
+// (Reader.Commit, with Options.AckOnCommit) once the table has journaled
+// its input or refused it as a duplicate or by its rules, never when the
+// journal failed or the daemon is stopping: the shoe then keeps the frame
+// and sends it again.
+type Bridge struct {
+	// Reader is the reader whose frames are committed.
+	Reader *Reader
+	// Submit hands an input to the table and returns its verdict
+	// (table.Controller.Submit).
+	Submit func(context.Context, table.Input) error
+	// Observe, when set, sees every event first (the health check, the
+	// demo's cut-card sensor).
+	Observe func(Event)
+	// Log gets what is neither an input nor an alarm, and refusals.
+	Log zerolog.Logger
+}
+
+// Deliver is the consumer for Reader.RunFunc:
+//
+//	r.RunFunc(ctx, func(ev Event) { bridge.Deliver(ctx, ev) })
+func (b *Bridge) Deliver(ctx context.Context, ev Event) {
+	if b.Observe != nil {
+		b.Observe(ev)
+	}
+	in, ok := ev.Input()
+	switch {
+	case ok:
+	case ev.Kind.Alarm():
+		in = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: ev.String(), Pauses: true,
+			Device: ev.Session, DeviceSeq: uint64(ev.Seq)}
+	default:
+		b.Log.Info().Str("shoe", ev.Kind.String()).Msg(ev.String())
+		b.Reader.Commit(ev.Seq)
+		return
+	}
+	err := b.Submit(ctx, in)
+	switch {
+	case err == nil, errors.Is(err, table.ErrDuplicateFrame):
+	case ctx.Err() != nil:
+		return // stopping: not acknowledged, the shoe keeps the frame
+	case errors.Is(err, table.ErrJournal):
+		// Not durable: no ACK, the shoe keeps the frame.
+		b.Log.Error().Err(err).Msg("shoe input not journaled")
+		return
+	default:
+		// Journaled and reported (a card that does not fit, an integrity
+		// alarm), or refused by the rules: the table has decided.
+		b.Log.Warn().Err(err).Str("input", in.Kind()).Msg("shoe input rejected")
+	}
+	b.Reader.Commit(ev.Seq)
+}

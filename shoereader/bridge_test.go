@@ -1,0 +1,73 @@
+package shoereader_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/firmware-protocols/shoeproto"
+	"github.com/livetable/livetable/shoereader"
+	"github.com/livetable/livetable/shoereader/shoetest"
+	"github.com/livetable/livetable/table"
+)
+
+// TestBridge: the bridge turns the reader's events into table inputs and
+// acknowledges a frame only once the table has it (journaled, a duplicate
+// or refused by its rules), never after a journal failure.
+func TestBridge(t *testing.T) {
+	var mu sync.Mutex
+	var got []table.Input
+	verdict := map[string]error{
+		"Qh": fmt.Errorf("%w: disk full", table.ErrJournal),
+		"2c": table.ErrDuplicateFrame,
+		"3c": table.ErrPaused,
+	}
+	pr := startPipeRig(t, shoereader.Options{AckOnCommit: true}, func(ctx context.Context, r *shoereader.Reader, events chan shoereader.Event) error {
+		b := &shoereader.Bridge{Reader: r, Log: zerolog.Nop(),
+			Observe: func(ev shoereader.Event) { events <- ev },
+			Submit: func(_ context.Context, in table.Input) error {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, in)
+				if c, ok := in.(table.CardDrawn); ok {
+					return verdict[c.Card.String()]
+				}
+				return nil
+			}}
+		return r.RunFunc(ctx, func(ev shoereader.Event) { b.Deliver(ctx, ev) })
+	})
+	pr.write(t, shoetest.Hello(1, "SN1", "1.0", 7))
+	require.Equal(t, shoereader.Connected, pr.event(t).Kind)
+	assert.Equal(t, []string{"CONFIG", "ACK 0"}, pr.hostUntil(t, 0))
+
+	steps := []struct {
+		frame []byte
+		ack   string
+	}{
+		{shoetest.Simple(1, shoeproto.TypeShoeIn), "ACK 1"},
+		{shoetest.CardCode(2, "Td", "D03Td"), "ACK 2"},
+		{shoetest.Card(3, "2c"), "ACK 3"}, // a duplicate frame: durable already
+		{shoetest.Card(4, "3c"), "ACK 4"}, // refused by the table: decided
+		{shoetest.Simple(5, shoeproto.TypeMisread), "ACK 5"},
+		{shoetest.Card(6, "Qh"), "ACK 5"}, // the journal failed: the shoe keeps it
+	}
+	for _, s := range steps {
+		pr.write(t, s.frame)
+		pr.event(t)
+		assert.Equal(t, []string{s.ack}, collect(pr, 1))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 6)
+	assert.Equal(t, table.ShoeIn{Device: "SN1/7", DeviceSeq: 1}, got[0])
+	assert.Equal(t, "D03Td", got[1].(table.CardDrawn).Code)
+	alarm, ok := got[4].(table.DeviceAlarm)
+	require.True(t, ok)
+	assert.Equal(t, "misread", alarm.Code)
+	assert.True(t, alarm.Pauses)
+}
