@@ -79,7 +79,7 @@ build: deps-go ## static binaries (CGO_ENABLED=0) for linux/amd64, linux/arm64, 
 	  [ "$$arm" = "$$rest" ] && arm=; \
 	  out=$(DIST)/$$os-$$arch$${arm:+v$$arm}; mkdir -p $$out; \
 	  echo "building $$out"; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$$arm $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out/ ./cmd/... || exit 1; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$$arm $(GO) build -trimpath -tags production -ldflags '$(LDFLAGS)' -o $$out/ ./cmd/... || exit 1; \
 	done
 
 scenarios: deps-go ## run the hand-written scenarios through tablectl and compare each with its expected result (fails on a difference)

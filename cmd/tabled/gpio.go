@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/livetable/livetable/shuffler"
 	"github.com/livetable/livetable/shuffler/pinmap"
-	simshuffler "github.com/livetable/livetable/simulators/shuffler"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/rules"
 )
@@ -22,24 +20,22 @@ import (
 // ones) and, with --sim, the simulated shuffler device on them.
 type hardware struct {
 	lines  pinmap.Lines
-	studio *simshuffler.Studio // nil on a real board
+	studio studioDevice // nil on a real board
+}
+
+// studioDevice is the simulated studio behind --sim (sim.go): the shuffler
+// device to run, and the cut-card sensor the simulated shoe's cut card
+// passes.
+type studioDevice interface {
+	PulseCutCard()
+	Run(ctx context.Context) error
 }
 
 // openGPIO returns the board's lines through periph.io's GPIO character
 // device driver, or the simulated studio's lines.
 func openGPIO(cfg Config, rs *rules.Set, clk clockwork.Clock, log zerolog.Logger) (*hardware, error) {
 	if cfg.GPIO.Sim {
-		so := simshuffler.DefaultOptions()
-		so.Cards = rs.Decks * 52
-		if cfg.Demo.Enabled {
-			// A demo shuffles in seconds, not the 90 s of a real machine.
-			so.ShuffleTime, so.PullTime, so.SwapTime = 6*time.Second, 500*time.Millisecond, 1500*time.Millisecond
-		}
-		st, err := simshuffler.NewStudio(so, clk, log.With().Str("part", "shufflersim").Logger())
-		if err != nil {
-			return nil, err
-		}
-		return &hardware{lines: st.Lines(), studio: st}, nil
+		return simGPIO(cfg, rs, clk, log)
 	}
 	if _, err := host.Init(); err != nil {
 		return nil, fmt.Errorf("tabled: gpio: %w", err)
@@ -75,7 +71,7 @@ func runShuffler(ctx context.Context, g *errgroup.Group, h *hardware, rs *rules.
 	bodies := make(chan table.Body, 16)
 	g.Go(func() error { return ignoreCancel(sh.Run(ctx, out, bodies)) })
 	if h.studio != nil {
-		g.Go(func() error { return ignoreCancel(h.studio.Device.Run(ctx)) })
+		g.Go(func() error { return ignoreCancel(h.studio.Run(ctx)) })
 	}
 	g.Go(func() error {
 		for {

@@ -18,9 +18,6 @@ import (
 	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/shoereader/serialport"
 	"github.com/livetable/livetable/shuffler/pinmap"
-	simdealer "github.com/livetable/livetable/simulators/dealer"
-	simplayers "github.com/livetable/livetable/simulators/players"
-	simshoe "github.com/livetable/livetable/simulators/shoe"
 	"github.com/livetable/livetable/studio/console"
 	"github.com/livetable/livetable/studio/light"
 	"github.com/livetable/livetable/studio/localctl"
@@ -182,29 +179,18 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if cfg.Shoe.Silence > 0 {
 		ropts.SilenceTimeout = cfg.Shoe.Silence
 	}
-	var dev *simshoe.Device
 	opener := serialport.Opener(cfg.Shoe.Path, cfg.Shoe.Baud)
 	if cfg.Shoe.USBSerial != "" {
 		opener = serialport.ByUSBSerial(cfg.Shoe.USBSerial, cfg.Shoe.Baud)
 	}
+	var dm *demo
 	if cfg.Demo.Enabled {
-		so := simshoe.DefaultOptions()
-		// A restarted demo must not deal its first shoe again in the same
-		// order: the table keeps the last shoes' order across restarts and
-		// would rightly raise the shuffle alarm. The journal's length
-		// varies the seed (a fresh demo keeps the configured one).
-		so.Decks, so.Seed, so.Penetration = rs.Decks, cfg.Demo.Seed+jr.LastSeq(), cfg.Demo.Penetration
-		so.Faults.MisreadEvery = cfg.Demo.MisreadEvery
-		resumeDemoShoe(cfg, copts, &so, log)
-		if dev, err = simshoe.New(so, log.With().Str("part", "shoesim").Logger()); err != nil {
-			return fmt.Errorf("tabled: simulated shoe: %w", err)
+		var path string
+		if dm, path, err = startDemo(ctx, g, cfg, rs, copts, jr.LastSeq(), log); err != nil {
+			return err
 		}
-		defer dev.Close()
-		log.Info().Str("pty", dev.Path()).Msg("simulated shoe on a pseudo-terminal")
-		opener = serialport.Opener(dev.Path(), cfg.Shoe.Baud)
-		g.Go(func() error { return ignoreCancel(dev.Run(ctx)) })
-		// Closing the pty on shutdown wakes the device's blocked reads.
-		g.Go(func() error { <-ctx.Done(); return dev.Close() })
+		defer dm.close()
+		opener = serialport.Opener(path, cfg.Shoe.Baud)
 	} else if cfg.Shoe.Path == "" && cfg.Shoe.USBSerial == "" {
 		return errors.New("tabled: no shoe configured (shoe.path or shoe.usb_serial, or --demo)")
 	}
@@ -322,44 +308,15 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	shufflerWired := hw.hasShuffler() && (cfg.GPIO.Shuffler == nil || *cfg.GPIO.Shuffler)
 	if shufflerWired {
 		var onSwap func(string)
-		if dev != nil {
-			// The demo's card shoe takes the swapped-in shoe and announces it.
-			onSwap = func(string) {
-				if err := dev.NewShoe(ctx, nil); err != nil {
-					log.Warn().Err(err).Msg("simulated shoe: new shoe")
-				}
-			}
+		if dm != nil {
+			onSwap = dm.onSwap(ctx, log) // the demo's card shoe takes the swapped-in shoe
 		}
 		runShuffler(ctx, g, hw, rs, cfg, ctrl, inputs, onSwap, clk, log)
 	}
-	if cfg.Demo.Enabled {
-		// A demo stopped mid-round restarts paused, waiting for a
-		// supervisor: the demo's own supervisor resumes it (a studio's
-		// would look at the round first).
-		g.Go(func() error {
-			if err := ctrl.Ping(ctx); err != nil {
-				return nil
-			}
-			if st := ctrl.Snapshot(); st.Paused {
-				log.Warn().Str("reason", st.PauseReason).Msg("demo: the demo supervisor resumes the table")
-				if err := ctrl.Submit(ctx, table.Supervisor{Command: "resume", By: "demo supervisor"}); err != nil {
-					log.Warn().Err(err).Msg("demo: resume")
-				}
-			}
-			return nil
-		})
-		dealerEvents, _ := ctrl.Subscribe("dealer", 1024)
-		d := simdealer.New(dev, simdealer.Options{Pace: cfg.Demo.Pace, ShufflerSwaps: shufflerWired}, log.With().Str("part", "dealer").Logger())
-		g.Go(func() error { return d.Run(ctx, dealerEvents) })
-		p, err := simplayers.New(simplayers.Options{
-			BrokerURL: brokerURL, Studio: cfg.Studio, Table: cfg.Table, Game: rs.Code,
-			Seats: cfg.Demo.Seats, Seed: cfg.Demo.Seed, Think: cfg.Demo.Think,
-			BetDelay: cfg.Demo.Betting / 3, SideBets: true,
-		}, log.With().Str("part", "players").Logger())
-		if err != nil {
+	if dm != nil {
+		if err := dm.play(ctx, g, ctrl, cfg, rs, shufflerWired, brokerURL, log); err != nil {
 			return err
 		}
-		g.Go(func() error { return p.Run(ctx) })
 	}
 	notify := newNotifier(log)
 	g.Go(func() error {

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestProductionBuild: the production tabled (-tags production, as make
+// build makes it) links no simulator and not periph's gpiotest, and says
+// so when asked for the demo; the default build (go run, make run, the
+// tests) has them.
+func TestProductionBuild(t *testing.T) {
+	deps := func(tags ...string) string {
+		args := append([]string{"list", "-deps"}, tags...)
+		out, err := exec.Command("go", append(args, ".")...).Output()
+		require.NoError(t, err)
+		return string(out)
+	}
+	prod := deps("-tags", "production")
+	for _, bad := range []string{"/simulators/", "gpiotest"} {
+		assert.NotContains(t, prod, bad, "the production build links %s", bad)
+	}
+	assert.Contains(t, deps(), "/simulators/shoe", "the default build has the demo")
+
+	bin := filepath.Join(t.TempDir(), "tabled")
+	out, err := exec.Command("go", "build", "-tags", "production", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(bin, "--demo", "--data-dir", t.TempDir(), "--log-format", "json").CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.True(t, strings.Contains(string(out), "no simulators"), "%s", out)
+}

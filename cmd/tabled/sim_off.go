@@ -1,0 +1,40 @@
+//go:build production
+
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/rules"
+)
+
+// A production build (-tags production: make build) links no simulator
+// and not periph's gpiotest: the demo and --sim say so and stop. sim.go
+// is the wiring of a build with simulators (go run, make run, the tests).
+
+// errNoSimulators is the answer of a production build to --demo and --sim.
+var errNoSimulators = errors.New("tabled: this build has no simulators (built with -tags production): --demo and gpio.sim need `go run ./cmd/tabled` or `make run`")
+
+func simGPIO(Config, *rules.Set, clockwork.Clock, zerolog.Logger) (*hardware, error) {
+	return nil, errNoSimulators
+}
+
+type demo struct{}
+
+func startDemo(context.Context, *errgroup.Group, Config, *rules.Set, table.Options, uint64, zerolog.Logger) (*demo, string, error) {
+	return nil, "", errNoSimulators
+}
+
+func (*demo) close() {}
+
+func (*demo) onSwap(context.Context, zerolog.Logger) func(string) { return nil }
+
+func (*demo) play(context.Context, *errgroup.Group, *table.Controller, Config, *rules.Set, bool, string, zerolog.Logger) error {
+	return errNoSimulators
+}
