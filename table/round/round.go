@@ -45,6 +45,7 @@ type Bet struct {
 	FollowSplit  bool
 }
 
+// InputKind says what an Input is.
 type InputKind uint8
 
 const (
@@ -63,6 +64,9 @@ const (
 	InVoid
 )
 
+// Input is one thing that happens to a round in play: a card, a decision,
+// an insurance answer, a timeout or a void (Type says which; the other
+// fields are its arguments).
 type Input struct {
 	Type   InputKind
 	Card   card.Card
@@ -194,14 +198,21 @@ type Round struct {
 // (PhaseNew): Start opens the first round.
 func New(rs *rules.Set) *Round { return &Round{rs: rs} }
 
+// Rules is the rule set the round plays.
 func (r *Round) Rules() *rules.Set { return r.rs }
 
+// ID is the round in play's id, given to Start.
 func (r *Round) ID() string { return r.id }
 
+// Phase is where the round is.
 func (r *Round) Phase() Phase { return r.phase }
 
+// CardsUsed is how many cards the round has taken.
 func (r *Round) CardsUsed() int { return r.cardsUsed }
 
+// Start opens round id with the players' bets and appends its first events
+// to dst. Bets the rules refuse (limits, the cap, a seat twice) return a
+// *RuleError and change nothing; so does a round still in play.
 func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	if r.phase != PhaseNew && r.phase != PhaseSettled {
 		return dst, ruleErr(ErrIllegalAction, 0, "", "a round is in play (%s)", r.phase)
@@ -1413,6 +1424,8 @@ func (r *Round) void(reason string) {
 	}
 }
 
+// Waiter is a hand whose decision is awaited, with what the decision
+// needs to know (automatic play, the backend's prompt).
 type Waiter struct {
 	Seat      int
 	Player    string
@@ -1425,6 +1438,7 @@ type Waiter struct {
 	Options   Options
 }
 
+// Waiting appends to dst every hand whose decision is awaited.
 func (r *Round) Waiting(dst []Waiter) []Waiter {
 	for i := range r.boxes {
 		bx := &r.boxes[i]
@@ -1446,8 +1460,10 @@ func (r *Round) Waiting(dst []Waiter) []Waiter {
 	return dst
 }
 
+// Awaiting is how many players' decisions are awaited.
 func (r *Round) Awaiting() int { return r.awaiting }
 
+// FirstAwaiting is the first seat whose decision is awaited, 0 for none.
 func (r *Round) FirstAwaiting() int {
 	for i := range r.boxes {
 		if r.boxes[i].awaiting > 0 {
