@@ -415,6 +415,12 @@ func (c *Controller) start() error {
 	}
 	c.state.Store(c.m.State())
 	c.live = true
+	// The state as the replay left it goes out: the retained one may be
+	// older (a crash between an input's events and its state), and a
+	// table restarted paused or between rounds may publish nothing else
+	// until its next input.
+	c.hold([]Event{c.m.StateEvent()})
+	c.release()
 	if res.inputs == 0 {
 		return nil
 	}

@@ -309,3 +309,29 @@ func TestJournalEntries(t *testing.T) {
 	assert.Equal(t, "#23:58:40", c.Round)
 	assert.Equal(t, "S1", got[2].Shoe, "a shoe change names its shoe")
 }
+
+// TestRestartPublishesState: a restarted table publishes its state as the
+// replay left it, even when it does nothing else (paused, or between
+// rounds): the retained state may be older than the journal (a crash
+// between an input's events and its state), and a supervisor or a backend
+// waiting for the paused state would wait for ever.
+func TestRestartPublishesState(t *testing.T) {
+	j := &memJournal{}
+	h := start(t, "000", j)
+	h.waitPhase(PhaseBetting)
+	require.NoError(t, h.submit(Supervisor{Command: "pause", By: "sup", Reason: "camera"}))
+	h.stop()
+
+	h2 := start(t, "000", j)
+	h2.ping()
+	var got *State
+	for len(h2.events) > 0 && got == nil {
+		if st, ok := (<-h2.events).Body.(*State); ok {
+			got = st
+		}
+	}
+	require.NotNil(t, got, "a state after the replay")
+	assert.True(t, got.Paused)
+	assert.Equal(t, "camera", got.PauseReason)
+	assert.Equal(t, h2.c.Snapshot().Seq, got.Seq)
+}

@@ -856,6 +856,13 @@ func (m *Machine) publishState() {
 	m.emit(st, m.roundID)
 }
 
+// StateEvent is the snapshot published after the last input as an event
+// (seq 0), for the loop to publish again: after a replay, whose states
+// were not published, subscribers need the table as it is now.
+func (m *Machine) StateEvent() Event {
+	return Event{Time: m.now, Table: m.cfg.Table, Round: m.roundID, Body: m.state}
+}
+
 // State returns the snapshot published after the last input. It is
 // shared: callers do not modify it.
 func (m *Machine) State() *State { return m.state }
