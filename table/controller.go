@@ -415,15 +415,15 @@ func (c *Controller) start() error {
 	}
 	c.state.Store(c.m.State())
 	c.live = true
+	if res.inputs == 0 {
+		return nil
+	}
 	// The state as the replay left it goes out: the retained one may be
 	// older (a crash between an input's events and its state), and a
 	// table restarted paused or between rounds may publish nothing else
 	// until its next input.
 	c.hold([]Event{c.m.StateEvent()})
 	c.release()
-	if res.inputs == 0 {
-		return nil
-	}
 	c.log.Info().Int("inputs", res.inputs).Uint64("from", from).Int("skipped", res.skipped).Uint64("seq", c.m.Seq()).
 		Str("phase", string(c.m.phase)).Msg("journal replayed")
 	switch {
