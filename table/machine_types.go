@@ -52,14 +52,6 @@ const (
 	TimerDecision     TimerName = "decision"      // the awaited decisions time out
 )
 
-func (n TimerName) valid() bool {
-	switch n {
-	case TimerLastCall, TimerBetsDeadline, TimerNext, TimerInsurance, TimerDecision:
-		return true
-	}
-	return false
-}
-
 // Deadline is a timer as a value: which one, when it fires, and its key
 // (the TimerFired the loop submits when it fires names it, so a timer
 // replaced before it fired is recognised and refused).
