@@ -54,7 +54,7 @@ func (w *world) deal(n int, st table.State) {
 				action = "hit"
 			}
 			err := w.submit(table.Decision{ID: fmt.Sprintf("d%d-%d", n, s.Seat), Seat: s.Seat, Player: s.Player, Action: action})
-			if err == nil || errors.Is(err, table.ErrJournal) {
+			if err == nil || errors.Is(err, errRestarted) {
 				return
 			}
 		}
@@ -94,22 +94,22 @@ func (w *world) advance(d time.Duration) {
 	if !due {
 		return
 	}
-	for range 2000 {
-		if err := w.c.Ping(w.live); err != nil {
-			return
+	// The timer's callback hands its input to the loop from a goroutine
+	// of its own: wait for the input's effect (every timer the machine
+	// arms changes the state when it fires), however long the scheduler
+	// takes, so that no later input overtakes it.
+	for bound := time.Now().Add(5 * time.Second); time.Now().Before(bound); time.Sleep(10 * time.Microsecond) {
+		if w.j.Err() != nil || w.c.Ping(w.live) != nil {
+			break
 		}
 		now := w.c.Snapshot()
 		if now.Seq != st.Seq || now.Timer == nil || !now.Timer.Deadline.Equal(st.Timer.Deadline) {
 			break
 		}
-		time.Sleep(10 * time.Microsecond)
 	}
 	w.drain()
-	switch {
-	case w.live.Err() != nil:
-		w.restart("the controller stopped")
-	case w.j.Err() != nil:
+	if failed := w.j.Err(); failed != nil {
 		// The timer's input met the failing journal: the daemon restarts.
-		w.restart(w.j.Err().Error())
+		w.restart(failed.Error())
 	}
 }

@@ -210,7 +210,10 @@ func (w *world) start() bool {
 		return false
 	}
 	w.drain()
-	return true
+	// A deadline that passed while the table was down fires at once, from
+	// the timer's goroutine: wait for it before the next input.
+	w.advance(0)
+	return w.c != nil
 }
 
 // checkJournal replays the journal: every input the controller accepted
@@ -319,30 +322,33 @@ func (w *world) newShoe() {
 	w.submit(table.ShoeChanged{ShoeID: fmt.Sprintf("shoe-%d", w.shoeN)})
 }
 
+// errRestarted is submit's answer when the input met a failing journal
+// and the daemon restarted.
+var errRestarted = errors.New("world: the daemon restarted")
+
 // submit hands one input to the controller; a journal failure restarts
 // the daemon.
 func (w *world) submit(in table.Input) error {
 	data, _ := table.EncodeInput(in)
 	err := w.c.Submit(w.live, in)
+	// The journal's failure is known when Submit returns (the controller
+	// stops its loop after it): the trace does not depend on when the
+	// loop's goroutine ends.
+	if failed := w.j.Err(); failed != nil {
+		// Submit's answer is ErrJournal, or the loop's end when it came
+		// first: either way the daemon restarts.
+		w.drain()
+		w.trace("%s: not journaled", data)
+		w.restart(failed.Error())
+		return errRestarted
+	}
 	_ = w.c.Ping(w.live)
 	w.drain()
 	switch {
-	case w.live.Err() != nil:
-		// The loop stopped (it could not rebuild the table after a
-		// journal failure): the daemon exits and systemd restarts it.
-		w.trace("%s: the controller stopped", data)
-		if !w.restart("the controller stopped") {
-			return err
-		}
 	case err == nil:
 		w.res.Accepted++
 		w.acked = append(w.acked, data)
 		w.trace("%s ok", data)
-	case errors.Is(err, table.ErrJournal):
-		w.trace("%s: %v", data, err)
-		if !w.restart(err.Error()) {
-			return err
-		}
 	default:
 		w.trace("%s refused: %v", data, err)
 	}

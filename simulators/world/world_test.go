@@ -25,7 +25,7 @@ func TestOneSeedIsOneRun(t *testing.T) {
 // TestPowerCuts: power cuts at seeded points (unsynced writes dropped or
 // kept in part and torn, directory changes lost) break no invariant.
 func TestPowerCuts(t *testing.T) {
-	seeds := 100
+	seeds := 200
 	if testing.Short() {
 		seeds = 30
 	}
@@ -47,7 +47,7 @@ func TestPowerCuts(t *testing.T) {
 // alarm, which the restarted journal could not derive (the daemon then
 // refused to start: journal behind the outbox).
 func TestDiskFaults(t *testing.T) {
-	seeds := 100
+	seeds := 300
 	if testing.Short() {
 		seeds = 30
 	}
