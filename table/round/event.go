@@ -281,6 +281,9 @@ type SeatResult struct {
 	Side      []SideResult `json:"side,omitempty"`
 	Insurance *Wager       `json:"insurance,omitempty"`
 	Net       int64        `json:"total_net"`
+	// Slot is the player's slot in the round (his bet's index in
+	// Start's bets): a crowd's settlement is published by slot.
+	Slot int `json:"-"`
 }
 
 // HandResult is one hand's cards and money. The round reuses its storage

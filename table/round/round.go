@@ -86,7 +86,10 @@ type player struct {
 	side []SideStake
 	// owner indexes Round.owners, the player's stakes over every
 	// position, when the game has a round cap (else unused).
-	owner  int32
+	owner int32
+	// slot is the player's index in the round: the position of his bet
+	// in Start's bets (see Slot).
+	slot   int32
 	hands  [2]hand
 	n      int // hands in use
 	cur    int
@@ -127,6 +130,9 @@ type box struct {
 	awaiting  int            // players whose decision is awaited
 	inQueue   bool
 	activated bool
+	// crowd: more than CrowdPlayers players share the box's cards; their
+	// per-player events are not emitted (see CrowdPlayers).
+	crowd bool
 }
 
 // Round is one blackjack round as a pure state machine: the boxes and
@@ -192,6 +198,18 @@ type Round struct {
 	// drop has a bit set for each event kind the caller does not keep
 	// (KeepEvents).
 	drop uint32
+	// The crowd's bookkeeping (crowd.go): slots maps a slot (a bet's
+	// index in Start's bets) to its player, set once at Start; crowd is
+	// set when a box has more than CrowdPlayers players; prompted counts
+	// the crowd's decision requests (no event each); asked counts the
+	// insurance answers still awaited; mark and markGen find a slot twice
+	// in one batch without clearing anything between batches.
+	slots    []slotRef
+	crowd    bool
+	prompted uint64
+	asked    int
+	mark     []uint32
+	markGen  uint32
 }
 
 // New returns a round engine for the rule set rs, with no round in play
@@ -227,16 +245,19 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		// collect and sort, no pass for bets behind.
 		r.boxes = growBoxes(r.boxes, 1)
 		r.boxes[0].seat = bets[0].Seat
-		r.addPlayer(&r.boxes[0], &bets[0])
+		r.slots = append(r.slots[:0], slotRef{})
+		r.addPlayer(&r.boxes[0], &bets[0], 0)
 		r.solo = &r.boxes[0].players[0]
 	} else {
 		r.solo = nil
 		r.layout(bets)
 	}
-	if len(bets) > 16 {
+	r.crowd = false
+	if len(bets) > CrowdPlayers {
 		for i := range r.boxes {
-			if len(r.boxes[i].players) > 16 {
+			if len(r.boxes[i].players) > CrowdPlayers {
 				r.indexPlayers(i)
+				r.boxes[i].crowd, r.crowd = true, true
 			}
 		}
 	}
@@ -272,6 +293,7 @@ func (r *Round) layout(bets []Bet) {
 	}
 	r.seatBuf = seats
 	r.boxes = growBoxes(r.boxes, len(seats))
+	r.slots = growSlots(r.slots, len(bets))
 	for i, s := range seats {
 		r.boxes[i].seat = s
 	}
@@ -287,16 +309,17 @@ func (r *Round) layout(bets []Bet) {
 			}
 			bi := r.boxIndex(b.Seat)
 			if bi < 0 {
-				// A bet behind an empty seat is refunded (000): it never enters the round.
+				// A bet behind an empty seat is refunded (000): it never
+				// enters the round (its slot names no player).
 				continue
 			}
-			r.addPlayer(&r.boxes[bi], b)
+			r.addPlayer(&r.boxes[bi], b, i)
 		}
 	}
 }
 
-// addPlayer puts bet b's player on box bx.
-func (r *Round) addPlayer(bx *box, b *Bet) {
+// addPlayer puts bet b's player on box bx, as slot.
+func (r *Round) addPlayer(bx *box, b *Bet, slot int) {
 	// Appended zero and filled in place: a player is a few hundred
 	// bytes, and a composite literal would be built on the stack and
 	// copied.
@@ -310,6 +333,8 @@ func (r *Round) addPlayer(bx *box, b *Bet) {
 		p = &bx.players[n]
 	}
 	p.id, p.main, p.side = b.Player, b.Main, b.Side
+	p.slot = int32(slot)
+	r.slots[slot] = slotRef{box: int32(bx.pos), idx: int32(len(bx.players) - 1)}
 	p.behind, p.followDbl, p.followSpl = b.Behind, b.FollowDouble, b.FollowSplit
 	p.n = 1
 	p.hands[0].base, p.hands[0].stake = b.Main, b.Main
@@ -398,7 +423,7 @@ func growBoxes(b []box, n int) []box {
 		// Field by field: a box literal would be built and copied whole.
 		bx := &b[i]
 		bx.pos, bx.stream, bx.players, bx.index = i, bx.stream[:0], bx.players[:0], nil
-		bx.waiting, bx.awaiting, bx.inQueue, bx.activated = 0, 0, false, false
+		bx.waiting, bx.awaiting, bx.inQueue, bx.activated, bx.crowd = 0, 0, false, false, false
 	}
 	return b
 }
@@ -445,6 +470,7 @@ func (r *Round) reset(id string) {
 	r.dealerSecond, r.dealerPlays, r.dealerNeeds = false, false, false
 	r.unbuilt = false
 	r.owners = r.owners[:0]
+	r.asked = 0
 }
 
 func (r *Round) checkBets(bets []Bet) error {
@@ -779,12 +805,16 @@ func (r *Round) applyOther(in *Input) error {
 				p := &r.boxes[i].players[j]
 				if p.asked && p.insurance == 0 {
 					p.insurance = 2
+					if r.boxes[i].crowd {
+						continue // a crowd's answers show in its settlement
+					}
 					if e := r.emit(EvInsuranceAnswered); e != nil {
 						e.Seat, e.Player, e.Auto = r.boxes[i].seat, p.id, true
 					}
 				}
 			}
 		}
+		r.asked = 0
 		r.afterInsurance()
 		return nil
 	case InDecisionTimeout:
@@ -846,6 +876,7 @@ func (r *Round) afterDeal() {
 				n++
 			}
 		}
+		r.asked = n
 		if e := r.emit(EvInsuranceOffered); e != nil {
 			e.Players = int32(n)
 		}
@@ -873,6 +904,13 @@ func (r *Round) applyInsurance(seat int, id string, take bool) error {
 	if p.insurance != 0 {
 		return ruleErr(ErrDuplicate, seat, id, "insurance already answered")
 	}
+	return r.answerInsurance(bx, p, take)
+}
+
+// answerInsurance applies player p's insurance answer, which findPlayer
+// or a batch's slot found, and p has not given yet.
+func (r *Round) answerInsurance(bx *box, p *player, take bool) error {
+	seat, id := bx.seat, p.id
 	all := r.rs.InsuranceAllPositions
 	if take {
 		stake := p.main / 2
@@ -903,13 +941,10 @@ func (r *Round) applyInsurance(seat int, id string, take bool) error {
 			}
 		}
 	}
-	for i := range r.boxes {
-		for j := range r.boxes[i].players {
-			q := &r.boxes[i].players[j]
-			if q.asked && q.insurance == 0 {
-				return nil
-			}
-		}
+	if r.asked > 0 {
+		// Answers are still awaited: a count, not a scan of every player
+		// per answer (a crowd of 10,000 would make it 10^8).
+		return nil
 	}
 	r.afterInsurance()
 	return nil
@@ -922,6 +957,12 @@ func (r *Round) insure(bx *box, p *player, take bool) {
 		p.insurance = 1
 	} else {
 		p.insurance = 2
+	}
+	if p.asked {
+		r.asked--
+	}
+	if bx.crowd {
+		return // a crowd's answers show in its settlement
 	}
 	if e := r.emit(EvInsuranceAnswered); e != nil {
 		e.Seat, e.Player, e.Flag = bx.seat, p.id, take
@@ -983,6 +1024,12 @@ func (r *Round) advance(bx *box, p *player) {
 		p.awaiting = true
 		bx.awaiting++
 		r.awaiting++
+		if bx.crowd {
+			// One CrowdPrompt for the box, built by the caller from
+			// Prompts, instead of an event per player.
+			r.prompted++
+			return
+		}
 		if e := r.emit(EvDecisionRequested); e != nil {
 			tot, soft := h.total()
 			pair := 0
@@ -1149,6 +1196,14 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 	if !p.awaiting {
 		return ruleErr(ErrOutOfTurn, seat, id, "no decision is awaited from this player now")
 	}
+	return r.decide(bx, p, a, auto)
+}
+
+// decide applies action a of player p on box bx, whose decision is
+// awaited (the caller checked): applyDecision found p by seat and id, a
+// batch (DecideBatch) and the timeout by slot or in place.
+func (r *Round) decide(bx *box, p *player, a Action, auto bool) error {
+	seat, id := bx.seat, p.id
 	h := &p.hands[p.cur]
 	switch a {
 	case ActHit, ActStand:
@@ -1175,8 +1230,10 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 		p.firstDone = true
 	}
 	hi := p.cur
-	if e := r.emit(EvDecisionMade); e != nil {
-		e.Seat, e.Player, e.Hand, e.Action, e.Auto = bx.seat, p.id, int8(hi+1), a, auto
+	if !bx.crowd {
+		if e := r.emit(EvDecisionMade); e != nil {
+			e.Seat, e.Player, e.Hand, e.Action, e.Auto = bx.seat, p.id, int8(hi+1), a, auto
+		}
 	}
 	switch a {
 	case ActStand:
@@ -1237,20 +1294,26 @@ func (r *Round) illegal(no refusal, seat int, id, what string) error {
 }
 
 func (r *Round) applyTimeout() error {
-	if r.phase != PhasePlay {
+	if r.phase != PhasePlay || r.awaiting == 0 {
 		return ruleErr(ErrIllegalAction, 0, "", "no decision is awaited")
 	}
-	type ref struct {
-		seat int
-		id   string
-		a    Action
-	}
-	var waiting []ref
+	// Every player waiting now, marked first (a decision may ask others:
+	// the next seat's players, the one who hit on cards already dealt;
+	// they get their own timer), then decided in place, in seat and bet
+	// order: no list of them and no lookup by id.
+	gen := r.nextMark()
 	for i := range r.boxes {
-		bx := &r.boxes[i]
-		for j := range bx.players {
+		for j := range r.boxes[i].players {
+			if p := &r.boxes[i].players[j]; p.awaiting {
+				r.mark[p.slot] = gen
+			}
+		}
+	}
+	for i := range r.boxes {
+		for j := range r.boxes[i].players {
+			bx := &r.boxes[i]
 			p := &bx.players[j]
-			if !p.awaiting {
+			if !p.awaiting || r.mark[p.slot] != gen {
 				continue
 			}
 			a := ActStand
@@ -1259,16 +1322,10 @@ func (r *Round) applyTimeout() error {
 					a = ActHit
 				}
 			}
-			waiting = append(waiting, ref{bx.seat, p.id, a})
-		}
-	}
-	if len(waiting) == 0 {
-		return ruleErr(ErrIllegalAction, 0, "", "no decision is awaited")
-	}
-	for _, w := range waiting {
-		if err := r.applyDecision(w.seat, w.id, w.a, true); err != nil {
-			// Cannot happen: each was awaited and stand/hit are always open.
-			return err
+			if err := r.decide(bx, p, a, true); err != nil {
+				// Cannot happen: each was awaited and stand/hit are always open.
+				return err
+			}
 		}
 	}
 	return nil
@@ -1400,7 +1457,7 @@ func (r *Round) void(reason string) {
 		bx := &r.boxes[i]
 		for j := range bx.players {
 			p := &bx.players[j]
-			sr := SeatResult{Seat: bx.seat, Player: p.id, Behind: p.behind}
+			sr := SeatResult{Seat: bx.seat, Player: p.id, Behind: p.behind, Slot: int(p.slot)}
 			for k := 0; k < max(p.n, 1); k++ {
 				// Every hand as it stood, with the money on it, all returned.
 				h := &p.hands[k]

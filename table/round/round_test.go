@@ -130,6 +130,9 @@ func TestIllegalInputsChangeNothing(t *testing.T) {
 
 // BenchmarkCommonDraw10k settles a whole 002 round with 10,000 players on
 // common cards: the deal, everyone's decisions, the dealer, settlement.
+// Each wave of decisions is one batch naming all 10,000 players by slot,
+// as the crowd's batch command does (those not asked get not_awaited);
+// the players who did not decide time out.
 func BenchmarkCommonDraw10k(b *testing.B) {
 	rs := game(b, "002")
 	bets := make([]Bet, 10000)
@@ -143,6 +146,11 @@ func BenchmarkCommonDraw10k(b *testing.B) {
 	cards := []card.Card{card.MustParse("5s"), card.MustParse("9d"), card.MustParse("6c"), card.MustParse("7h"),
 		card.MustParse("2c"), card.MustParse("4d"), card.MustParse("Ts"), card.MustParse("8s"), card.MustParse("3h")}
 	actions := []Action{ActStand, ActHit, ActDouble}
+	batch := make([]SlotDecision, len(bets))
+	for j := range batch {
+		batch[j] = SlotDecision{Slot: int32(j), Action: actions[j%3], Player: bets[j].Player}
+	}
+	var codes []EntryCode
 	evs := make([]Event, 0, 1<<16)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -155,11 +163,8 @@ func BenchmarkCommonDraw10k(b *testing.B) {
 		for r.Phase() != PhaseSettled {
 			evs = evs[:0]
 			if r.Awaiting() > 0 {
-				for j := range bets {
-					a := actions[j%3]
-					if _, err := r.Apply(Input{Type: InDecision, Seat: 1, Player: bets[j].Player, Action: a}, evs); err != nil && !errors.Is(err, ErrOutOfTurn) {
-						b.Fatal(err)
-					}
+				if evs, codes, _, err = r.DecideBatch(batch, codes, evs); err != nil && !errors.Is(err, ErrOutOfTurn) {
+					b.Fatal(err)
 				}
 				if r.Awaiting() > 0 {
 					if evs, err = r.Apply(Input{Type: InDecisionTimeout}, evs); err != nil {
@@ -275,7 +280,7 @@ func TestPlayerReset(t *testing.T) {
 	dirty(reflect.ValueOf(&p).Elem())
 	require.NotEqual(t, player{}, p)
 	p.reset()
-	p.id, p.main, p.side, p.owner = "", 0, nil, 0
+	p.id, p.main, p.side, p.owner, p.slot = "", 0, nil, 0, 0
 	p.behind, p.followDbl, p.followSpl = false, false, false
 	p.hands[1] = hand{}
 	require.Equal(t, player{}, p)

@@ -148,7 +148,7 @@ func (r *Round) Net() (net, rounding int64) {
 }
 
 func (r *Round) settlePlayer(bx *box, p *player, sr *SeatResult) {
-	sr.Seat, sr.Player = bx.seat, p.id
+	sr.Seat, sr.Player, sr.Slot = bx.seat, p.id, int(p.slot)
 	sr.Hands = r.handResults(p.n)
 	for k := range sr.Hands {
 		h := &p.hands[k]
@@ -169,7 +169,7 @@ func setHand(hr *HandResult, h *hand) {
 // settleBehind settles a Bet Behind on the seat owner's hands, with the
 // follower's own stake and follow preferences.
 func (r *Round) settleBehind(bx *box, owner, p *player, sr *SeatResult) {
-	sr.Seat, sr.Player, sr.Behind = bx.seat, p.id, true
+	sr.Seat, sr.Player, sr.Behind, sr.Slot = bx.seat, p.id, true, int(p.slot)
 	hs := r.handResults(2)
 	sr.Hands = hs[:0]
 	if owner == nil {
