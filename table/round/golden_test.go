@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"hash"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -25,6 +26,11 @@ import (
 // is: run it only when a change of the engine's output is intended, and
 // say so in the commit.
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/engine-golden.txt")
+
+// goldenDump writes what TestEngineGolden hashes, as text, to a file per
+// game (the flag's value with the game's code appended): run it on two
+// versions of the engine and diff the files to see where they part.
+var goldenDump = flag.String("golden-dump", "", "write the hashed text of each game to this path + code")
 
 const (
 	goldenRounds = 20000 // per game
@@ -83,6 +89,14 @@ func TestEngineGolden(t *testing.T) {
 func goldenGame(t *testing.T, rs *rules.Set) []string {
 	g := &goldenGen{rs: rs, rng: rand.New(rand.NewPCG(19, uint64(len(rs.Code))*1000+uint64(rs.Code[2]))),
 		full: New(rs), sim: New(rs), h: sha256.New()}
+	if *goldenDump != "" {
+		f, err := os.Create(*goldenDump + rs.Code)
+		require.NoError(t, err)
+		defer f.Close()
+		w := bufio.NewWriter(f)
+		defer w.Flush()
+		g.dump = w
+	}
 	g.sim.KeepEvents(EvDecisionRequested)
 	g.errs = map[string]int{}
 	var hashes []string
@@ -109,6 +123,7 @@ type goldenGen struct {
 	waiting   []Waiter
 	snap      bool
 	buf       []byte
+	dump      io.Writer // nil, or a copy of what is hashed
 	// What the inputs reached, logged: event kinds, error kinds, actions.
 	kinds   [EvSettled + 1]int
 	errs    map[string]int
@@ -164,7 +179,7 @@ func (g *goldenGen) round(t *testing.T, i int) {
 	var err, serr error
 	for try := 0; ; try++ {
 		bets := g.makeBets()
-		fmt.Fprintf(g.h, "start %s %+v\n", id, bets)
+		fmt.Fprintf(g, "start %s %+v\n", id, bets)
 		g.evs, err = g.full.Start(id, bets, g.evs[:0])
 		g.sevs, serr = g.sim.Start(id, bets, g.sevs[:0])
 		g.record(t, err, serr)
@@ -177,7 +192,7 @@ func (g *goldenGen) round(t *testing.T, i int) {
 	}
 	for step := 0; g.full.Phase() != PhaseSettled; step++ {
 		in := g.input(step)
-		fmt.Fprintf(g.h, "in %+v\n", in)
+		fmt.Fprintf(g, "in %+v\n", in)
 		g.evs, err = g.full.Apply(in, g.evs[:0])
 		if in.Type == InCard && rng.IntN(2) == 0 {
 			g.sevs, serr = g.sim.Card(in.Card, g.sevs[:0])
@@ -193,7 +208,7 @@ func (g *goldenGen) round(t *testing.T, i int) {
 	net, rounding := g.full.Net()
 	snet, srounding := g.sim.Net()
 	require.Equal(t, [2]int64{net, rounding}, [2]int64{snet, srounding}, "round %s: the simulator's Net", id)
-	fmt.Fprintf(g.h, "net %d %d\n", net, rounding)
+	fmt.Fprintf(g, "net %d %d\n", net, rounding)
 	if i%3 == 0 {
 		require.Equal(t, g.full.Settlement(), g.sim.Settlement(), "round %s: the settlement built late", id)
 	}
@@ -289,20 +304,20 @@ func (g *goldenGen) record(t *testing.T, err, serr error) {
 		}
 	}
 	g.buf = b
-	g.h.Write(b)
+	g.write(b)
 	require.Equal(t, k, len(g.sevs), "the simulator's round: only the decision requests")
-	fmt.Fprintf(g.h, "phase %s awaiting %d first %d cards %d\n", r.Phase(), r.Awaiting(), r.FirstAwaiting(), r.CardsUsed())
+	fmt.Fprintf(g, "phase %s awaiting %d first %d cards %d\n", r.Phase(), r.Awaiting(), r.FirstAwaiting(), r.CardsUsed())
 	g.waiting = r.Waiting(g.waiting[:0])
 	for _, w := range g.waiting {
-		fmt.Fprintf(g.h, "wait %+v\n", w)
+		fmt.Fprintf(g, "wait %+v\n", w)
 	}
 	need, seat, hole := r.NeedsCard()
-	fmt.Fprintf(g.h, "needs %t %d %t %s\n", need, seat, hole, r.Next())
+	fmt.Fprintf(g, "needs %t %d %t %s\n", need, seat, hole, r.Next())
 	if g.snap {
 		b, jerr := json.Marshal(r.Snapshot())
 		require.NoError(t, jerr)
-		g.h.Write(b)
-		g.h.Write([]byte{'\n'})
+		g.write(b)
+		g.write([]byte{'\n'})
 	}
 }
 
@@ -323,3 +338,13 @@ func appendEvent(b []byte, e *Event) []byte {
 	b = append(b, e.Player...)
 	return append(b, '\n')
 }
+
+// Write hashes p (and dumps it, with -golden-dump).
+func (g *goldenGen) Write(p []byte) (int, error) {
+	if g.dump != nil {
+		g.dump.Write(p)
+	}
+	return g.h.Write(p)
+}
+
+func (g *goldenGen) write(p []byte) { g.Write(p) }
