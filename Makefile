@@ -24,12 +24,22 @@ SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-# Built, then run in the recipe's shell's place: `go run` exits 1 when
-# Ctrl-C reaches it too, and make would print an error over tabled's clean
-# stop (tabled exits 0 on SIGINT).
+# Built, then run. On a terminal, Ctrl-C is sent to the terminal's
+# foreground process group: make's own, so make itself died of the SIGINT
+# (status 130, "make: *** Interrupt") over tabled's clean stop. A job-control
+# shell (bash -m) runs tabled in a process group of its own and makes that
+# group the foreground one: Ctrl-C reaches tabled alone, tabled stops
+# cleanly and exits 0, and so does make. Without a terminal (CI, nohup)
+# there is no foreground group to hand over and tabled runs as before.
+# TestMakeRunCtrlC (cmd/tabled) drives both through a real pty.
+RUN_CMD = $(DIST)/run/tabled --demo --log-format console --data-dir $${DATA_DIR:-var/demo} $(RUNFLAGS)
 run: deps-go deps-clients ## a whole demo table: simulated shoe on a pty, GPIO, embedded broker, dealer, players
 	@$(GO) build -o $(DIST)/run/tabled ./cmd/tabled
-	@exec $(DIST)/run/tabled --demo --log-format console --data-dir $${DATA_DIR:-var/demo} $(RUNFLAGS)
+	@if [ -t 0 ] && command -v bash >/dev/null 2>&1; then \
+	  exec bash -m -c '"$$@"; exit $$?' run $(RUN_CMD); \
+	else \
+	  exec $(RUN_CMD); \
+	fi
 
 test: deps-go deps-mosquitto deps-nats deps-chromium contract monitoring modtidy ## gofmt, go vet and every test with -race (real mosquitto, pty and headless Chromium)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
