@@ -165,22 +165,25 @@ func newPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64, firstO
 // newShoe starts a shoe: the draw below is an incremental Fisher-Yates
 // shuffle, so resetting the position is a complete, uniform reshuffle.
 //
-// A shoe dealt to its cut card deals every card before the cut (a round
-// starts while the cut card is not out), so those are drawn here at once,
-// in the order and with the random numbers the draws of the rounds would
-// use: the same shoe, the same seeded run. A tight loop keeps the
-// generator's multiplications in flight back to back, where a draw per
-// card waits for each one in the middle of the round's work.
+// The cards a round is certain to take are drawn here at once, in the
+// order and with the random numbers the round's draws would use: the same
+// shoe, the same seeded run. A tight loop keeps the generator's
+// multiplications in flight back to back, where a draw per card waits for
+// each one in the middle of the round's work. A shoe dealt to its cut
+// card deals every card before the cut (a round starts while the cut card
+// is not out); a shoe for one round (reshuffled every round, or first
+// hands only) deals at least the initial deal of the player's one box:
+// two cards, the dealer's up card and his hole card where he has one.
 func (p *Player) newShoe() {
 	p.pos, p.ready = 0, 0
 	p.fresh = true
 	for i := 0; i < p.rs.BurnOnNewShoe; i++ {
 		p.draw()
 	}
-	if p.rs.ReshuffleEachRound || p.firstOnly {
-		return // only the first round's cards are certain to be dealt
-	}
 	end := min(p.rs.Penetration, len(p.shoe))
+	if p.rs.ReshuffleEachRound || p.firstOnly {
+		end = min(p.pos+3+b2i(p.rs.HoleCard), len(p.shoe))
+	}
 	shuffle(p.rng, p.shoe, p.pos, end)
 	p.ready = end
 }
@@ -243,7 +246,9 @@ func reject(src *rand.PCG, un, hi, lo uint64) uint64 {
 
 // Round plays one round and returns the seat's net in minor units.
 func (p *Player) Round() (net, rounding int64, err error) {
-	if p.rs.ReshuffleEachRound || p.pos >= p.rs.Penetration || (p.firstOnly && !p.fresh) {
+	if !p.fresh && (p.rs.ReshuffleEachRound || p.firstOnly || p.pos >= p.rs.Penetration) {
+		// The shoe newPlayer shuffled is the first round's (fresh), with
+		// the cards drawn ahead for it.
 		p.newShoe()
 	}
 	p.fresh = false
