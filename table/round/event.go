@@ -166,9 +166,9 @@ func (r *Round) emit(k EventKind) *Event {
 	if r.drop&(1<<k) != 0 {
 		return nil
 	}
-	n := len(r.out)
-	r.out = append(r.out, Event{})
-	e := &r.out[n]
+	out := append(r.out, Event{})
+	r.out = out
+	e := &out[len(out)-1]
 	e.Type = k
 	return e
 }

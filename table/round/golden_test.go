@@ -49,7 +49,8 @@ const (
 // engine says fails here, with the block where it first differs.
 //
 // The same inputs go to a second Round that keeps only the decision
-// requests (the simulator's KeepEvents), which must give the same errors,
+// requests (the simulator's KeepEvents), some cards and decisions by Card
+// and Decide instead of Apply, which must give the same errors,
 // the same requests, the same Net and, when asked, the same settlement.
 func TestEngineGolden(t *testing.T) {
 	path := filepath.Join("testdata", "engine-golden.txt")
@@ -196,6 +197,8 @@ func (g *goldenGen) round(t *testing.T, i int) {
 		g.evs, err = g.full.Apply(in, g.evs[:0])
 		if in.Type == InCard && rng.IntN(2) == 0 {
 			g.sevs, serr = g.sim.Card(in.Card, g.sevs[:0])
+		} else if in.Type == InDecision && !in.Auto && step%2 == 0 {
+			g.sevs, serr = g.sim.Decide(in.Seat, in.Player, in.Action, g.sevs[:0])
 		} else {
 			g.sevs, serr = g.sim.Apply(in, g.sevs[:0])
 		}

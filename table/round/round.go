@@ -491,7 +491,10 @@ func (r *Round) checkBets(bets []Bet) error {
 		if err := r.checkStakes(b); err != nil {
 			return err
 		}
-		return r.checkCap(bets)
+		if r.rs.RoundCap > 0 {
+			return r.checkCap(bets)
+		}
+		return nil
 	}
 	// Duplicate checks: a scan for a table's handful of bets, a map for a
 	// common-draw game's thousands, kept from round to round.
@@ -675,6 +678,20 @@ func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 // errors, without the Input. A simulator deals millions of cards a second.
 func (r *Round) Card(c card.Card, dst []Event) ([]Event, error) {
 	return r.card(c, dst)
+}
+
+// Decide is Apply(Input{Type: InDecision, Seat: seat, Player: player,
+// Action: a}, dst): the same events and errors, without the Input (a
+// simulator decides millions of hands a second).
+func (r *Round) Decide(seat int, player string, a Action, dst []Event) ([]Event, error) {
+	r.out = dst
+	var err error
+	if r.phase != PhaseSettled && r.phase != PhaseNew {
+		err = r.applyDecision(seat, player, a, false)
+	} else {
+		err = ruleErr(ErrFinished, seat, player, "no round in play")
+	}
+	return r.out, err
 }
 
 // apply hands a card to card and every other input to its handler.

@@ -111,6 +111,15 @@ func (r *Round) settleAll() {
 	r.resetSettlement()
 	r.fillDealer()
 	s := &r.settle
+	if p := r.solo; p != nil {
+		// One box, one player of its own (every simulated round): no
+		// owner to find for bets behind, no loops.
+		s.Seats = append(s.Seats, SeatResult{})
+		sr := &s.Seats[len(s.Seats)-1]
+		r.settlePlayer(&r.boxes[0], p, sr)
+		s.Net += sr.Net
+		return
+	}
 	for i := range r.boxes {
 		bx := &r.boxes[i]
 		var owner *player

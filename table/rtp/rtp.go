@@ -257,17 +257,17 @@ func (p *Player) Round() (net, rounding int64, err error) {
 		return 0, 0, err
 	}
 	for {
-		switch {
-		case p.rnd.Phase() == round.PhaseSettled:
+		switch ph := p.rnd.Phase(); {
+		case ph == round.PhaseSettled:
 			p.evs = evs
 			// One seat: the round's net is the seat's. Net does not build
 			// the settlement the player never reads.
 			net, rounding := p.rnd.Net()
 			return net, rounding, nil
-		case p.rnd.Phase() == round.PhaseInsurance:
+		case ph == round.PhaseInsurance:
 			evs, err = p.rnd.Apply(round.Input{Type: round.InInsurance, Seat: 1}, evs[:0])
 		case p.rnd.Awaiting() > 0:
-			evs, err = p.rnd.Apply(round.Input{Type: round.InDecision, Seat: 1, Action: p.decide(evs)}, evs[:0])
+			evs, err = p.rnd.Decide(1, "", p.decide(evs), evs[:0])
 		default:
 			evs, err = p.rnd.Card(p.draw(), evs[:0])
 		}
