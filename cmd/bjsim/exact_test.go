@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -53,4 +56,31 @@ func TestExactCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReportIsDocumented: the per-game reports of docs/game-maths.md are
+// what `bjsim exact --game all --report` prints from the rule sets and
+// strategy tables today, line for line, but the real engine's lines (the
+// doc's run adds --rounds 100000000, minutes of play; TestRunPinned in
+// table/rtp keeps the seeded engine's figures from moving). A change of a
+// rule, a table or the analysis that moves a figure fails here until the
+// doc is generated again.
+func TestReportIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "game-maths.md"))
+	require.NoError(t, err)
+	const first = "### 000 Live Blackjack\n"
+	_, section, ok := strings.Cut(string(doc), first)
+	require.True(t, ok, "docs/game-maths.md has no report of game 000")
+	var want []string
+	for _, line := range strings.Split(first+section, "\n") {
+		if !strings.HasPrefix(line, "Real engine (") {
+			want = append(want, line)
+		}
+	}
+	code, out, errOut := runArgs(t, "exact", "--game", "all", "--report")
+	require.Equal(t, 0, code, errOut)
+	_, gen, ok := strings.Cut(out, first)
+	require.True(t, ok, "the report has no section for game 000")
+	require.Equal(t, strings.TrimSpace(strings.Join(want, "\n")), strings.TrimSpace(first+gen),
+		"docs/game-maths.md's reports differ from bjsim's: regenerate them (docs/game-maths.md says how)")
 }
