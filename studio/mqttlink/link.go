@@ -322,155 +322,26 @@ func (l *Link) subscribe(ctx context.Context, client paho.Client) error {
 // outage) the pump stops taking events and the controller's queue holds
 // them.
 func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.Client, gate resendGate, ob *outbox) error {
-	lastSeq := ob.LastSeq()
-	var fl []flight // in outbox order
+	p := l.newPumper(client, gate, ob)
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
-	stalled := false  // fl[0] failed: the window is sent again once retrying ends
-	retrying := false // waiting for retry to fire
-	full := false     // the outbox reached its bound (logged once)
 	defer retry.Stop()
-	// failed reports a record in flight that paho gave up on: nothing new
-	// may follow it until the window has been sent again.
-	failed := func() bool {
-		for _, f := range fl {
-			select {
-			case <-f.tok.Done():
-				if f.tok.Error() != nil {
-					return true
-				}
-			default:
-			}
-		}
-		return false
-	}
-	launch := func() {
-		if stalled || len(fl) >= l.opts.MaxInflight {
-			return
-		}
-		if _, ok := ob.Pending(len(fl)); !ok || !client.IsConnectionOpen() || gate.Held() || failed() {
-			return
-		}
-		for len(fl) < l.opts.MaxInflight {
-			next, ok := ob.Pending(len(fl))
-			if !ok || gate.Held() {
-				break
-			}
-			fl = append(fl, l.launch(client, next))
-		}
-		l.inFlight.Store(int64(len(fl)))
-	}
-	// settle marks the records at the head the broker has acknowledged, and
-	// stalls the window at one that failed.
-	settle := func() error {
-		for len(fl) > 0 && !stalled {
-			select {
-			case <-fl[0].tok.Done():
-			default:
-				return nil
-			}
-			if gate.Held() {
-				// Completed by paho's resume (it hands each resent packet
-				// a new token and completes the old one), not by the
-				// broker: looked at again once the broker has them all.
-				return nil
-			}
-			if err := fl[0].tok.Error(); err != nil {
-				l.log.Warn().Err(err).Uint64("seq", fl[0].rec.seq).Int("attempt", fl[0].attempt).Int("in_flight", len(fl)).
-					Msg("publish failed; sending what is in flight again")
-				stalled, retrying = true, true
-				retry.Reset(backoff(fl[0].attempt))
-				return nil
-			}
-			took := time.Since(fl[0].start)
-			l.lat.add(took)
-			if l.opts.ObservePublish != nil {
-				l.opts.ObservePublish(took)
-			}
-			if err := ob.Ack(fl[0].rec.pos); err != nil {
-				return err
-			}
-			l.published.Add(1)
-			fl[0] = flight{}
-			fl = fl[1:]
-			l.inFlight.Store(int64(len(fl)))
-		}
-		return nil
-	}
-	// again publishes every record in flight once more, in order.
-	again := func() {
-		for i := range fl {
-			f := l.launch(client, fl[i].rec)
-			f.attempt = fl[i].attempt + 1
-			fl[i] = f
-		}
-		l.republished.Add(uint64(len(fl)))
-	}
-	var one [1]entry
-	seen := newRecent()
-	// take encodes ev into the outbox (a replayed one is skipped) and
-	// launches what may be in flight.
-	take := func(ev table.Event) error {
-		if ev.Seq != 0 {
-			if ev.Seq <= lastSeq {
-				l.repeated(ob, seen, ev, lastSeq)
-				return nil
-			}
-			if lastSeq != 0 && ev.Seq != lastSeq+1 {
-				l.gaps.Add(1)
-				l.log.Warn().Uint64("after", lastSeq).Uint64("seq", ev.Seq).Msg("event sequence gap")
-			}
-			lastSeq = ev.Seq
-		}
-		// The event's one encoding, shared with the console.
-		payload, err := wire.EncodeShared(ev)
-		if payload == nil {
-			l.log.Error().Err(err).Uint64("seq", ev.Seq).Str("kind", ev.Kind()).Msg("event not encodable; dropped")
-			return nil
-		}
-		if err != nil && l.unmapped.Add(1) == 1 {
-			// Published all the same (the body's own JSON): losing the
-			// event would be worse than breaking the contract.
-			l.log.Error().Err(err).Uint64("seq", ev.Seq).Msg("event outside the contract (docs/asyncapi.yaml); published as is")
-		}
-		if ev.Seq != 0 {
-			seen.add(ev.Seq, payload)
-		}
-		one[0] = entry{seq: ev.Seq, state: ev.Kind() == StateKind, payload: payload}
-		if err := ob.Append(one[:]); err != nil {
+	for {
+		held, err := p.turn()
+		if err != nil {
 			return err
 		}
-		launch()
-		return nil
-	}
-
-	for {
-		held := gate.Held()
-		if !held {
-			if err := settle(); err != nil {
-				return err
-			}
+		if d := p.armRetry; d > 0 {
+			p.armRetry = 0
+			retry.Reset(d)
 		}
-		if stalled && !retrying && !held && client.IsConnectionOpen() {
-			stalled = false
-			again()
-		}
-		launch()
 		in := events
-		if ob.Full() {
+		if !p.room() {
 			in = nil
-			if !full {
-				full = true
-				l.log.Warn().Int64("max_bytes", l.opts.OutboxMaxBytes).Int("depth", ob.Depth()).
-					Msg("outbox full: events wait in the controller's queue for the broker")
-			}
-		} else if full {
-			full = false
-			l.log.Info().Int("depth", ob.Depth()).Msg("outbox has room again")
 		}
 		var acked <-chan struct{}
-		if len(fl) > 0 && !stalled && !held {
-			acked = fl[0].tok.Done()
+		if len(p.fl) > 0 && !p.stalled && !held {
+			acked = p.fl[0].tok.Done()
 		}
 		select {
 		case <-ctx.Done():
@@ -487,7 +358,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 			// together), and the file gets one write after them all,
 			// overlapping the broker round trip.
 			for n := 0; ; n++ {
-				if err := take(ev); err != nil {
+				if err := p.take(ev); err != nil {
 					return err
 				}
 				if n+1 >= l.opts.OutboxBatch {
@@ -511,11 +382,195 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 		case <-gate.Released():
 			// The loop looks at the gate again.
 		case <-retry.C:
-			retrying = false
+			p.retrying = false
 		case <-acked:
-			// settle, at the top of the loop, takes it from here.
+			// turn, at the top of the loop, takes it from here.
 		}
 	}
+}
+
+// pumper is the pump's state and logic, apart from its waiting: pump
+// drives it from its select loop, the deterministic simulation
+// (simulators/world, through Stepper) step by step. Only one goroutine
+// uses it.
+type pumper struct {
+	l       *Link
+	client  paho.Client
+	gate    resendGate
+	ob      *outbox
+	lastSeq uint64
+	fl      []flight // in outbox order
+	// stalled: fl[0] failed; the window is sent again once retrying ends.
+	stalled bool
+	// retrying: waiting for the back-off (armRetry) to pass.
+	retrying bool
+	// armRetry, when set, is the back-off the driver must wait before it
+	// clears retrying; the driver zeroes it when it has armed its timer.
+	armRetry time.Duration
+	full     bool // the outbox reached its bound (logged once)
+	one      [1]entry
+	seen     *recent
+}
+
+func (l *Link) newPumper(client paho.Client, gate resendGate, ob *outbox) *pumper {
+	return &pumper{l: l, client: client, gate: gate, ob: ob, lastSeq: ob.LastSeq(), seen: newRecent()}
+}
+
+// failed reports a record in flight that paho gave up on: nothing new
+// may follow it until the window has been sent again.
+func (p *pumper) failed() bool {
+	for _, f := range p.fl {
+		select {
+		case <-f.tok.Done():
+			if f.tok.Error() != nil {
+				return true
+			}
+		default:
+		}
+	}
+	return false
+}
+
+// launch publishes pending records while the window has room.
+func (p *pumper) launch() {
+	if p.stalled || len(p.fl) >= p.l.opts.MaxInflight {
+		return
+	}
+	if _, ok := p.ob.Pending(len(p.fl)); !ok || !p.client.IsConnectionOpen() || p.gate.Held() || p.failed() {
+		return
+	}
+	for len(p.fl) < p.l.opts.MaxInflight {
+		next, ok := p.ob.Pending(len(p.fl))
+		if !ok || p.gate.Held() {
+			break
+		}
+		p.fl = append(p.fl, p.l.launch(p.client, next))
+	}
+	p.l.inFlight.Store(int64(len(p.fl)))
+}
+
+// settle marks the records at the head the broker has acknowledged, and
+// stalls the window at one that failed.
+func (p *pumper) settle() error {
+	l := p.l
+	for len(p.fl) > 0 && !p.stalled {
+		select {
+		case <-p.fl[0].tok.Done():
+		default:
+			return nil
+		}
+		if p.gate.Held() {
+			// Completed by paho's resume (it hands each resent packet
+			// a new token and completes the old one), not by the
+			// broker: looked at again once the broker has them all.
+			return nil
+		}
+		if err := p.fl[0].tok.Error(); err != nil {
+			l.log.Warn().Err(err).Uint64("seq", p.fl[0].rec.seq).Int("attempt", p.fl[0].attempt).Int("in_flight", len(p.fl)).
+				Msg("publish failed; sending what is in flight again")
+			p.stalled, p.retrying = true, true
+			p.armRetry = backoff(p.fl[0].attempt)
+			return nil
+		}
+		took := time.Since(p.fl[0].start)
+		l.lat.add(took)
+		if l.opts.ObservePublish != nil {
+			l.opts.ObservePublish(took)
+		}
+		if err := p.ob.Ack(p.fl[0].rec.pos); err != nil {
+			return err
+		}
+		l.published.Add(1)
+		p.fl[0] = flight{}
+		p.fl = p.fl[1:]
+		l.inFlight.Store(int64(len(p.fl)))
+	}
+	return nil
+}
+
+// again publishes every record in flight once more, in order.
+func (p *pumper) again() {
+	for i := range p.fl {
+		f := p.l.launch(p.client, p.fl[i].rec)
+		f.attempt = p.fl[i].attempt + 1
+		p.fl[i] = f
+	}
+	p.l.republished.Add(uint64(len(p.fl)))
+}
+
+// take encodes ev into the outbox (a replayed one is skipped) and
+// launches what may be in flight. The caller flushes the outbox after a
+// batch.
+func (p *pumper) take(ev table.Event) error {
+	l := p.l
+	if ev.Seq != 0 {
+		if ev.Seq <= p.lastSeq {
+			l.repeated(p.ob, p.seen, ev, p.lastSeq)
+			return nil
+		}
+		if p.lastSeq != 0 && ev.Seq != p.lastSeq+1 {
+			l.gaps.Add(1)
+			l.log.Warn().Uint64("after", p.lastSeq).Uint64("seq", ev.Seq).Msg("event sequence gap")
+		}
+		p.lastSeq = ev.Seq
+	}
+	// The event's one encoding, shared with the console.
+	payload, err := wire.EncodeShared(ev)
+	if payload == nil {
+		l.log.Error().Err(err).Uint64("seq", ev.Seq).Str("kind", ev.Kind()).Msg("event not encodable; dropped")
+		return nil
+	}
+	if err != nil && l.unmapped.Add(1) == 1 {
+		// Published all the same (the body's own JSON): losing the
+		// event would be worse than breaking the contract.
+		l.log.Error().Err(err).Uint64("seq", ev.Seq).Msg("event outside the contract (docs/asyncapi.yaml); published as is")
+	}
+	if ev.Seq != 0 {
+		p.seen.add(ev.Seq, payload)
+	}
+	p.one[0] = entry{seq: ev.Seq, state: ev.Kind() == StateKind, payload: payload}
+	if err := p.ob.Append(p.one[:]); err != nil {
+		return err
+	}
+	p.launch()
+	return nil
+}
+
+// turn is the top of the pump's loop: it settles what the broker
+// acknowledged, sends the window again after a failure once the back-off
+// is over, and launches what may go. held is the gate's state it saw.
+func (p *pumper) turn() (held bool, err error) {
+	held = p.gate.Held()
+	if !held {
+		if err := p.settle(); err != nil {
+			return held, err
+		}
+	}
+	if p.stalled && !p.retrying && !held && p.client.IsConnectionOpen() {
+		p.stalled = false
+		p.again()
+	}
+	p.launch()
+	return held, nil
+}
+
+// room reports whether the pump may take events: not while the outbox is
+// full (a long broker outage), when the controller's queue holds them.
+func (p *pumper) room() bool {
+	l := p.l
+	if p.ob.Full() {
+		if !p.full {
+			p.full = true
+			l.log.Warn().Int64("max_bytes", l.opts.OutboxMaxBytes).Int("depth", p.ob.Depth()).
+				Msg("outbox full: events wait in the controller's queue for the broker")
+		}
+		return false
+	}
+	if p.full {
+		p.full = false
+		l.log.Info().Int("depth", p.ob.Depth()).Msg("outbox has room again")
+	}
+	return true
 }
 
 // resendGate tells the pump when paho is sending packets again after a
@@ -564,30 +619,40 @@ func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue
 		if err != nil {
 			return err
 		}
-		rep, fresh, err := l.answer(ctx, msg, rq, led, guard, lim, sub)
+		sent, err := l.reply(ctx, client, msg, rq, led, guard, lim, sub)
 		if err != nil {
 			return err
 		}
-		if fresh {
-			if rep.Accepted {
-				l.accepted.Add(1)
-			} else {
-				l.rejected.Add(1)
-			}
-		} else {
-			l.repeats.Add(1)
-		}
-		rep.Schema = wire.Version // a ledger written by an older daemon holds older ones
-		b, err := json.Marshal(rep)
-		if err != nil {
-			return fmt.Errorf("mqttlink: encode reply: %w", err)
-		}
 		select {
-		case pending <- sentReply{tok: client.Publish(l.topics.Replies, l.opts.QoS, false, b), msg: msg, id: rep.ID}:
+		case pending <- sent:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// reply answers one command and publishes the reply; the caller
+// acknowledges msg once the reply's token completes without error.
+func (l *Link) reply(ctx context.Context, client paho.Client, msg paho.Message, rq chan<- resendReq, led *ledger, guard *replayGuard, lim *limiter, sub Submitter) (sentReply, error) {
+	rep, fresh, err := l.answer(ctx, msg, rq, led, guard, lim, sub)
+	if err != nil {
+		return sentReply{}, err
+	}
+	if fresh {
+		if rep.Accepted {
+			l.accepted.Add(1)
+		} else {
+			l.rejected.Add(1)
+		}
+	} else {
+		l.repeats.Add(1)
+	}
+	rep.Schema = wire.Version // a ledger written by an older daemon holds older ones
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return sentReply{}, fmt.Errorf("mqttlink: encode reply: %w", err)
+	}
+	return sentReply{tok: client.Publish(l.topics.Replies, l.opts.QoS, false, b), msg: msg, id: rep.ID}, nil
 }
 
 // repliesInFlight bounds the replies published and not yet acknowledged

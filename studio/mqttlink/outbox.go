@@ -460,13 +460,9 @@ func (ob *outbox) SyncLoop(ctx context.Context, interval time.Duration) error {
 			return ctx.Err()
 		case <-ob.dirty:
 		}
-		ob.fileMu.Lock()
-		err := ob.f.Sync()
-		ob.fileMu.Unlock()
-		if err != nil {
-			return fmt.Errorf("mqttlink: outbox fsync: %w", err)
+		if err := ob.sync(); err != nil {
+			return err
 		}
-		ob.syncs.Add(1)
 		if rest == nil {
 			continue
 		}
@@ -482,6 +478,18 @@ func (ob *outbox) SyncLoop(ctx context.Context, interval time.Duration) error {
 		case <-rest.C:
 		}
 	}
+}
+
+// sync is one of SyncLoop's fsyncs.
+func (ob *outbox) sync() error {
+	ob.fileMu.Lock()
+	err := ob.f.Sync()
+	ob.fileMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("mqttlink: outbox fsync: %w", err)
+	}
+	ob.syncs.Add(1)
+	return nil
 }
 
 // Syncs is how many fsyncs SyncLoop has done.

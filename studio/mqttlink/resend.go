@@ -89,23 +89,32 @@ func (l *Link) resends(ctx context.Context, client paho.Client, q <-chan resendR
 			return ctx.Err()
 		case req = <-q:
 		}
-		l.resendRequests.Add(1)
-		sent, err := l.resend(ctx, client, req)
-		l.resent.Add(uint64(sent))
-		want := int(req.to - req.from + 1)
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil:
-			l.log.Warn().Err(err).Str("id", req.id).Uint64("from", req.from).Uint64("to", req.to).
-				Int("sent", sent).Msg("resend stopped; the backend will ask again")
-		case sent < want:
-			l.log.Error().Str("id", req.id).Uint64("from", req.from).Uint64("to", req.to).
-				Int("sent", sent).Msg("resend: some events are no longer in the journal (retention)")
-		default:
-			l.log.Info().Str("id", req.id).Uint64("from", req.from).Uint64("to", req.to).Msg("resent events")
+		if err := l.serveResend(ctx, client, req); err != nil {
+			return err
 		}
 	}
+}
+
+// serveResend publishes one queued resend and logs how it went; the
+// error is non-nil only when ctx ended.
+func (l *Link) serveResend(ctx context.Context, client paho.Client, req resendReq) error {
+	l.resendRequests.Add(1)
+	sent, err := l.resend(ctx, client, req)
+	l.resent.Add(uint64(sent))
+	want := int(req.to - req.from + 1)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		l.log.Warn().Err(err).Str("id", req.id).Uint64("from", req.from).Uint64("to", req.to).
+			Int("sent", sent).Msg("resend stopped; the backend will ask again")
+	case sent < want:
+		l.log.Error().Str("id", req.id).Uint64("from", req.from).Uint64("to", req.to).
+			Int("sent", sent).Msg("resend: some events are no longer in the journal (retention)")
+	default:
+		l.log.Info().Str("id", req.id).Uint64("from", req.from).Uint64("to", req.to).Msg("resent events")
+	}
+	return nil
 }
 
 // resend publishes one range and returns how many events went out.
