@@ -42,6 +42,8 @@ type Options struct {
 	// PowerCutsOnly leaves out the disk faults (EIO, a full disk): only
 	// power cuts.
 	PowerCutsOnly bool
+
+	noResends bool // the backend never asks for a resend (tests of the checks)
 }
 
 // Violation is an invariant that did not hold.
@@ -59,6 +61,7 @@ type Result struct {
 	Accepted   int // inputs the controller accepted
 	Restarts   int // power cuts and faults survived by a restart
 	Published  uint64
+	Net        NetStats // the network's side (net.go)
 	Violations []Violation
 }
 
@@ -91,6 +94,8 @@ type world struct {
 	acked     [][]byte // encoded inputs the controller accepted, in order
 	shoe      []card.Card
 	shoeN     int
+
+	net *network // the MQTT link, the broker and the backend (net.go)
 }
 
 // Run plays one seeded run and returns what it found.
@@ -115,6 +120,7 @@ func Run(opts Options) Result {
 	}
 	w.rs = rs
 	w.d = disk.New(disk.Options{Seed: opts.Seed, KeepUnsynced: opts.Seed%2 == 0, TearZeros: opts.Seed%3 == 0})
+	w.net = newNetwork(w)
 	if !w.start() {
 		return w.res
 	}
@@ -123,7 +129,9 @@ func Run(opts Options) Result {
 	for step := 0; step < opts.Steps && len(w.res.Violations) == 0; step++ {
 		w.res.Steps++
 		w.step(step)
+		w.net.step()
 	}
+	w.net.heal()
 	w.stop()
 	return w.res
 }
@@ -151,7 +159,7 @@ func (w *world) schedule() {
 		w.d.SetCapacity(c)
 		w.trace("fault: the disk holds %d bytes", c)
 	default:
-		n := 1 + w.rng.IntN(200)
+		n := 1 + w.rng.IntN(200*opsPerStep)
 		w.d.PowerCutAt(n)
 		w.trace("fault: power cut in %d operations", n)
 	}
@@ -163,7 +171,7 @@ func (w *world) options() table.Options {
 	o.Studio, o.Table, o.Clock = "sim", "t1", w.clk
 	o.CheckpointEvery = 3
 	o.Journal = table.NewJournal(w.j)
-	o.RepublishAfter = w.maxSeq
+	o.RepublishAfter = w.net.outboxSeq // as tabled: what the outbox lacks is handed to the link again
 	return o
 }
 
@@ -180,6 +188,10 @@ func (w *world) start() bool {
 		w.trace("recovery: %v", rep.Tail)
 	}
 	w.j = j
+	if err := w.net.preStart(); err != nil {
+		w.violate("outbox opens after any fault", err.Error())
+		return false
+	}
 	opts := w.options()
 	if err := w.checkJournal(opts); err != nil {
 		return false
@@ -196,7 +208,11 @@ func (w *world) start() bool {
 		return false
 	}
 	w.c = c
-	w.events, _ = c.Subscribe("backend", 1<<16)
+	w.events, _ = c.Subscribe("backend", 1<<13)
+	if err := w.net.open(); err != nil {
+		w.violate("outbox opens after any fault", err.Error())
+		return false
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	live, died := context.WithCancel(ctx)
 	w.cancel, w.done, w.live = cancel, make(chan error, 1), live
@@ -260,16 +276,19 @@ func (w *world) checkJournal(opts table.Options) error {
 
 // drain takes what the controller published: each seq with one content.
 func (w *world) drain() {
+	var evs []table.Event
+	defer func() { w.net.take(evs) }() // the link's intake
 	for {
 		select {
 		case ev, ok := <-w.events:
 			if !ok {
 				return
 			}
+			evs = append(evs, ev)
 			if ev.Seq == 0 {
 				continue
 			}
-			b, err := wire.Encode(ev)
+			b, err := wire.EncodeShared(ev) // the encoding the link publishes
 			if b == nil {
 				w.violate("every event encodes", err.Error())
 				continue
@@ -293,6 +312,7 @@ func (w *world) stop() {
 	w.cancel()
 	<-w.done
 	w.drain()
+	w.net.close()
 	_ = w.j.Close()
 	w.c = nil
 }
