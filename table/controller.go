@@ -122,11 +122,15 @@ type Controller struct {
 	timer clockwork.Timer
 	live  bool // the replay is done: effects arm real timers and write checkpoints
 	fatal error
+	batch *BatchResult // the verdicts of the last Decisions stepped, nil for other inputs
 }
 
 type request struct {
 	in    Input
 	reply chan error
+	// batch, for a Decisions input, is filled with its verdicts before
+	// the reply is sent.
+	batch *BatchResult
 }
 
 // New returns a controller. Call Run to start it.
@@ -162,6 +166,27 @@ func (c *Controller) Submit(ctx context.Context, in Input) error {
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// SubmitBatch hands a batch of the crowd's decisions to the controller
+// and returns the verdict on each entry and, as Submit does, the batch's:
+// nil when some entries were applied (one journal record for the batch),
+// the typed error of a batch refused as a whole (nothing changed,
+// nothing journaled; res still says why each entry was refused when the
+// round judged them).
+func (c *Controller) SubmitBatch(ctx context.Context, d Decisions) (res BatchResult, err error) {
+	req := request{in: d, reply: make(chan error, 1), batch: &BatchResult{}}
+	select {
+	case c.reqs <- req:
+	case <-ctx.Done():
+		return BatchResult{}, ctx.Err()
+	}
+	select {
+	case err := <-req.reply:
+		return *req.batch, err
+	case <-ctx.Done():
+		return BatchResult{}, ctx.Err()
 	}
 }
 
@@ -210,6 +235,10 @@ func (c *Controller) Run(ctx context.Context, inputs <-chan Input) error {
 			// "run next" slot), and that should be the MQTT link, on the
 			// way to the players, not the caller.
 			err := c.step(req.in)
+			if req.batch != nil && c.batch != nil {
+				*req.batch = *c.batch
+				req.batch.Rejected = slices.Clone(c.batch.Rejected)
+			}
 			req.reply <- err
 			c.release()
 		case tf := <-c.timers:
@@ -232,6 +261,7 @@ func (c *Controller) handle(in Input) error {
 // together: the MQTT link then finds a card's event and the state showing
 // it in its queue at once, and writes and publishes them as one batch.
 func (c *Controller) step(in Input) error {
+	c.batch = nil
 	now := c.clk.Now()
 	roundID, shoeID := c.m.RoundID(), c.m.ShoeID()
 	if _, ok := in.(SeqGap); ok {
@@ -241,6 +271,7 @@ func (c *Controller) step(in Input) error {
 		return fmt.Errorf("%w: a seq gap is journaled at start, after an operator accepted the loss", errIllegal)
 	}
 	st, err := c.m.Apply(now, in)
+	c.batch = st.Batch
 	if err != nil {
 		return err // refused: nothing changed, nothing to journal
 	}

@@ -139,6 +139,8 @@ func commandID(in Input) string {
 		return v.ID
 	case Decision:
 		return v.ID
+	case Decisions:
+		return v.ID
 	case InsuranceAnswer:
 		return v.ID
 	case Supervisor:
@@ -231,6 +233,8 @@ func DecodeInput(b []byte) (Input, error) {
 		in = &BetsClosed{}
 	case "decision":
 		in = &Decision{}
+	case "decisions":
+		in = &Decisions{}
 	case "insurance":
 		in = &InsuranceAnswer{}
 	case "timer":
@@ -269,6 +273,8 @@ func deref(in Input) Input {
 	case *BetsClosed:
 		return *v
 	case *Decision:
+		return *v
+	case *Decisions:
 		return *v
 	case *InsuranceAnswer:
 		return *v

@@ -88,12 +88,21 @@ type Machine struct {
 	ckRounds int
 	sinceCk  int
 
+	// The crowd's batches (crowd.go): the verdicts of the batch being
+	// applied, the batch ids whose verdicts are kept in full, the
+	// round's count of crowd prompts already published.
+	batch    BatchResult
+	batchIDs []string
+	prompted uint64
+
 	// Scratch, reused from input to input.
-	now   time.Time
-	evs   []Event
-	effs  []Effect
-	evBuf []round.Event
-	state *State
+	slotBuf []round.SlotDecision
+	codeBuf []round.EntryCode
+	now     time.Time
+	evs     []Event
+	effs    []Effect
+	evBuf   []round.Event
+	state   *State
 }
 
 // ledgerEntry is a command id's record: a hash of the command's body, so
@@ -101,6 +110,8 @@ type Machine struct {
 type ledgerEntry struct {
 	hash    uint64
 	verdict error
+	// batch is a Decisions batch's verdicts per entry.
+	batch *BatchResult
 }
 
 // maxCommandIDs bounds the remembered command ids: twice the MQTT link's
@@ -124,6 +135,10 @@ type Step struct {
 	// same body: nothing changed, nothing is journaled, Fault is the first
 	// verdict.
 	Repeat bool
+	// Batch is a Decisions batch's verdict per entry, also when the
+	// batch is refused as a whole (then with the error) and for a
+	// repeat. It is the machine's: valid until the next Apply.
+	Batch *BatchResult
 }
 
 // NewMachine returns the machine of a table that has never run: idle,
@@ -168,7 +183,7 @@ func (m *Machine) Apply(at time.Time, in Input) (Step, error) {
 			}
 			// Delivered again (a retry, a redelivery after a restart):
 			// applied once, answered the same.
-			return Step{Repeat: true, Fault: e.verdict}, nil
+			return Step{Repeat: true, Fault: e.verdict, Batch: e.batch}, nil
 		}
 	}
 	if d, ok := in.(deviceRef); ok {
@@ -177,7 +192,11 @@ func (m *Machine) Apply(at time.Time, in Input) (Step, error) {
 		}
 	}
 	fault, err := m.apply(in)
+	_, isBatch := in.(Decisions)
 	if err != nil {
+		if isBatch {
+			return Step{Batch: &m.batch}, err
+		}
 		return Step{}, err
 	}
 	if d, ok := in.(deviceRef); ok {
@@ -187,13 +206,20 @@ func (m *Machine) Apply(at time.Time, in Input) (Step, error) {
 	}
 	if id != "" {
 		m.remember(id, hash, fault)
+		if isBatch {
+			m.rememberBatch(id)
+		}
 	}
 	m.sinceCk++
 	if m.checkpointDue() {
 		m.effs = append(m.effs, Effect{Kind: EffectCheckpoint})
 	}
 	m.publishState()
-	return Step{Events: m.evs, Effects: m.effs, Fault: fault}, nil
+	st := Step{Events: m.evs, Effects: m.effs, Fault: fault}
+	if isBatch {
+		st.Batch = &m.batch
+	}
+	return st, nil
 }
 
 func (m *Machine) remember(id string, hash uint64, verdict error) {
@@ -269,6 +295,8 @@ func (m *Machine) apply(in Input) (fault, err error) {
 			return nil, err
 		}
 		return nil, m.roundInput(round.Input{Type: round.InDecision, Seat: v.Seat, Player: v.Player, Action: a})
+	case Decisions:
+		return nil, m.applyDecisions(v)
 	case InsuranceAnswer:
 		if m.paused() {
 			return nil, fmt.Errorf("%w: table paused (%s)", ErrPaused, m.pauseWhy)
@@ -442,10 +470,12 @@ func (m *Machine) roundInput(in round.Input) error {
 func (m *Machine) emitRound(evs []round.Event) {
 	for _, ev := range evs {
 		if ev.Type == round.EvSettled && ev.Settlement != nil {
-			ev.Settlement = ev.Settlement.Clone()
+			m.emitSettlement(ev)
+			continue
 		}
 		m.emit(ev, m.roundID)
 	}
+	m.crowdPrompt()
 	rs := m.cfg.Rules
 	switch {
 	case m.rnd.Phase() == round.PhaseSettled:

@@ -32,7 +32,8 @@ import (
 
 // TestContractDemoAllGames runs the demo table of each of the five games
 // at once (simulated shoe on a pty, shuffler swaps on simulated GPIO,
-// dealer and players, a misread now and then; a real mosquitto), plays
+// dealer and players, a misread now and then; 002's players a crowd of
+// 20 that decides by batches; a real mosquitto), plays
 // supervisor over MQTT (a correction of a misread, a correction refused
 // when nothing is misread, a pause, a void, resuming every pause), captures every message under the studio
 // and checks each against docs/asyncapi.yaml with a JSON Schema
@@ -131,6 +132,11 @@ func TestContractDemoAllGames(t *testing.T) {
 		cfg.Demo.Pace, cfg.Demo.Think, cfg.Demo.Betting = 5*time.Millisecond, 10*time.Millisecond, 300*time.Millisecond
 		cfg.Demo.Penetration = 0.05
 		cfg.Demo.MisreadEvery = 40
+		if g == "002" {
+			// A crowd (more than 16 players on the seat): its batches,
+			// prompts and settlement chunks go through the contract too.
+			cfg.Demo.Seats = 20
+		}
 		cfg.Timing.Settle = 50 * time.Millisecond
 		go func() {
 			serveDone <- serve(ctx, cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel))

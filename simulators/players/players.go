@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/rules"
 	"github.com/livetable/livetable/table/strategy"
 )
@@ -127,6 +128,8 @@ func (b *Backend) Run(ctx context.Context) error {
 	}
 	defer cl.Disconnect(100)
 	var seats []int
+	var cr crowd
+	send := func(cmd map[string]any) { b.send(cl, cmd) }
 	for {
 		select {
 		case <-ctx.Done():
@@ -140,7 +143,26 @@ func (b *Backend) Run(ctx context.Context) error {
 				if json.Unmarshal(e.Data, &p) == nil && p.Phase == "betting" {
 					seats = b.placeBets(ctx, cl)
 				}
+			case "round_started":
+				cr.start(len(seats))
+			case "card_dealt":
+				if b.isCrowd() {
+					cr.card(e.Data)
+				}
+			case "crowd_prompt":
+				if !wait(ctx, b.opts.Think) {
+					return nil
+				}
+				b.sendBatch(send, e.Round, b.decideCrowd(&cr))
 			case "insurance_offered":
+				if b.isCrowd() {
+					var es []table.DecisionEntry
+					for i := range seats {
+						es = append(es, table.DecisionEntry{Slot: i, Player: b.player(seats[i]), Action: table.ActionNoInsurance})
+					}
+					b.sendBatch(send, e.Round, es)
+					continue
+				}
 				for _, s := range seats {
 					b.send(cl, map[string]any{"type": "insurance", "seat": b.seatOf(s), "player": b.player(s), "take": false})
 				}

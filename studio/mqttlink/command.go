@@ -21,8 +21,14 @@ import (
 const CommandSchema = wire.Version
 
 // MaxCommandBytes bounds a command payload; anything larger is rejected
-// unread.
+// unread, but for the crowd's commands (bets_closed and decisions), which
+// MaxBatchBytes bounds.
 const MaxCommandBytes = 64 << 10
+
+// MaxBatchBytes bounds a bets_closed or decisions command: 10,000 entries
+// with player ids of a dozen characters. The journal keeps the command
+// as one record, whose limit (1 MiB) it stays well under.
+const MaxBatchBytes = 512 << 10
 
 // maxIDLen bounds a command id, which is stored in the reply ledger.
 const maxIDLen = 128
@@ -41,6 +47,8 @@ const (
 	// topic again. The link answers it itself; the controller never sees
 	// it (see resend.go).
 	CmdResend = wire.CmdResend
+	// CmdDecisions is the crowd's batch of decisions (common draw).
+	CmdDecisions = wire.CmdDecisions
 )
 
 // MaxResend is the most events one resend command may ask for; a backend
@@ -107,6 +115,17 @@ type wireCommand struct {
 
 	From *uint64 `json:"from"`
 	To   *uint64 `json:"to"`
+
+	Round   string             `json:"round"`
+	Entries *[]json.RawMessage `json:"entries"`
+}
+
+// wireEntry is one entry of a decisions batch, decoded alone: a bad
+// entry is that entry's verdict, not the batch's.
+type wireEntry struct {
+	Slot   *int   `json:"slot"`
+	Player string `json:"player"`
+	Action string `json:"action"`
 }
 
 // DecodeCommand parses and validates one command payload. Every failure is
@@ -115,8 +134,8 @@ type wireCommand struct {
 // whenever the payload had a readable one. Authorisation is separate (see
 // the link's replay guard), because it depends on the accounts and the clock.
 func DecodeCommand(b []byte) (Command, error) {
-	if len(b) > MaxCommandBytes {
-		return Command{}, reject("", ErrMalformedCommand, fmt.Sprintf("command larger than %d bytes", MaxCommandBytes))
+	if len(b) > MaxBatchBytes {
+		return Command{}, reject("", ErrMalformedCommand, fmt.Sprintf("command larger than %d bytes", MaxBatchBytes))
 	}
 	var w wireCommand
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -131,6 +150,9 @@ func DecodeCommand(b []byte) (Command, error) {
 		return Command{}, err
 	}
 	id := w.ID
+	if len(b) > MaxCommandBytes && w.Type != CmdBetsClosed && w.Type != CmdDecisions {
+		return Command{}, reject(id, ErrMalformedCommand, fmt.Sprintf("command larger than %d bytes", MaxCommandBytes))
+	}
 	if w.Schema == nil {
 		return Command{}, reject(id, ErrMissingField, "missing schema")
 	}
@@ -156,6 +178,8 @@ func DecodeCommand(b []byte) (Command, error) {
 		}
 	case CmdResend:
 		c.From, c.To, err = w.resend()
+	case CmdDecisions:
+		c.Input, err = w.decisions()
 	default:
 		return Command{}, reject(id, ErrUnknownCommand, fmt.Sprintf("unknown command type %q", w.Type))
 	}
@@ -179,8 +203,9 @@ func (w *wireCommand) onlyFields(allowed ...string) error {
 		"action": w.Action != "", "take": w.Take != nil, "by": w.By != "",
 		"reason": w.Reason != "", "card": w.Card != "", "token": w.Token != "",
 		"from": w.From != nil, "to": w.To != nil, "ts": w.TS != nil, "sig": w.Sig != "",
+		"round": w.Round != "", "entries": w.Entries != nil,
 	}
-	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "token", "from", "to", "ts", "sig"} {
+	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "token", "from", "to", "ts", "sig", "round", "entries"} {
 		if present[name] && !set[name] {
 			return reject("", ErrMalformedCommand, fmt.Sprintf("field %q does not belong to %s", name, w.Type))
 		}
@@ -231,6 +256,41 @@ func (w *wireCommand) betsClosed() (table.Input, error) {
 		})
 	}
 	return table.BetsClosed{Bets: bets, ID: w.ID}, nil
+}
+
+// batchActions are the actions of a decisions entry.
+var batchActions = map[string]bool{"hit": true, "stand": true, "double": true, "split": true,
+	table.ActionInsurance: true, table.ActionNoInsurance: true}
+
+// decisions reads a batch. An entry that cannot be read (not an object,
+// a field of another type or not in the contract, no slot, a negative
+// slot, an unknown action) goes to the table with no action, whose
+// verdict on it is `malformed`: it does not sink the batch.
+func (w *wireCommand) decisions() (table.Input, error) {
+	if err := w.onlyFields("round", "entries"); err != nil {
+		return nil, err
+	}
+	if w.Round == "" {
+		return nil, reject("", ErrMissingField, "missing round")
+	}
+	if w.Entries == nil {
+		return nil, reject("", ErrMissingField, "missing entries")
+	}
+	if n := len(*w.Entries); n > table.MaxBatchEntries {
+		return nil, reject("", ErrMalformedCommand, fmt.Sprintf("%d entries: a batch has at most %d", n, table.MaxBatchEntries))
+	}
+	d := table.Decisions{ID: w.ID, Round: w.Round, Entries: make([]table.DecisionEntry, len(*w.Entries))}
+	for i, raw := range *w.Entries {
+		var e wireEntry
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if dec.Decode(&e) != nil || e.Slot == nil || *e.Slot < 0 || !batchActions[e.Action] {
+			d.Entries[i] = table.DecisionEntry{Slot: -1}
+			continue
+		}
+		d.Entries[i] = table.DecisionEntry{Slot: *e.Slot, Player: e.Player, Action: e.Action}
+	}
+	return d, nil
 }
 
 func (w *wireCommand) seat() (int, error) {

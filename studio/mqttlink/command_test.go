@@ -3,6 +3,8 @@ package mqttlink_test
 import (
 	"bytes"
 	"crypto/ed25519"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +50,14 @@ var commandCases = []struct {
 		want: table.Supervisor{Command: "correct", By: "anna", Reason: "misread", Card: card.MustParse("Td"), ID: "c7"}, super: true},
 	{name: "resend range", payload: `{"schema":1,"id":"c8","type":"resend","from":120,"to":135}`, from: 120, to: 135},
 	{name: "resend to newest", payload: `{"schema":1,"id":"c9","type":"resend","from":7}`, from: 7},
+	{name: "decisions", payload: `{"schema":2,"id":"c10","type":"decisions","round":"#10:00:03","entries":[{"slot":0,"player":"p0","action":"stand"},{"slot":7,"action":"no_insurance"}]}`,
+		want: table.Decisions{ID: "c10", Round: "#10:00:03", Entries: []table.DecisionEntry{{Slot: 0, Player: "p0", Action: "stand"}, {Slot: 7, Action: "no_insurance"}}}},
+	{name: "decisions empty", payload: `{"schema":2,"id":"c12","type":"decisions","round":"r","entries":[]}`,
+		want: table.Decisions{ID: "c12", Round: "r", Entries: []table.DecisionEntry{}}},
+	{name: "decisions no round", payload: `{"schema":2,"id":"x33","type":"decisions","entries":[]}`, errIs: mqttlink.ErrMissingField, reason: "missing round", id: "x33"},
+	{name: "decisions no entries", payload: `{"schema":2,"id":"x34","type":"decisions","round":"r"}`, errIs: mqttlink.ErrMissingField, reason: "missing entries", id: "x34"},
+	{name: "decisions with seat", payload: `{"schema":2,"id":"x35","type":"decisions","round":"r","entries":[],"seat":1}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x35"},
+	{name: "decisions not a list", payload: `{"schema":2,"id":"x36","type":"decisions","round":"r","entries":{}}`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON", id: "x36"},
 
 	{name: "old token", payload: `{"schema":1,"id":"t1","type":"pause","by":"anna","reason":"r","token":"sup-secret"}`, errIs: mqttlink.ErrMalformedCommand, reason: "no longer accepted", id: "t1"},
 	{name: "not json", payload: `{"schema":1,"id":"x1",`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON"},
@@ -115,6 +125,55 @@ func TestDecodeCommandTooLarge(t *testing.T) {
 	big := make([]byte, mqttlink.MaxCommandBytes+1)
 	_, err := mqttlink.DecodeCommand(big)
 	require.ErrorIs(t, err, mqttlink.ErrMalformedCommand)
+}
+
+// TestDecodeBatchBadEntries: entries that cannot be read (outside the
+// contract) go on without an action, and the table's verdict on each is
+// malformed; they do not sink the batch, whose other entries are judged
+// as usual.
+func TestDecodeBatchBadEntries(t *testing.T) {
+	cmd, err := mqttlink.DecodeCommand([]byte(`{"schema":2,"id":"c11","type":"decisions","round":"r","entries":[{"slot":1,"action":"hit"},{"slot":-1,"action":"hit"},{"action":"hit"},{"slot":2,"action":"fly"},{"slot":"3","action":"hit"},{"slot":4,"action":"hit","x":1},7]}`))
+	require.NoError(t, err)
+	assert.Equal(t, table.Decisions{ID: "c11", Round: "r", Entries: []table.DecisionEntry{{Slot: 1, Action: "hit"},
+		{Slot: -1}, {Slot: -1}, {Slot: -1}, {Slot: -1}, {Slot: -1}, {Slot: -1}}}, cmd.Input)
+}
+
+// TestDecodeBatchLimits: the crowd's commands may be up to MaxBatchBytes
+// and 10,000 entries; other commands stay under MaxCommandBytes.
+func TestDecodeBatchLimits(t *testing.T) {
+	batch := func(n int, pad string) []byte {
+		var b bytes.Buffer
+		b.WriteString(`{"schema":2,"id":"b1","type":"decisions","round":"r","entries":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"slot":%d,"player":"p%05d%s","action":"stand"}`, i, i, pad)
+		}
+		b.WriteString(`]}`)
+		return b.Bytes()
+	}
+	full := batch(table.MaxBatchEntries, "")
+	require.Greater(t, len(full), mqttlink.MaxCommandBytes)
+	require.LessOrEqual(t, len(full), mqttlink.MaxBatchBytes)
+	cmd, err := mqttlink.DecodeCommand(full)
+	require.NoError(t, err)
+	assert.Len(t, cmd.Input.(table.Decisions).Entries, table.MaxBatchEntries)
+
+	_, err = mqttlink.DecodeCommand(batch(table.MaxBatchEntries+1, ""))
+	var ce *mqttlink.CommandError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, ce.Reason, "at most 10000")
+
+	_, err = mqttlink.DecodeCommand(batch(5000, strings.Repeat("x", 60)))
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, ce.Reason, "larger than")
+
+	big := fmt.Sprintf(`{"schema":2,"id":"d1","type":"decision","seat":1,"player":"%s","action":"hit"}`, strings.Repeat("x", mqttlink.MaxCommandBytes))
+	_, err = mqttlink.DecodeCommand([]byte(big))
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, ce.Reason, "larger than")
+	assert.Equal(t, "d1", ce.ID)
 }
 
 // The supervisor key of the tests, its account and the tests' clock.

@@ -48,7 +48,9 @@ func openLedger(fsys vfs.FS, dir string, capacity int, log zerolog.Logger) (*led
 		return nil, fmt.Errorf("mqttlink: read reply ledger: %w", err)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), MaxCommandBytes)
+	// A batch's reply lists its rejected entries: longer than a
+	// command's, bounded by a batch's.
+	sc.Buffer(make([]byte, 0, 4096), MaxBatchBytes)
 	bad := 0
 	for sc.Scan() {
 		var r Reply

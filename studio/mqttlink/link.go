@@ -27,6 +27,13 @@ type Submitter interface {
 	Submit(ctx context.Context, in table.Input) error
 }
 
+// BatchSubmitter is a Submitter that also gives the verdict on each
+// entry of a batch of the crowd's decisions (the table controller is
+// one); a Submitter that is not answers a batch with its verdict alone.
+type BatchSubmitter interface {
+	SubmitBatch(ctx context.Context, d table.Decisions) (table.BatchResult, error)
+}
+
 // StateKind is the Body.Kind() of the snapshot events published retained
 // on the state topic instead of the events topic.
 const StateKind = "state"
@@ -726,7 +733,17 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 		rep, remember = l.queueResend(cmd, rq)
 	default:
 		sctx, cancel := context.WithTimeout(ctx, l.opts.SubmitTimeout)
-		serr := sub.Submit(sctx, cmd.Input)
+		var serr error
+		d, isBatch := cmd.Input.(table.Decisions)
+		if bs, ok := sub.(BatchSubmitter); ok && isBatch {
+			var res table.BatchResult
+			res, serr = bs.SubmitBatch(sctx, d)
+			if serr == nil || len(res.Rejected) > 0 {
+				rep.Batch = wire.BatchReplyOf(res)
+			}
+		} else {
+			serr = sub.Submit(sctx, cmd.Input)
+		}
 		cancel()
 		if serr != nil && ctx.Err() != nil {
 			// Shutting down: no reply, no ack; the broker redelivers.

@@ -166,6 +166,10 @@ type Reply struct {
 	// Note says what an accepted command will do when the command alone
 	// does not tell (a resend: "resending events 120 to 135").
 	Note string `json:"note,omitempty"`
+	// Batch, for a `decisions` batch the table judged, is the verdict on
+	// each entry: present when the batch was accepted (some entries
+	// applied) and when it was rejected because none applied.
+	Batch *BatchReply `json:"batch,omitempty"`
 }
 
 // Commands are the command types of the contract with a zero value of
@@ -184,4 +188,5 @@ var Commands = []struct {
 	{"supervisor", "Pause, resume or void (signed by a supervisor).", SupervisorCommand{}},
 	{"correct", "Correct a misread card (signed by a supervisor).", CorrectCommand{}},
 	{"resend", "Publish a range of events again.", ResendCommand{}},
+	{"decisions", "A batch of the crowd's decisions (common draw, by slot).", DecisionsCommand{}},
 }

@@ -36,6 +36,8 @@ var Kinds = []EventKind{
 	{"dealer_done", "The dealer's hand is complete.", DealerDone{}},
 	{"round_settled", "The round is settled: every wager's outcome and money.", RoundSettled{}},
 	{"round_void", "A supervisor voided the round: every initial wager is returned.", RoundVoid{}},
+	{"crowd_prompt", "The hands of a crowd (a common-draw seat of more than 16 players) that wait for a decision, by situation.", CrowdPrompt{}},
+	{"settlement_chunk", "Part of a crowd round's settlement: at most 1000 players' nets.", SettlementChunk{}},
 	{"alarm", "Something a supervisor must look at.", Alarm{}},
 	{"paused", "The table paused.", Paused{}},
 	{"resumed", "The table resumed.", Resumed{}},
@@ -78,6 +80,8 @@ var bodies = map[reflect.Type]mapper{
 	reflect.TypeFor[round.Event](): func(b table.Body) (string, any) {
 		return roundData(b.(round.Event))
 	},
+	reflect.TypeFor[table.CrowdPrompt]():     crowdPromptOf,
+	reflect.TypeFor[table.SettlementChunk](): settlementChunkOf,
 }
 
 // roundData maps a round event; an unknown round kind gives "".
@@ -117,10 +121,11 @@ func roundData(e round.Event) (string, any) {
 			s = &round.Settlement{}
 		}
 		if s.Void {
-			return "round_void", RoundVoid{Reason: s.Reason, Dealer: dealerOf(s.Dealer), Seats: mapSlice(s.Seats, seatResultOf)}
+			return "round_void", RoundVoid{Reason: s.Reason, Dealer: dealerOf(s.Dealer), Seats: mapSlice(s.Seats, seatResultOf),
+				Players: s.Players, Chunks: s.Chunks}
 		}
 		return "round_settled", RoundSettled{Dealer: dealerOf(s.Dealer), Seats: mapSlice(s.Seats, seatResultOf),
-			Net: s.Net, Rounding: s.Rounding}
+			Net: s.Net, Rounding: s.Rounding, Players: s.Players, Chunks: s.Chunks}
 	}
 	return "", nil
 }
@@ -184,6 +189,8 @@ type Phase struct {
 // RoundStarted is the data of a `round_started` event.
 type RoundStarted struct {
 	// Players is the number of bets in the round (seats and bets behind).
+	// Each bet's index, from 0, in the bets_closed command is its
+	// player's slot, which a `decisions` batch names him by.
 	Players int `json:"players" minimum:"0"`
 }
 
@@ -195,7 +202,7 @@ type CardDealt struct {
 	// and for a card dealt to a seat's shared hand in the first deal.
 	Player string `json:"player,omitempty"`
 	// Hand is the seat's hand (1-based; 2 and up after a split), 0 for the
-	// dealer.
+	// dealer and for a crowd's shared card after the first deal.
 	Hand int `json:"hand" minimum:"0"`
 	// Card is rank then suit (As, Td, 7c); absent for the dealer's hole
 	// card, dealt face down.
@@ -208,7 +215,10 @@ type CardDealt struct {
 	Soft bool `json:"soft"`
 	// Players is, in the first deal, how many players hold the seat's
 	// cards (a common-draw seat has many; 1 otherwise); absent for the
-	// dealer and after the first deal.
+	// dealer and after the first deal, but for a crowd's seat (more than
+	// 16 players), whose cards after the first deal are reported once
+	// each, with no player and no total: the next card of the seat's
+	// shared sequence, which each of its players who hit takes in turn.
 	Players int `json:"players,omitempty" minimum:"1"`
 }
 
@@ -319,6 +329,13 @@ type RoundSettled struct {
 	// Rounding is the cents rounded down on odd 3:2 payouts, kept by the
 	// house.
 	Rounding int64 `json:"rounding" minimum:"0"`
+	// Players, in a crowd round only, is how many players the settlement
+	// has; Seats is then empty and their results follow in Chunks
+	// `settlement_chunk` events.
+	Players int `json:"players,omitempty" minimum:"1"`
+	// Chunks, in a crowd round only, is how many `settlement_chunk`
+	// events follow.
+	Chunks int `json:"chunks,omitempty" minimum:"1"`
 }
 
 // RoundVoid is the data of a `round_void` event: a supervisor voided the
@@ -331,6 +348,13 @@ type RoundVoid struct {
 	Dealer DealerResult `json:"dealer"`
 	// Seats has one entry per player and seat, with the stakes returned.
 	Seats []SeatResult `json:"seats"`
+	// Players, in a crowd round only, is how many players the round had;
+	// Seats is then empty and they follow in Chunks `settlement_chunk`
+	// events.
+	Players int `json:"players,omitempty" minimum:"1"`
+	// Chunks, in a crowd round only, is how many `settlement_chunk`
+	// events follow.
+	Chunks int `json:"chunks,omitempty" minimum:"1"`
 }
 
 // DealerResult is the dealer's final hand.

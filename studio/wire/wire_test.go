@@ -70,6 +70,12 @@ func bodiesOfEveryKind(t *testing.T) []table.Body {
 		table.CutCard{Source: "shoe"},
 		table.ShoeInPlay{ShoeID: "S1"},
 		table.Burned{Card: as},
+		table.CrowdPrompt{Up: 9, Awaiting: 2500, Situations: []round.Prompt{{Seat: 1, Hand: 1, Total: 13, Cards: 3,
+			Options: opts, Players: 2500}}},
+		table.SettlementChunk{Index: 1, Chunks: 1, Players: []table.PlayerNet{{Slot: 0, Seat: 1, Player: "p1", Staked: 2000, Net: -1000,
+			Outcomes: []round.Outcome{round.OutcomeLose, round.OutcomeBust}}}},
+		round.Event{Type: round.EvSettled, Settlement: &round.Settlement{Dealer: round.DealerResult{Cards: []card.Card{as}, Total: 11},
+			Net: -1000, Players: 1, Chunks: 1}},
 	}
 }
 

@@ -1,5 +1,7 @@
 package round
 
+import "github.com/livetable/livetable/table/card"
+
 // The crowd of a common-draw game (002, Infinite): thousands of players
 // share one box's cards. Each player is a slot, an integer set once when
 // the round starts (his bet's index in Start's bets); a batch of the
@@ -122,8 +124,7 @@ const (
 	// EntryIllegal: the action is not open to the hand (double on three
 	// cards, split a non-pair, a stake over the round cap).
 	EntryIllegal
-	// EntryMalformed: the entry could not be read (the MQTT link's
-	// verdict: it never reaches the round).
+	// EntryMalformed: the entry names no action the round knows.
 	EntryMalformed
 )
 
@@ -188,6 +189,9 @@ func (r *Round) DecideBatch(entries []SlotDecision, codes []EntryCode, dst []Eve
 
 // batchEntry applies one entry of a batch whose pass is marked gen.
 func (r *Round) batchEntry(e *SlotDecision, gen uint32) EntryCode {
+	if e.Answer > AnswerDecline || e.Answer == AnswerNone && (e.Action == ActNone || e.Action > ActSurrender) {
+		return EntryMalformed
+	}
 	if e.Slot < 0 || int(e.Slot) >= len(r.slots) {
 		return EntryUnknownPlayer
 	}
@@ -220,6 +224,15 @@ func (r *Round) batchEntry(e *SlotDecision, gen uint32) EntryCode {
 		return EntryIllegal
 	}
 	return EntryApplied
+}
+
+// crowdCard reports a card drawn for a crowd's box after the first deal:
+// the next card of the seat's shared sequence, which each player who
+// hit takes in turn (no event per player).
+func (r *Round) crowdCard(bx *box, c card.Card) {
+	if e := r.emit(EvCardDealt); e != nil {
+		e.Seat, e.Card, e.Players = bx.seat, c, int32(len(bx.players))
+	}
 }
 
 // Prompt is one situation of the crowd's waiting hands: how many players

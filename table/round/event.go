@@ -259,6 +259,11 @@ type Settlement struct {
 	Seats    []SeatResult `json:"seats"`
 	Net      int64        `json:"net"`      // sum over all players
 	Rounding int64        `json:"rounding"` // cents rounded down on odd 3:2 payouts
+	// Players and Chunks are set on a crowd's summary (table package):
+	// Seats is then empty and the players' results follow in Chunks
+	// parts.
+	Players int `json:"players,omitempty"`
+	Chunks  int `json:"chunks,omitempty"`
 }
 
 // DealerResult is the dealer's final hand.

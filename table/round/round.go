@@ -756,6 +756,9 @@ func (r *Round) card(c card.Card, dst []Event) ([]Event, error) {
 			bx := &r.boxes[bi]
 			bx.stream = append(bx.stream, c)
 			idx := len(bx.stream) - 1
+			if bx.crowd {
+				r.crowdCard(bx, c)
+			}
 			for j := range bx.players {
 				p := &bx.players[j]
 				if p.nslots > 0 && p.cursor == idx {
