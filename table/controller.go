@@ -81,6 +81,10 @@ type Options struct {
 	// ShuffleRun and ShuffleHistory set the shuffle check (see
 	// MachineConfig); 0 means DefaultShuffleRun and DefaultShuffleHistory.
 	ShuffleRun, ShuffleHistory int
+	// Refusals keeps the verdicts of refused commands across restarts
+	// (they are not journaled; see refusals.go); nil keeps them in memory
+	// for the life of the controller only.
+	Refusals RefusalLog
 }
 
 // machineConfig is the machine's part of the options.
@@ -117,8 +121,9 @@ type Controller struct {
 	state atomic.Pointer[State] // last published snapshot, for readers outside Run
 
 	// Owned by Run.
-	m     *Machine
-	outq  []Event // the events of the input being handled, fanned out by release
+	m       *Machine
+	refused *refusals // verdicts of refused commands, beside the machine's ledger
+	outq    []Event // the events of the input being handled, fanned out by release
 	timer clockwork.Timer
 	live  bool // the replay is done: effects arm real timers and write checkpoints
 	fatal error
@@ -144,7 +149,7 @@ func New(opts Options, log zerolog.Logger) (*Controller, error) {
 	}
 	c := &Controller{
 		opts: opts, log: log.With().Str("table", opts.Table).Logger(), clk: opts.Clock,
-		reqs: make(chan request), timers: make(chan TimerFired, 4), m: m,
+		reqs: make(chan request), timers: make(chan TimerFired, 4), m: m, refused: newRefusals(opts.Refusals),
 	}
 	c.state.Store(m.State())
 	return c, nil
@@ -270,10 +275,18 @@ func (c *Controller) step(in Input) error {
 		// applies it.
 		return fmt.Errorf("%w: a seq gap is journaled at start, after an operator accepted the loss", errIllegal)
 	}
+	if id := commandID(in); id != "" {
+		if verdict, ok := c.refused.check(id, in); ok {
+			return verdict // refused before: the same answer, or the id is reused
+		}
+	}
 	st, err := c.m.Apply(now, in)
 	c.batch = st.Batch
 	if err != nil {
-		return err // refused: nothing changed, nothing to journal
+		// Refused: nothing changed, nothing to journal; the verdict is
+		// kept (off the card path) so that a repeat gets the same answer.
+		c.refused.refuse(in, err)
+		return err
 	}
 	if st.Repeat {
 		return st.Fault
@@ -426,6 +439,9 @@ var ErrPaused = errors.New("table: paused")
 // down fires at once).
 func (c *Controller) start() error {
 	defer func() { c.live = true }()
+	if err := c.refused.load(); err != nil {
+		return err
+	}
 	if c.opts.Journal == nil {
 		return nil
 	}

@@ -107,6 +107,14 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		log.Warn().Uint64("journal_seq", nums.Journal).Uint64("outbox_seq", nums.Outbox).Str("by", gap.By).
 			Str("reason", gap.Reason).Msg("journal behind the outbox: the accepted loss is journaled, the table starts paused")
 	}
+	// The verdicts of refused commands, which the journal does not keep:
+	// written off the card path, read back at start.
+	refusals, err := table.OpenRefusals(nil, cfg.DataDir, log.With().Str("part", "table").Logger())
+	if err != nil {
+		return fmt.Errorf("tabled: %w", err)
+	}
+	defer refusals.Close()
+	copts.Refusals = refusals
 	ctrl, err := table.New(copts, log.With().Str("part", "table").Logger())
 	if err != nil {
 		return err

@@ -69,8 +69,14 @@ func TestCommandsOverBroker(t *testing.T) {
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d3", Reason: errNotYourTurn.Error()}, false},
 		{"repeat of an accepted id", cmdTopic + "decision", `{"schema":1,"id":"d1","type":"decision","seat":1,"action":"hit"}`,
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d1", Accepted: true}, false},
-		{"repeat of a rejected id, now different", cmdTopic + "decision", `{"schema":1,"id":"d3","type":"decision","seat":1,"action":"hit"}`,
+		{"repeat of a rejected id", cmdTopic + "decision", `{"schema":1,"id":"d3","type":"decision","seat":5,"action":"hit"}`,
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d3", Reason: errNotYourTurn.Error()}, false},
+		{"a rejected id with another body", cmdTopic + "decision", `{"schema":1,"id":"d3","type":"decision","seat":1,"action":"hit"}`,
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d3", Reason: `table: id reused with a different command: "d3"`}, false},
+		{"an accepted id with another body", cmdTopic + "decision", `{"schema":1,"id":"d1","type":"decision","seat":1,"action":"stand"}`,
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d1", Reason: `table: id reused with a different command: "d1"`}, false},
+		{"the accepted id with its own body again", cmdTopic + "decision", `{"schema":1,"id":"d1","type":"decision","seat":1,"action":"hit"}`,
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "d1", Accepted: true}, false},
 		{"malformed", cmdTopic + "decision", `{"schema":1,"id":"m1","type":"decision","seat":1}`,
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "m1", Reason: "missing action"}, false},
 		{"garbage", cmdTopic + "decision", `not json at all`,
@@ -99,10 +105,10 @@ func TestCommandsOverBroker(t *testing.T) {
 		assert.Len(t, ctrl.Inputs(), submitted, st.name)
 	}
 	stats := r.link.Stats()
-	assert.Equal(t, uint64(2), stats.Repeats)
+	assert.Equal(t, uint64(3), stats.Repeats)
 	// A supervisor command read off the broker and sent again under a
 	// new id no longer verifies.
-	forged := strings.Replace(steps[10].payload, `"id":"s3"`, `"id":"s4"`, 1)
+	forged := strings.Replace(steps[13].payload, `"id":"s3"`, `"id":"s4"`, 1)
 	require.NoError(t, backend.Publish(ctx, cmdTopic+"supervisor", []byte(forged)))
 	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == len(steps)+1 }, waitFor, poll)
 	assert.Contains(t, replies(t, backend, topics.Replies)[len(steps)].Reason, "signature does not verify")
@@ -114,9 +120,9 @@ func TestCommandsOverBroker(t *testing.T) {
 	r2 := startLink(t, opts, ctrl)
 	require.Eventually(t, func() bool { return r2.link.Stats().Ready }, waitFor, poll)
 	n := len(backend.MessagesOn(topics.Replies))
-	require.NoError(t, backend.Publish(ctx, cmdTopic+"supervisor", []byte(steps[10].payload)))
+	require.NoError(t, backend.Publish(ctx, cmdTopic+"supervisor", []byte(steps[13].payload)))
 	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == n+1 }, waitFor, poll)
-	assert.Equal(t, steps[10].want, replies(t, backend, topics.Replies)[n])
+	assert.Equal(t, steps[13].want, replies(t, backend, topics.Replies)[n])
 	assert.Len(t, ctrl.Inputs(), submitted, "a repeated id after a restart is not submitted again")
 }
 

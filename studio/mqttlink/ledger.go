@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -19,9 +20,20 @@ import (
 
 const ledgerName = "replies.log"
 
-// ledger remembers the first reply to the most recent command ids, so a
-// repeated command (a backend retry, a broker redelivery after a
-// reconnect or a restart) is answered the same way and applied once. It is
+// ledgerLine is one ledger entry: the reply and the hash of the command it
+// answered (bodyHash; 0 in a line written before the hash was kept, or for
+// a command too broken to decode: then any body gets the reply).
+type ledgerLine struct {
+	Reply
+	Body uint64 `json:"body,omitempty"`
+}
+
+// ledger remembers the first reply to the most recent command ids, with a
+// hash of each command's body, so a repeated command (a backend retry, a
+// broker redelivery after a reconnect or a restart) is answered the same
+// way and applied once, and an id sent again with another body is refused
+// ("id reused with a different command"), not answered with the first
+// command's reply. It is
 // a bounded LRU persisted as JSON lines, one fsync'd line per new id, and
 // rewritten when the file holds twice as many lines as the LRU.
 //
@@ -34,7 +46,7 @@ type ledger struct {
 	f     vfs.File
 	lines int
 
-	order *list.List // of Reply, oldest at the front
+	order *list.List // of ledgerLine, oldest at the front
 	byID  map[string]*list.Element
 }
 
@@ -53,7 +65,7 @@ func openLedger(fsys vfs.FS, dir string, capacity int, log zerolog.Logger) (*led
 	sc.Buffer(make([]byte, 0, 4096), MaxBatchBytes)
 	bad := 0
 	for sc.Scan() {
-		var r Reply
+		var r ledgerLine
 		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID == "" {
 			// A torn last line after a crash; its command was not
 			// acknowledged to the broker, so it will come again.
@@ -71,18 +83,22 @@ func openLedger(fsys vfs.FS, dir string, capacity int, log zerolog.Logger) (*led
 	return l, nil
 }
 
-// Lookup returns the first reply given to id, if it is still remembered.
-func (l *ledger) Lookup(id string) (Reply, bool) {
+// Lookup returns the first reply given to id and the hash of the body it
+// answered, if it is still remembered.
+func (l *ledger) Lookup(id string) (Reply, uint64, bool) {
 	e, ok := l.byID[id]
 	if !ok {
-		return Reply{}, false
+		return Reply{}, 0, false
 	}
 	l.order.MoveToBack(e)
-	return e.Value.(Reply), true
+	line := e.Value.(ledgerLine)
+	return line.Reply, line.Body, true
 }
 
-// Record stores the reply durably before it is published.
-func (l *ledger) Record(r Reply) error {
+// Record stores the reply to a command whose body hashes to body durably
+// before it is published.
+func (l *ledger) Record(rep Reply, body uint64) error {
+	r := ledgerLine{Reply: rep, Body: body}
 	l.remember(r)
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -101,14 +117,14 @@ func (l *ledger) Record(r Reply) error {
 	return nil
 }
 
-func (l *ledger) remember(r Reply) {
+func (l *ledger) remember(r ledgerLine) {
 	if e, ok := l.byID[r.ID]; ok {
 		l.order.MoveToBack(e)
 		return
 	}
 	l.byID[r.ID] = l.order.PushBack(r)
 	for l.order.Len() > l.cap {
-		old := l.order.Remove(l.order.Front()).(Reply)
+		old := l.order.Remove(l.order.Front()).(ledgerLine)
 		delete(l.byID, old.ID)
 	}
 }
@@ -117,7 +133,7 @@ func (l *ledger) remember(r Reply) {
 func (l *ledger) rewrite() error {
 	var buf bytes.Buffer
 	for e := l.order.Front(); e != nil; e = e.Next() {
-		b, err := json.Marshal(e.Value.(Reply))
+		b, err := json.Marshal(e.Value.(ledgerLine))
 		if err != nil {
 			return fmt.Errorf("mqttlink: encode ledger line: %w", err)
 		}
@@ -169,4 +185,19 @@ func readFile(fsys vfs.FS, name string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
+}
+
+// bodyHash is the hash of a decoded command's body, as the ledger keeps
+// it: its type, what the controller is given and a resend's range. The
+// signature and its time are left out: a supervisor's retry signs again.
+// Never 0 (0 marks a line without a hash).
+func bodyHash(cmd Command) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00", cmd.Type, cmd.From, cmd.To)
+	if cmd.Input != nil {
+		if b, err := json.Marshal(cmd.Input); err == nil {
+			_, _ = h.Write(b)
+		}
+	}
+	return max(h.Sum64(), 1)
 }

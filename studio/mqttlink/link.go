@@ -704,8 +704,19 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 	if errors.As(derr, &ce) {
 		id = ce.ID
 	}
+	var body uint64
+	if derr == nil {
+		body = bodyHash(cmd)
+	}
 	if id != "" {
-		if prev, ok := led.Lookup(id); ok {
+		if prev, prevBody, ok := led.Lookup(id); ok {
+			if prevBody != 0 && body != 0 && prevBody != body {
+				// Not the command the id was first given to: refused, and
+				// the first command's reply stays the id's answer.
+				rep = Reply{Schema: CommandSchema, ID: id, Reason: fmt.Sprintf("%v: %q", table.ErrCommandIDReused, id)}
+				l.rejectLog.Warn().Str("reason", rep.Reason).Str("id", id).Str("type", cmd.Type).Bool("accepted", false).Msg("command")
+				return rep, true, nil
+			}
 			return prev, false, nil
 		}
 	}
@@ -772,13 +783,13 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 	case remember && rep.Accepted:
 		// Durable: a command the table took is never applied twice, even
 		// when the broker redelivers it after a restart.
-		if err := led.Record(rep); err != nil {
+		if err := led.Record(rep, body); err != nil {
 			return Reply{}, false, err
 		}
 	case remember:
 		// A rejection changed nothing: remembered in memory only, so a
 		// flood of junk costs no fsync next to the journal's.
-		led.remember(rep)
+		led.remember(ledgerLine{Reply: rep, Body: body})
 	}
 	return rep, true, nil
 }

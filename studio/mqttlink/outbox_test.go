@@ -252,7 +252,7 @@ func TestLedgerPersistsAndForgetsOldest(t *testing.T) {
 	l, err := openLedger(nil, dir, 3, zerolog.Nop())
 	require.NoError(t, err)
 	for i := range 10 {
-		require.NoError(t, l.Record(Reply{Schema: CommandSchema, ID: fmt.Sprintf("c%d", i), Accepted: i%2 == 0}))
+		require.NoError(t, l.Record(Reply{Schema: CommandSchema, ID: fmt.Sprintf("c%d", i), Accepted: i%2 == 0}, uint64(100+i)))
 	}
 	require.NoError(t, l.Close())
 	// A torn last line from a crash.
@@ -266,10 +266,11 @@ func TestLedgerPersistsAndForgetsOldest(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	for i := range 10 {
-		r, ok := l.Lookup(fmt.Sprintf("c%d", i))
+		r, body, ok := l.Lookup(fmt.Sprintf("c%d", i))
 		assert.Equal(t, i >= 7, ok, "c%d", i)
 		if ok {
 			assert.Equal(t, i%2 == 0, r.Accepted)
+			assert.Equal(t, uint64(100+i), body, "the body's hash outlives the restart")
 		}
 	}
 }

@@ -182,6 +182,12 @@ func TestMosquittoTLSAndACL(t *testing.T) {
 			continue
 		}
 		assert.False(t, rep.Accepted, rep.ID)
+		if strings.Contains(rep.Reason, "id reused") {
+			// The altered copy under replay-1, after the renamed one
+			// took that id: refused before its signature is looked at.
+			assert.Equal(t, `table: id reused with a different command: "replay-1"`, rep.Reason)
+			continue
+		}
 		assert.Contains(t, rep.Reason, "signature does not verify")
 	}
 	require.Eventually(t, func() bool { return len(otherTable.Messages()) == 1 }, waitFor, poll)
