@@ -123,11 +123,11 @@ type Controller struct {
 	// Owned by Run.
 	m       *Machine
 	refused *refusals // verdicts of refused commands, beside the machine's ledger
-	outq    []Event // the events of the input being handled, fanned out by release
-	timer clockwork.Timer
-	live  bool // the replay is done: effects arm real timers and write checkpoints
-	fatal error
-	batch *BatchResult // the verdicts of the last Decisions stepped, nil for other inputs
+	outq    []Event   // the events of the input being handled, fanned out by release
+	timer   clockwork.Timer
+	live    bool // the replay is done: effects arm real timers and write checkpoints
+	fatal   error
+	batch   *BatchResult // the verdicts of the last Decisions stepped, nil for other inputs
 }
 
 type request struct {
