@@ -170,8 +170,10 @@ func (b *broker) sendCommand(sub string, payload []byte) {
 		b.n.w.res.Net.Flooded++
 	}
 	b.toLink = append(b.toLink, m)
+	// Replays reach back past the reply ledger's 256 ids: an id it
+	// forgot is answered by the controller's own ledger.
 	b.sent = append(b.sent, m)
-	if len(b.sent) > 64 {
+	if len(b.sent) > 1024 {
 		b.sent = b.sent[1:]
 	}
 }
@@ -297,7 +299,7 @@ type backend struct {
 	tail    bool              // ask for what may follow the last event (after an online status)
 	gapFor  int               // steps a gap has been open
 	asked   int
-	verdict map[string]mqttlink.Reply // id -> the first verdict
+	verdict map[string]mqttlink.Reply // id and body -> the first verdict
 }
 
 func newBackend(n *network) *backend {
@@ -381,11 +383,22 @@ func (be *backend) askResends() {
 	}
 }
 
+// expect records the verdict a command had before the link saw it (the
+// workload's own submission).
+func (be *backend) expect(id string, body []byte, r mqttlink.Reply) {
+	key := id + "\x00" + string(body)
+	if _, ok := be.verdict[key]; !ok {
+		be.verdict[key] = r
+	}
+}
+
 // transient are the rejections that are not verdicts (wire.Reply): the
 // same command may be answered otherwise later.
 var transient = []string{"rate limited", "table did not answer in time", "nothing to resend from", "too many resends waiting"}
 
-// reply checks one command's reply: one verdict per id.
+// reply checks one command's reply: one verdict per id and body (the
+// same id with another body may be refused: the controller's ledger
+// refuses an id reused with another body).
 func (be *backend) reply(p []byte) {
 	var r mqttlink.Reply
 	if err := json.Unmarshal(p, &r); err != nil {
@@ -400,9 +413,10 @@ func (be *backend) reply(p []byte) {
 			return
 		}
 	}
-	prev, ok := be.verdict[r.ID]
+	key := r.ID + "\x00" + string(be.n.body)
+	prev, ok := be.verdict[key]
 	if !ok {
-		be.verdict[r.ID] = r
+		be.verdict[key] = r
 		return
 	}
 	if prev.Accepted != r.Accepted {

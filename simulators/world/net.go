@@ -1,6 +1,7 @@
 package world
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,7 +85,8 @@ type network struct {
 	failed    error         // a step of the link failed: the daemon restarts
 	retryIn   int           // steps until the pump's back-off has passed (0: none)
 	steps     int
-	replies   int // replies published while answering one command
+	replies   int    // replies published while answering one command
+	body      []byte // the command being answered
 	healing   bool
 }
 
@@ -133,6 +136,7 @@ func (n *network) open() error {
 	o.MaxInflight = 8
 	o.ReplyCacheSize = 256 // small, so floods go past it
 	o.OutboxMemoryBytes = 32 << 10
+	o.OutboxCompactBytes = 16 << 10 // compactions come, under power cuts too
 	link, err := mqttlink.New(o, zerolog.Nop())
 	if err != nil {
 		return err
@@ -270,7 +274,7 @@ func (n *network) command(msg *message) {
 	if n.st == nil || n.failed != nil {
 		return
 	}
-	n.replies = 0
+	n.replies, n.body = 0, msg.payload
 	n.w.res.Net.Commands++
 	if err := n.st.Command(context.Background(), msg); err != nil {
 		n.fail(err)
@@ -327,7 +331,9 @@ func (s netSubmitter) Submit(_ context.Context, in table.Input) error {
 		s.n.fail(failed)
 		return fmt.Errorf("world: journal failed: %w", failed)
 	}
-	if err == nil {
+	if err == nil && !slices.ContainsFunc(w.acked, func(a []byte) bool { return bytes.Equal(a, data) }) {
+		// (A repeat the controller answered from its ledger is not
+		// journaled again.)
 		w.acked = append(w.acked, data)
 		w.trace("command %s ok", data)
 	}
@@ -356,7 +362,7 @@ func (h journalHistory) Events(ctx context.Context, from, to uint64, fn func(tab
 // flood sends the link a burst of hostile commands: none may stop the
 // table, and none is applied.
 func (n *network) flood() {
-	k := n.rng.IntN(10)
+	k := n.rng.IntN(12)
 	now := n.w.clk.Now()
 	id := func() string { n.b.cmdN++; return fmt.Sprintf("f%d", n.b.cmdN) }
 	switch k {
@@ -412,8 +418,32 @@ func (n *network) flood() {
 		for range 30 + n.rng.IntN(40) {
 			n.b.sendCommand("commands", []byte(fmt.Sprintf(`{"schema":2,"id":%q,"type":"decision","seat":7,"player":"flood","action":"hit"}`, id())))
 		}
+	case 10, 11: // a decision the table took, sent again through the link
+		n.replayDecision()
 	default: // a resend of events that do not exist yet
 		n.b.sendCommand("commands/resend", []byte(fmt.Sprintf(`{"schema":2,"id":%q,"type":"resend","from":%d}`, id(), 1_000_000+n.rng.IntN(1000))))
+	}
+}
+
+// replayDecision sends the link a decision the table accepted from the
+// workload (a backend retrying it), with the same id and body: the
+// controller's ledger answers it as it did, accepted, and applies it
+// once. The link's reply must say accepted.
+func (n *network) replayDecision() {
+	w := n.w
+	for range 4 {
+		if len(w.acked) == 0 {
+			return
+		}
+		in, err := table.DecodeInput(w.acked[n.rng.IntN(len(w.acked))])
+		d, ok := in.(table.Decision)
+		if err != nil || !ok || d.ID == "" {
+			continue
+		}
+		b := []byte(fmt.Sprintf(`{"schema":2,"id":%q,"type":"decision","seat":%d,"player":%q,"action":%q}`, d.ID, d.Seat, d.Player, d.Action))
+		n.be.expect(d.ID, b, mqttlink.Reply{ID: d.ID, Accepted: true})
+		n.b.sendCommand("commands", b)
+		return
 	}
 }
 

@@ -19,9 +19,11 @@ import (
 // every command one verdict, the link's memory stays bounded, and once
 // the network heals the backend's view is the journal's.
 func TestNetworkFaults(t *testing.T) {
-	seeds := 120
+	// Every seed of TestPowerCuts and TestDiskFaults runs the network
+	// too; these count that the faults came.
+	seeds := 40
 	if testing.Short() {
-		seeds = 20
+		seeds = 10
 	}
 	var sum world.NetStats
 	violations := 0
@@ -46,6 +48,7 @@ func TestNetworkFaults(t *testing.T) {
 	assert.Positive(t, sum.Lost, "a broker restart lost messages")
 	assert.Positive(t, sum.Timeouts)
 	assert.Greater(t, sum.Flooded, 10*seeds/2, "floods")
+	assert.Positive(t, sum.Commands)
 	assert.Positive(t, sum.ResendAsks)
 }
 
@@ -64,14 +67,23 @@ func TestNetworkOneSeedIsOneRun(t *testing.T) {
 	}
 }
 
-// TestBackendSeesLoss: the view check can fail. Without its resends,
-// the backend of seed 27 misses what a broker restart lost (the events
-// after a gap, held back, never come), and the run says so.
+// TestBackendSeesLoss: the view check can fail. Without its resends, a
+// backend misses what a broker restart lost (the events after a gap,
+// held back, never come, or the newest ones are gone), and the run says
+// so; the same seed with the backend's resends is whole. The first seed
+// that loses something is taken (seed 1 on the day this was written),
+// so the test does not depend on the workload's draws.
 func TestBackendSeesLoss(t *testing.T) {
-	res := world.Run(world.WithoutResends(world.Options{Seed: 27, Steps: 400}))
-	require.NotEmpty(t, res.Violations)
-	assert.True(t, strings.HasPrefix(res.Violations[0].Invariant, "the backend's view is the journal's"), "%v", res.Violations)
-	res = world.Run(world.Options{Seed: 27, Steps: 400})
-	assert.Empty(t, res.Violations, "with its resends the backend's view is whole")
-	assert.Positive(t, res.Net.BrokerRestarts)
+	for seed := uint64(1); seed <= 60; seed++ {
+		res := world.Run(world.WithoutResends(world.Options{Seed: seed, Steps: 400}))
+		if len(res.Violations) == 0 {
+			continue
+		}
+		assert.True(t, strings.HasPrefix(res.Violations[0].Invariant, "the backend's view is the journal's"), "seed %d: %v", seed, res.Violations)
+		assert.Positive(t, res.Net.BrokerRestarts, "seed %d", seed)
+		res = world.Run(world.Options{Seed: seed, Steps: 400})
+		assert.Empty(t, res.Violations, "seed %d: with its resends the backend's view is whole", seed)
+		return
+	}
+	t.Fatal("no seed of 60 lost a message the backend noticed")
 }
