@@ -1,6 +1,6 @@
 // Package shoereader owns the card shoe's serial port and turns the
-// shoeproto byte stream into Event values; the table controller never sees
-// bytes.
+// shoe's byte stream (shoeproto's by default) into Event values; the table
+// controller never sees bytes.
 //
 // # Port seam
 //
@@ -9,6 +9,15 @@
 // USB enumerator, is in the serialport subpackage and only cmd/* uses it;
 // tests use shoetest's in-memory port or the simulated shoe's pty.
 // Reconnecting is calling the Opener again, with exponential backoff.
+//
+// # Protocol seam
+//
+// What the bytes mean is a vendor's codec behind Protocol (Options.Protocol):
+// a decoder of device messages and an encoder of ACK, NAK, RESEND and
+// CONFIG. ShoeProto (firmware-protocols/shoeproto) is the first and the
+// default; shoetest/lineproto, a line-of-text "vendor B", proves the seam
+// through a real pty. firmware-protocols/ADDING-A-VENDOR.md lists the
+// invariants a codec keeps and the tests to copy.
 //
 // # Delivery
 //

@@ -61,6 +61,9 @@ type Options struct {
 	// it holds), so no card is lost between the line and the journal; the
 	// consumer drops what it had already journaled by Event.Session and Seq.
 	AckOnCommit bool
+	// Protocol is the shoe vendor's wire protocol (default ShoeProto, the
+	// first vendor's: firmware-protocols/shoeproto).
+	Protocol Protocol
 	// Clock gives event times and drives the silence watchdog and the
 	// reconnection backoff (default the real clock; tests pass a fake).
 	Clock clockwork.Clock
@@ -111,5 +114,8 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Clock == nil {
 		o.Clock = clockwork.NewRealClock()
+	}
+	if o.Protocol == nil {
+		o.Protocol = ShoeProto{}
 	}
 }

@@ -28,11 +28,12 @@ type Reader struct {
 	log     zerolog.Logger
 	running atomic.Bool
 
+	// codec is the vendor's protocol (Options.Protocol): its decoding
+	// half is owned by Run's goroutine, AppendHost is called under wmu.
+	codec Codec
+
 	// Everything below is owned by the goroutine running Run; no lock.
-	dec      shoeproto.Decoder
-	frameFn  func(shoeproto.Frame, error)
-	msg      shoeproto.Message
-	msg2     shoeproto.Message // outgoing control message, reused
+	frameFn  func(*DeviceMessage, error)
 	rbuf     []byte
 	wbuf     []byte
 	port     Port
@@ -92,11 +93,12 @@ type counters struct {
 func New(open Opener, opts Options, log zerolog.Logger) *Reader {
 	opts.ensureDefaults()
 	r := &Reader{
-		open: open,
-		opts: opts,
-		log:  log.With().Str("component", "shoereader").Logger(),
-		rbuf: make([]byte, 4096),
-		wbuf: make([]byte, 0, shoeproto.MaxFrameLen),
+		open:  open,
+		opts:  opts,
+		log:   log.With().Str("component", "shoereader").Logger(),
+		rbuf:  make([]byte, 4096),
+		wbuf:  make([]byte, 0, shoeproto.MaxFrameLen),
+		codec: opts.Protocol.NewCodec(),
 	}
 	r.frameFn = r.onFrame
 	return r
@@ -198,7 +200,7 @@ func errString(err error) string {
 
 // serve runs one connection until the port fails or ctx ends.
 func (r *Reader) serve() error {
-	r.dec.Reset()
+	r.codec.Reset()
 	r.helloOnCon = false
 	r.refused = false
 	r.fail = nil
@@ -217,11 +219,11 @@ func (r *Reader) serve() error {
 		}
 		if n == 0 {
 			// The line is idle: a partial frame will not complete.
-			if r.dec.Pending() > 0 {
-				r.dec.Flush(r.frameFn)
+			if r.codec.Pending() > 0 {
+				r.codec.Flush(r.frameFn)
 			}
 		} else {
-			r.dec.Feed(r.rbuf[:n], r.frameFn)
+			r.codec.Feed(r.rbuf[:n], r.frameFn)
 		}
 		r.watchdog()
 	}
@@ -240,43 +242,17 @@ func (r *Reader) watchdog() {
 	r.sendConfig()
 }
 
-func (r *Reader) onFrame(f shoeproto.Frame, err error) {
+func (r *Reader) onFrame(m *DeviceMessage, err error) {
 	if r.fail != nil {
 		return
 	}
 	if err != nil {
-		r.stats.badFrames.Add(1)
-		if errors.Is(err, shoeproto.ErrGarbage) {
-			r.log.Debug().Err(err).Msg("skipped bytes")
-			return
-		}
-		r.log.Warn().Err(err).Msg("bad frame")
-		if r.helloOnCon && !r.refused {
-			r.requestFrom(shoeproto.TypeNak, r.next)
-		}
+		r.badFrame(err)
 		return
 	}
-	now := r.opts.Clock.Now()
-	r.lastHeard = now
-	if r.silent {
-		r.silent = false
-		r.emit(Event{Kind: Alive, Time: now, Message: "shoe heard again"})
-	}
-	if !f.Type.FromDevice() {
-		r.log.Debug().Stringer("type", f.Type).Msg("host frame echoed back; ignored")
-		return
-	}
-	m := &r.msg
-	if err := m.Unmarshal(f); err != nil {
-		r.stats.badFrames.Add(1)
-		r.log.Warn().Err(err).Msg("malformed frame")
-		if r.helloOnCon && !r.refused && f.Seq == r.next {
-			r.requestFrom(shoeproto.TypeNak, r.next)
-		}
-		return
-	}
-	if m.Type == shoeproto.TypeHello {
-		r.hello(f.Seq, m, now)
+	now := r.heard()
+	if m.Kind == MsgHello {
+		r.hello(m.Seq, m, now)
 		return
 	}
 	if r.refused {
@@ -291,12 +267,12 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 		return
 	}
 	switch {
-	case f.Seq < r.next:
+	case m.Seq < r.next:
 		r.stats.duplicates.Add(1)
 		r.ackDurable()
 		return
-	case f.Seq > r.next:
-		r.requestFrom(shoeproto.TypeResend, r.next)
+	case m.Seq > r.next:
+		r.requestFrom(HostResend, r.next)
 		return
 	}
 	r.next++
@@ -307,37 +283,74 @@ func (r *Reader) onFrame(f shoeproto.Frame, err error) {
 		// Register before the events go out: the consumer may commit
 		// them before dispatch returns.
 		r.wmu.Lock()
-		r.pending = append(r.pending, pendingAck{seq: f.Seq, events: -1})
+		r.pending = append(r.pending, pendingAck{seq: m.Seq, events: -1})
 		r.wmu.Unlock()
 	}
-	r.dispatch(f.Seq, m, now)
+	seq := m.Seq
+	r.dispatch(m, now)
 	if r.emitted && r.out != nil {
 		r.yieldToConsumer()
 	}
 	if r.opts.AckOnCommit {
 		r.wmu.Lock()
 		for i := range r.pending {
-			if r.pending[i].seq == f.Seq {
+			if r.pending[i].seq == seq {
 				// Events committed while dispatching made the count negative.
 				r.pending[i].events += r.emittedN + 1
 			}
 		}
 		r.trimLocked()
-		err := r.sendLocked(&shoeproto.Message{Type: shoeproto.TypeAck, Seq: r.durableLocked()})
+		err := r.sendLocked(HostMessage{Kind: HostAck, Seq: r.durableLocked()})
 		r.wmu.Unlock()
 		if err != nil && r.fail == nil {
 			r.fail = err
 		}
 		return
 	}
-	r.sendSeq(shoeproto.TypeAck, f.Seq)
+	r.sendSeq(HostAck, seq)
+}
+
+// badFrame handles a codec's error: bytes skipped between frames are
+// logged; a damaged frame, or an intact one with a malformed payload that
+// is the frame awaited, is answered with NAK so the device sends it again.
+func (r *Reader) badFrame(err error) {
+	r.stats.badFrames.Add(1)
+	if errors.Is(err, ErrNoise) {
+		r.log.Debug().Err(err).Msg("skipped bytes")
+		return
+	}
+	var me *MalformedError
+	if errors.As(err, &me) {
+		r.heard() // the device spoke: its frame was intact
+		r.log.Warn().Err(err).Msg("malformed frame")
+		if r.helloOnCon && !r.refused && me.Seq == r.next {
+			r.requestFrom(HostNak, r.next)
+		}
+		return
+	}
+	r.log.Warn().Err(err).Msg("bad frame")
+	if r.helloOnCon && !r.refused {
+		r.requestFrom(HostNak, r.next)
+	}
+}
+
+// heard notes that an intact frame came: the silence watchdog starts
+// again, and a silent shoe is alive.
+func (r *Reader) heard() time.Time {
+	now := r.opts.Clock.Now()
+	r.lastHeard = now
+	if r.silent {
+		r.silent = false
+		r.emit(Event{Kind: Alive, Time: now, Message: "shoe heard again"})
+	}
+	return now
 }
 
 // ackDurable acknowledges everything delivered and, with AckOnCommit,
 // committed: the answer to a duplicate and to HELLO.
 func (r *Reader) ackDurable() {
 	r.wmu.Lock()
-	err := r.sendLocked(&shoeproto.Message{Type: shoeproto.TypeAck, Seq: r.durableLocked()})
+	err := r.sendLocked(HostMessage{Kind: HostAck, Seq: r.durableLocked()})
 	r.wmu.Unlock()
 	if err != nil && r.fail == nil {
 		r.fail = err
@@ -385,7 +398,7 @@ func (r *Reader) Commit(seq uint32) {
 	r.trimLocked()
 	if after := r.durableLocked(); after != before {
 		// A write error here is met again by Run's next read or write.
-		_ = r.sendLocked(&shoeproto.Message{Type: shoeproto.TypeAck, Seq: after})
+		_ = r.sendLocked(HostMessage{Kind: HostAck, Seq: after})
 	}
 }
 
@@ -404,21 +417,18 @@ func (r *Reader) yieldToConsumer() {
 // requestFrom sends RESEND or NAK for seq once per value of r.next: the
 // device retransmits on its own timeout if this request is lost, and one
 // gap makes the whole window arrive out of order.
-func (r *Reader) requestFrom(t shoeproto.Type, seq uint32) {
+func (r *Reader) requestFrom(k HostKind, seq uint32) {
 	if r.resendFor == seq {
 		return
 	}
 	r.resendFor = seq
 	r.stats.gaps.Add(1)
-	r.sendSeq(t, seq)
+	r.sendSeq(k, seq)
 }
 
-func (r *Reader) hello(seq uint32, m *shoeproto.Message, now time.Time) {
-	info := DeviceInfo{
-		Vendor: string(m.Vendor), Model: string(m.Model), Serial: string(m.Serial),
-		Firmware: string(m.Firmware), Proto: m.Proto, BootID: m.BootID,
-	}
-	if why := r.refuse(info); why != "" {
+func (r *Reader) hello(seq uint32, m *DeviceMessage, now time.Time) {
+	info := m.Info
+	if why := r.refuse(m); why != "" {
 		r.helloOnCon = false
 		r.refused = true
 		key := info.Serial + "\x00" + info.Firmware
@@ -456,10 +466,11 @@ func (r *Reader) hello(seq uint32, m *shoeproto.Message, now time.Time) {
 }
 
 // refuse returns why a device is not allowed, or "".
-func (r *Reader) refuse(info DeviceInfo) string {
+func (r *Reader) refuse(m *DeviceMessage) string {
+	info := m.Info
 	switch {
-	case info.Proto != shoeproto.ProtocolVersion:
-		return fmt.Sprintf("protocol version %d, want %d", info.Proto, shoeproto.ProtocolVersion)
+	case m.Refuse != "":
+		return m.Refuse
 	case len(r.opts.AllowSerials) > 0 && !slices.Contains(r.opts.AllowSerials, info.Serial):
 		return "serial number not on the allow-list"
 	case len(r.opts.AllowFirmware) > 0 && !slices.Contains(r.opts.AllowFirmware, info.Firmware):
@@ -469,34 +480,34 @@ func (r *Reader) refuse(info DeviceInfo) string {
 }
 
 // dispatch turns one in-order device message into events.
-func (r *Reader) dispatch(seq uint32, m *shoeproto.Message, now time.Time) {
-	ev := Event{Seq: seq, Time: now, DeviceTime: m.Time}
-	switch m.Type {
-	case shoeproto.TypeHeartbeat:
+func (r *Reader) dispatch(m *DeviceMessage, now time.Time) {
+	ev := Event{Seq: m.Seq, Time: now, DeviceTime: m.Time}
+	switch m.Kind {
+	case MsgHeartbeat:
 		return
-	case shoeproto.TypeCard:
+	case MsgCard:
 		r.card(ev, m)
 		return
-	case shoeproto.TypeCutCard:
+	case MsgCutCard:
 		ev.Kind, ev.Message = CutCard, "cut card out"
-	case shoeproto.TypeShoeIn:
+	case MsgShoeIn:
 		ev.Kind, ev.Message = ShoeIn, "shoe in"
-	case shoeproto.TypeShoeID:
+	case MsgShoeID:
 		ev.Kind, ev.ShoeID, ev.Message = ShoeID, string(m.ShoeID), "shoe "+string(m.ShoeID)
-	case shoeproto.TypeShoeOut:
-		ev.Kind, ev.Returned = ShoeOut, int(m.Returned)
+	case MsgShoeOut:
+		ev.Kind, ev.Returned = ShoeOut, m.Returned
 		ev.Message = fmt.Sprintf("shoe out, %d returned", m.Returned)
-	case shoeproto.TypeMisread:
+	case MsgMisread:
 		ev.Kind, ev.Message = Misread, "card misread"
-	case shoeproto.TypeDoubleCard:
+	case MsgDoubleCard:
 		ev.Kind, ev.Message = DoubleCard, "two cards pulled at once"
-	case shoeproto.TypeJam:
+	case MsgJam:
 		ev.Kind, ev.Message = Jam, "card path jammed"
-	case shoeproto.TypeFaceUp:
+	case MsgFaceUp:
 		ev.Kind, ev.Card, ev.Message = FaceUp, m.Card, "card face up"
-	case shoeproto.TypeUnknownCard:
+	case MsgUnknownCard:
 		ev.Kind, ev.Code, ev.Message = UnknownCard, string(m.Code), "unknown card "+string(m.Code)
-	case shoeproto.TypeDeviceFault:
+	case MsgFault:
 		err := &FaultError{Code: m.FaultCode, Text: string(m.Text)}
 		ev.Kind, ev.Err, ev.Message = DeviceFault, err, err.Error()
 	default:
@@ -510,7 +521,7 @@ func (r *Reader) dispatch(seq uint32, m *shoeproto.Message, now time.Time) {
 // no memory): IntegrityAlarm instead of Card. What needs memory (a code
 // seen before, a card beyond the composition, the shuffle check) is the
 // table's.
-func (r *Reader) card(ev Event, m *shoeproto.Message) {
+func (r *Reader) card(ev Event, m *DeviceMessage) {
 	ev.Card, ev.Confidence = m.Card, m.Confidence
 	if len(m.Code) > 0 {
 		ev.Code = string(m.Code)
@@ -559,19 +570,14 @@ func (r *Reader) emit(ev Event) {
 }
 
 func (r *Reader) sendConfig() {
-	r.send(&shoeproto.Message{
-		Type:        shoeproto.TypeConfig,
-		HeartbeatMS: uint16(r.opts.Heartbeat / time.Millisecond),
-		Window:      uint8(r.opts.Window),
-	})
+	r.send(HostMessage{Kind: HostConfig, Heartbeat: r.opts.Heartbeat, Window: r.opts.Window})
 }
 
-func (r *Reader) sendSeq(t shoeproto.Type, seq uint32) {
-	r.msg2 = shoeproto.Message{Type: t, Seq: seq}
-	r.send(&r.msg2)
+func (r *Reader) sendSeq(k HostKind, seq uint32) {
+	r.send(HostMessage{Kind: k, Seq: seq})
 }
 
-func (r *Reader) send(m *shoeproto.Message) {
+func (r *Reader) send(m HostMessage) {
 	r.wmu.Lock()
 	err := r.sendLocked(m)
 	r.wmu.Unlock()
@@ -583,19 +589,19 @@ func (r *Reader) send(m *shoeproto.Message) {
 // sendLocked writes one host frame. A write error ends the connection: the
 // Run goroutine sets r.fail from it (send); from Commit's goroutine it is
 // dropped, and the next read or write of the Run goroutine meets it.
-func (r *Reader) sendLocked(m *shoeproto.Message) error {
+func (r *Reader) sendLocked(m HostMessage) error {
 	if r.port == nil {
 		return nil
 	}
 	r.hostSeq++
-	b, err := shoeproto.AppendMessage(r.wbuf[:0], r.hostSeq, m)
+	b, err := r.codec.AppendHost(r.wbuf[:0], r.hostSeq, m)
 	if err != nil {
 		r.log.Error().Err(err).Msg("encode host frame")
 		return nil
 	}
 	r.wbuf = b
 	if _, err := r.port.Write(b); err != nil {
-		return fmt.Errorf("shoereader: write %v: %w", m.Type, err)
+		return fmt.Errorf("shoereader: write host message %d: %w", m.Kind, err)
 	}
 	return nil
 }
