@@ -23,7 +23,10 @@
 // the hash), so changing, removing or reordering any record breaks every
 // hash after it, even when the attacker fixes the CRC. The chain continues
 // across segments through the header's previous hash; the oldest retained
-// segment's previous hash anchors it. format.go has the byte layout.
+// segment's previous hash anchors it. A sealed segment ends with a
+// trailer (where its records end, its last seq and hash, newest time, the
+// last seq of each kind, the sparse index and its rounds) so that Open
+// need not read it. format.go and trailer.go have the byte layout.
 //
 // # Durability and group commit
 //
@@ -40,8 +43,21 @@
 //
 // # Recovery
 //
-// Open checks every record (CRC, sequence, hash chain); segments are checked
-// in parallel, each record against the hash stored before it. In the last
+// Open checks the active (last) segment record by record (CRC, sequence,
+// hash chain) and takes each sealed segment from its trailer, once the
+// trailer's CRC matches, agrees with the segment's header and the next
+// segment's header names its last seq and hash: a restart then costs the
+// same at 10 MB or at the 1 GiB retention cap. A sealed segment without a
+// usable trailer (written before trailers, a trailer torn or damaged, or
+// one the next segment contradicts) is checked record by record as
+// before, in parallel with the others; a sealed segment's record is
+// checked for its CRC and sequence when a replay reads it, and Verify
+// (`tablectl journal verify`) still checks every record, the whole chain
+// and every trailer against the records. Open never trusts a trailer it
+// cannot check and never refuses to start for one: a power cut while a
+// segment was being sealed leaves it the last one with a torn trailer,
+// which Open cuts (RecoveryReport.TrailerCut) before appending to the
+// segment again. In the last
 // segment, a bad record followed by nothing whole but records of its own
 // write batch is a torn tail, left by a power cut in the middle of a write
 // (each record stores its position in its batch, so a record of a later
@@ -62,8 +78,10 @@
 //
 // # Recall
 //
-// Open builds an index of rounds (code, seq range, times) that the writer
-// keeps up to date; Rounds lists recent rounds and Round reads one round's
+// The first Rounds or Round builds an index of rounds (code, seq range,
+// times) from the trailers' rounds, which the writer then keeps up to
+// date (a daemon never builds it: recall opens its own read-only
+// journal); Rounds lists recent rounds and Round reads one round's
 // records back for `tablectl history`, `tablectl round` and the console.
 // Options.ReadOnly opens a live table's journal for such reads without
 // disturbing the daemon.

@@ -1,6 +1,7 @@
 package journal_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -98,6 +99,24 @@ func segments(t testing.TB, dir string) []string {
 	return m
 }
 
+// recordsEnd is the offset where a segment's records end: its size
+// without its trailer.
+func recordsEnd(t testing.TB, path string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return int64(endOf(t, b))
+}
+
+// stripTrailers cuts the trailers off every segment in dir: the journal as
+// a build before trailers wrote it.
+func stripTrailers(t testing.TB, dir string) {
+	t.Helper()
+	for _, p := range segments(t, dir) {
+		require.NoError(t, os.Truncate(p, recordsEnd(t, p)))
+	}
+}
+
 func fileSize(t testing.TB, path string) int64 {
 	t.Helper()
 	fi, err := os.Stat(path)
@@ -139,18 +158,38 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// trailerMagic starts a sealed segment's trailer, after its records.
+var trailerMagic = []byte("LTJSEAL\n")
+
+// frames locates the records of a segment file, up to its trailer.
 func frames(t testing.TB, path string) []frame {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
+	return framesOf(t, b)
+}
+
+// framesOf locates the records in a segment file's bytes.
+func framesOf(t testing.TB, b []byte) []frame {
+	t.Helper()
 	var out []frame
-	for off := headerSize; off+frameHeader <= len(b); {
+	for off := headerSize; off+frameHeader <= len(b) && !bytes.HasPrefix(b[off:], trailerMagic); {
 		n := int(binary.LittleEndian.Uint32(b[off:]))
 		require.LessOrEqual(t, off+frameHeader+n, len(b), "frame at %d runs past the end", off)
 		out = append(out, frame{off: int64(off), n: frameHeader + n})
 		off += frameHeader + n
 	}
 	return out
+}
+
+// endOf is the offset where the records in a segment file's bytes end.
+func endOf(t testing.TB, b []byte) int {
+	t.Helper()
+	fr := framesOf(t, b)
+	if len(fr) == 0 {
+		return headerSize
+	}
+	return int(fr[len(fr)-1].off) + fr[len(fr)-1].n
 }
 
 // fixCRC recomputes the CRC of the frame at off in b.

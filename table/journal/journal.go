@@ -58,6 +58,13 @@ type RecoveryReport struct {
 	RemovedSegments []string
 	// Retired lists segments deleted by retention during Open.
 	Retired []string
+	// Rescanned lists the sealed segments Open checked record by record
+	// because their trailer was missing (written before trailers), torn,
+	// damaged or contradicted by the next segment, each with the reason.
+	Rescanned []string
+	// TrailerCut names the last segment whose torn trailer was cut (a
+	// power cut while it was being sealed); no record was lost.
+	TrailerCut string
 }
 
 // Truncated reports whether a torn tail was cut.
@@ -85,10 +92,13 @@ type Journal struct {
 	segs    []*segment // oldest first; the last one is active
 	lastSeq uint64
 	newest  int64 // newest record time, Unix ns
-	rounds  roundIndex
-	kinds   kindIndex
-	failed  error // first write failure; appends are refused after it
-	readers int   // replays in progress; retention waits for them
+	// rounds is the round index, built on first use (roundsReady): Open
+	// does not read the rounds of sealed segments (see ensureRounds).
+	rounds      roundIndex
+	roundsReady bool
+	kinds       kindIndex
+	failed      error // first write failure; appends are refused after it
+	readers     int   // replays in progress; retention waits for them
 
 	// queued counts appends sent to reqs and not yet committed: Append
 	// commits on its own goroutine only when it is 0, so records keep the
@@ -193,7 +203,7 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		return err
 	}
 	nextSeq := uint64(1)
-	check, err := checkSegments(j.fs, j.dir, segs, &j.rounds, &j.kinds)
+	check, err := checkSegments(j.fs, j.dir, segs, true)
 	if err != nil {
 		return err
 	}
@@ -245,7 +255,31 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 			rep.CutBytes += cut
 		}
 	}
+	rep.Rescanned = check.trailers
+	if len(check.trailers) > 0 {
+		j.log.Info().Strs("segments", check.trailers).Msg("journal: sealed segments without a usable trailer checked record by record")
+	}
+	if n := len(segs); n > 0 && segs[n-1].trailerAt > 0 && !j.opts.ReadOnly {
+		// The last segment was being sealed when the table stopped: its
+		// records are whole, its trailer is not. Cut the trailer; the
+		// segment is active again and is sealed anew when full.
+		seg := segs[n-1]
+		j.log.Warn().Str("segment", seg.name).Int64("offset", seg.trailerAt).
+			Msg("journal: cutting the torn trailer of the last segment")
+		cut, err := truncateFile(j.fs, filepath.Join(j.dir, seg.name), seg.size)
+		if err != nil {
+			return err
+		}
+		rep.CutBytes += cut
+		rep.TrailerCut = seg.name
+		seg.trailerAt = 0
+	}
 	j.segs = segs
+	for _, s := range segs {
+		for _, k := range s.kinds {
+			j.kinds.set(k.kind, k.seq)
+		}
+	}
 	switch {
 	case j.opts.ReadOnly:
 		if len(segs) == 0 {
@@ -258,6 +292,15 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 			return err
 		}
 		j.segs, j.f = []*segment{seg}, f
+	case segs[len(segs)-1].sealed:
+		// Sealed whole, but the next segment was not made (or was torn
+		// and removed): start it now.
+		last := segs[len(segs)-1]
+		seg, f, err := j.createSegment(last.lastSeq+1, last.lastHash)
+		if err != nil {
+			return err
+		}
+		j.segs, j.f = append(j.segs, seg), f
 	default:
 		active := segs[len(segs)-1]
 		f, err := j.fs.OpenFile(filepath.Join(j.dir, active.name), os.O_WRONLY|os.O_APPEND, 0)
@@ -591,7 +634,11 @@ func (j *Journal) commit(batch []*Pending) {
 		s, ns := seq+uint64(i), unixNano(p.rec.Time)
 		active.addMark(s, offs[i])
 		active.newest = max(active.newest, ns)
-		j.rounds.addString(p.rec.Round, s, ns)
+		active.addRun(p.rec.Round, s, ns)
+		active.kinds.set(p.rec.Kind, s)
+		if j.roundsReady {
+			j.rounds.addString(p.rec.Round, s, ns)
+		}
 		j.kinds.set(p.rec.Kind, s)
 	}
 	last := seq + uint64(len(batch)) - 1
@@ -624,6 +671,10 @@ func (j *Journal) fail(err *WriteError) {
 // rotate seals the active segment and starts the next one, then applies
 // retention. The records already written are durable whatever happens here.
 func (j *Journal) rotate() {
+	if err := j.seal(); err != nil {
+		j.fail(err)
+		return
+	}
 	j.mu.Lock()
 	next, prev := j.lastSeq+1, j.hash
 	j.mu.Unlock()
@@ -646,6 +697,41 @@ func (j *Journal) rotate() {
 	retired := j.retainLocked()
 	j.mu.Unlock()
 	j.log.Debug().Str("segment", seg.name).Strs("retired", retired).Msg("journal rotated")
+}
+
+// seal writes the active segment's trailer and fsyncs it, before the next
+// segment is created: a segment followed by another one always ends with
+// a whole trailer (on a file system that keeps fsync'd data), and a power
+// cut during the sealing leaves the segment the last one, whose torn
+// trailer Open cuts. A failed write or fsync fails the journal like any
+// other: what it wrote is then not trusted.
+func (j *Journal) seal() *WriteError {
+	j.mu.Lock()
+	active := j.segs[len(j.segs)-1]
+	buf, runsLen, runsCRC := appendTrailer(j.buf[:0], active)
+	j.mu.Unlock()
+	j.buf = buf
+	path := filepath.Join(j.dir, active.name)
+	op := "write trailer"
+	_, err := j.f.Write(buf)
+	if err == nil {
+		op = "sync trailer"
+		err = j.f.Sync()
+	}
+	if err != nil {
+		if terr := j.f.Truncate(active.size); terr != nil {
+			j.log.Error().Err(terr).Msg("journal: cannot cut the failed trailer; reopen will cut it")
+		}
+		return &WriteError{Op: op, Path: path, Seq: active.lastSeq + 1, Err: err}
+	}
+	j.mu.Lock()
+	active.sealed = true
+	active.trailer = &trailer{runsAt: active.size + int64(len(trailerMagic)), runsLen: runsLen, runsCRC: runsCRC}
+	// The trailer holds the rounds now; the index reads them from it when
+	// it is built (Rounds, Round).
+	active.runs = nil
+	j.mu.Unlock()
+	return nil
 }
 
 // retainLocked deletes the oldest sealed segments beyond MaxBytes or older
@@ -696,7 +782,9 @@ func (j *Journal) retainLocked() []string {
 		if err := syncDir(j.fs, j.dir); err != nil {
 			j.log.Warn().Err(err).Msg("journal: retention")
 		}
-		j.rounds.prune(j.segs[0].firstSeq)
+		if j.roundsReady {
+			j.rounds.prune(j.segs[0].firstSeq)
+		}
 		j.log.Info().Strs("segments", retired).Msg("journal retention deleted segments")
 	}
 	return retired

@@ -106,6 +106,10 @@ func (rd *reader) next() (body []byte, off int64, p Problem, err error) {
 	return body, off, ProblemNone, nil
 }
 
+// peek returns the unread bytes in the buffer, at least a frame header's
+// worth after next reported a bad length.
+func (rd *reader) peek() []byte { return rd.buf[rd.r:rd.w] }
+
 // validFrameAt reports whether b[at:] starts with a frame whose length fits
 // in b and whose CRC matches. Recovery uses it to tell a torn tail (nothing
 // whole follows the bad spot) from corruption in the middle.

@@ -1,8 +1,12 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
+
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // reopenWindow is how many rounds back a round code may reappear and still
@@ -124,9 +128,17 @@ func (e *roundEntry) summary() RoundSummary {
 
 // Rounds returns up to n of the most recent rounds, newest first. Rounds
 // whose first record was deleted by retention are not listed.
+//
+// The first call builds the index: it reads the rounds from the trailers
+// of the sealed segments (and checks the segments without one), so it
+// costs what Open saved.
 func (j *Journal) Rounds(n int) []RoundSummary {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if err := j.ensureRoundsLocked(); err != nil {
+		j.log.Error().Err(err).Msg("journal: cannot build the round index")
+		return nil
+	}
 	list := j.rounds.list
 	n = max(min(n, len(list)), 0)
 	out := make([]RoundSummary, 0, n)
@@ -140,6 +152,10 @@ func (j *Journal) Rounds(n int) []RoundSummary {
 // seq order. It returns ErrNotFound for a code the index does not hold.
 func (j *Journal) Round(code string) ([]Record, error) {
 	j.mu.Lock()
+	if err := j.ensureRoundsLocked(); err != nil {
+		j.mu.Unlock()
+		return nil, err
+	}
 	e := j.rounds.byCode[code]
 	var first, last uint64
 	if e != nil {
@@ -160,6 +176,62 @@ func (j *Journal) Round(code string) ([]Record, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// ensureRoundsLocked builds the round index from the segments' rounds,
+// oldest first, when it is not built yet. j.mu must be held; it reads
+// files under it, once. A daemon never asks (recall goes through its own
+// read-only journal), so its Open and its memory stay free of it.
+func (j *Journal) ensureRoundsLocked() error {
+	if j.roundsReady {
+		return nil
+	}
+	var ix roundIndex
+	for i, s := range j.segs {
+		runs, err := j.segmentRuns(s)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			ix.addRun(r)
+		}
+		if i < len(j.segs)-1 {
+			s.runs = nil // the index holds them; the active one's trailer needs its own
+		}
+	}
+	j.rounds, j.roundsReady = ix, true
+	return nil
+}
+
+// segmentRuns returns a segment's rounds: kept in memory, or read from its
+// trailer, or, should that fail, from its records.
+func (j *Journal) segmentRuns(s *segment) ([]roundRun, error) {
+	if s.runs != nil || !s.sealed || s.trailer == nil || s.empty() {
+		return s.runs, nil
+	}
+	path := filepath.Join(j.dir, s.name)
+	f, err := vfs.Open(j.fs, path)
+	if err != nil {
+		return nil, fmt.Errorf("journal: open %s: %w", path, err)
+	}
+	runs, err := readRuns(f, s.trailer)
+	f.Close()
+	if err == nil {
+		return runs, nil
+	}
+	if !errors.Is(err, errNoTrailer) {
+		return nil, err
+	}
+	j.log.Warn().Err(err).Str("segment", s.name).Msg("journal: reading the rounds from the records")
+	cp := *s
+	res, _ := scanSegment(j.fs, j.dir, &cp, nil, newChainer(), true)
+	if res.err != nil {
+		return nil, res.err
+	}
+	if res.bad != nil {
+		return nil, res.bad
+	}
+	return res.runs, nil
 }
 
 // kindIndex holds the last seq of each input kind. A table journals about

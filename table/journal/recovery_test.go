@@ -149,8 +149,14 @@ func TestTornTailGarbage(t *testing.T) {
 	}
 }
 
-// TestCorruptMiddle damages records that are not the torn tail: Open must
-// refuse with ErrCorrupt and leave every file as it was.
+// TestCorruptMiddle damages records that are not the torn tail. Open
+// must refuse with ErrCorrupt and leave every file as it was, when it
+// reads the damaged record: in the active segment, or in a sealed one
+// without a trailer (a journal from before trailers: stripped), or whose
+// header or trailer the damage reached. A sealed segment with a whole
+// trailer is not read by Open (that is what makes a restart independent
+// of the journal's size): there a replay that reaches the record fails
+// on it, and Verify finds it.
 func TestCorruptMiddle(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -158,57 +164,76 @@ func TestCorruptMiddle(t *testing.T) {
 		record  int // index among the segment's frames; -1 for the header
 		mutate  func(b []byte, off int) []byte
 		problem journal.Problem
+		// trusted: with its trailer, Open takes the segment from it.
+		trusted bool
 	}{
-		{"flipped data byte", 0, 2, func(b []byte, off int) []byte { b[off+frameHeader+40] ^= 1; return b }, journal.ProblemChecksum},
-		{"flipped CRC", 0, 2, func(b []byte, off int) []byte { b[off+5] ^= 0x80; return b }, journal.ProblemChecksum},
-		{"grown length", 0, 1, func(b []byte, off int) []byte { b[off] += 3; return b }, journal.ProblemChecksum},
-		{"huge length", 0, 1, func(b []byte, off int) []byte { b[off+3] = 0x7f; return b }, journal.ProblemLength},
-		{"length cut to zero", 1, 0, func(b []byte, off int) []byte { b[off], b[off+1] = 0, 0; return b }, journal.ProblemLength},
-		{"flipped byte in the last segment, records follow", 2, 0, func(b []byte, off int) []byte { b[off+frameHeader+30] ^= 4; return b }, journal.ProblemChecksum},
-		{"bad header of a middle segment", 1, -1, func(b []byte, off int) []byte { b[20] ^= 1; return b }, journal.ProblemHeader},
+		{"flipped data byte", 0, 2, func(b []byte, off int) []byte { b[off+frameHeader+40] ^= 1; return b }, journal.ProblemChecksum, true},
+		{"flipped CRC", 0, 2, func(b []byte, off int) []byte { b[off+5] ^= 0x80; return b }, journal.ProblemChecksum, true},
+		{"grown length", 0, 1, func(b []byte, off int) []byte { b[off] += 3; return b }, journal.ProblemChecksum, true},
+		{"huge length", 0, 1, func(b []byte, off int) []byte { b[off+3] = 0x7f; return b }, journal.ProblemLength, true},
+		{"length cut to zero", 1, 0, func(b []byte, off int) []byte { b[off], b[off+1] = 0, 0; return b }, journal.ProblemLength, true},
+		{"flipped byte in the last segment, records follow", 2, 0, func(b []byte, off int) []byte { b[off+frameHeader+30] ^= 4; return b }, journal.ProblemChecksum, false},
+		{"bad header of a middle segment", 1, -1, func(b []byte, off int) []byte { b[20] ^= 1; return b }, journal.ProblemHeader, false},
 		{"zeroed record in the last segment", 2, 1, func(b []byte, off int) []byte {
 			n := int(binary.LittleEndian.Uint32(b[off:]))
 			clear(b[off : off+frameHeader+n])
 			return b
-		}, journal.ProblemLength},
-		{"middle segment cut short", 1, 3, func(b []byte, off int) []byte { return b[:off+10] }, journal.ProblemTorn},
+		}, journal.ProblemLength, false},
+		{"middle segment cut short", 1, 3, func(b []byte, off int) []byte { return b[:off+10] }, journal.ProblemTorn, false},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			j, _ := open(t, journal.Options{Dir: dir, SegmentBytes: 800})
-			appendN(t, j, 0, 20)
-			require.NoError(t, j.Close())
-			segs := segments(t, dir)
-			require.GreaterOrEqual(t, len(segs), 3)
-			path := segs[tc.segment]
-			off := 0
-			if tc.record >= 0 {
-				fr := frames(t, path)
-				require.Greater(t, len(fr), tc.record+1, "a record must follow the damaged one")
-				off = int(fr[tc.record].off)
-			}
-			mutate(t, path, func(b []byte) []byte { return tc.mutate(b, off) })
-			orig := copyDir(t, dir)
-
-			_, _, err := journal.Open(journal.Options{Dir: dir}, testLog(t))
-			require.ErrorIs(t, err, journal.ErrCorrupt)
-			var ce *journal.CorruptError
-			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, tc.problem, ce.Problem)
-			assert.Equal(t, filepath.Base(path), ce.Segment)
-			assert.Equal(t, int64(off), ce.Offset)
-			assert.False(t, ce.Tail)
-			sameFiles(t, orig, dir)
-
-			vr, err := journal.Verify(dir)
-			require.ErrorIs(t, err, journal.ErrCorrupt)
-			require.NotNil(t, vr.Bad)
-			assert.Equal(t, tc.problem, vr.Bad.Problem)
-			assert.Equal(t, ce.Seq, vr.Bad.Seq)
-			assert.Equal(t, ce.Seq-1, vr.LastSeq, "the report stops before the bad record")
-		})
+		for _, stripped := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/stripped=%v", tc.name, stripped), func(t *testing.T) {
+				corruptMiddle(t, tc.segment, tc.record, tc.mutate, tc.problem, tc.trusted && !stripped, stripped)
+			})
+		}
 	}
+}
+
+// corruptMiddle is one case of TestCorruptMiddle: damage the record-th
+// frame (-1: the header) of the segment-th file and check what Open,
+// a replay and Verify say.
+func corruptMiddle(t *testing.T, segment, record int, damage func(b []byte, off int) []byte, problem journal.Problem, trusted, stripped bool) {
+	dir := t.TempDir()
+	j, _ := open(t, journal.Options{Dir: dir, SegmentBytes: 800})
+	appendN(t, j, 0, 20)
+	require.NoError(t, j.Close())
+	if stripped {
+		stripTrailers(t, dir)
+	}
+	segs := segments(t, dir)
+	require.GreaterOrEqual(t, len(segs), 3)
+	path := segs[segment]
+	off := 0
+	if record >= 0 {
+		fr := frames(t, path)
+		require.Greater(t, len(fr), record+1, "a record must follow the damaged one")
+		off = int(fr[record].off)
+	}
+	mutate(t, path, func(b []byte) []byte { return damage(b, off) })
+	orig := copyDir(t, dir)
+
+	j, _, err := journal.Open(journal.Options{Dir: dir, ReadOnly: trusted}, testLog(t))
+	if trusted {
+		require.NoError(t, err, "Open does not read a sealed segment's records")
+		err = j.Replay(0, func(journal.Record) error { return nil })
+		require.NoError(t, j.Close())
+	}
+	require.ErrorIs(t, err, journal.ErrCorrupt)
+	var ce *journal.CorruptError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, problem, ce.Problem)
+	assert.Equal(t, filepath.Base(path), ce.Segment)
+	assert.Equal(t, int64(off), ce.Offset)
+	assert.False(t, ce.Tail)
+	sameFiles(t, orig, dir)
+
+	vr, err := journal.Verify(dir)
+	require.ErrorIs(t, err, journal.ErrCorrupt)
+	require.NotNil(t, vr.Bad)
+	assert.Equal(t, problem, vr.Bad.Problem)
+	assert.Equal(t, ce.Seq, vr.Bad.Seq)
+	assert.Equal(t, ce.Seq-1, vr.LastSeq, "the report stops before the bad record")
 }
 
 // TestTamper changes records the way someone hiding a change would, fixing

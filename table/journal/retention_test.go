@@ -28,8 +28,9 @@ func TestRotation(t *testing.T) {
 		fr := frames(t, p)
 		next += uint64(len(fr))
 		if p != segs[len(segs)-1] {
-			assert.GreaterOrEqual(t, fileSize(t, p), opts.SegmentBytes)
-			assert.Less(t, fileSize(t, p)-frameSize(0)-10, opts.SegmentBytes)
+			assert.GreaterOrEqual(t, recordsEnd(t, p), opts.SegmentBytes)
+			assert.Less(t, recordsEnd(t, p)-frameSize(0)-10, opts.SegmentBytes)
+			assert.Greater(t, fileSize(t, p), recordsEnd(t, p), "a sealed segment ends with its trailer")
 		}
 	}
 	assert.Equal(t, uint64(101), next)
@@ -39,6 +40,8 @@ func TestRotation(t *testing.T) {
 
 	vr, err := journal.Verify(dir)
 	require.NoError(t, err)
+	assert.Equal(t, len(segs)-1, vr.Trailers, "every sealed segment has a trailer that matches its records")
+	assert.Empty(t, vr.BadTrailers)
 	assert.Equal(t, len(segs), vr.Segments)
 	assert.Equal(t, uint64(100), vr.Records)
 	assert.Equal(t, "0000000000000000000000000000000000000000000000000000000000000000", vr.Anchor)

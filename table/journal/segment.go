@@ -47,6 +47,24 @@ type segment struct {
 	size      int64 // bytes up to the end of the last whole record
 	newest    int64 // newest record time in Unix ns, 0 when none
 	marks     []mark
+	// kinds is the last seq of each kind in this segment, for its trailer.
+	kinds kindIndex
+	// runs are the segment's rounds, in order: kept for the active
+	// segment (its trailer needs them) and for a segment checked record
+	// by record until the round index is built; a sealed segment's come
+	// from its trailer when the index is built (segmentRuns).
+	runs []roundRun
+	// sealed is set once the segment ends with a whole trailer (written
+	// by this journal, or read and trusted by Open); trailer locates its
+	// rounds.
+	sealed  bool
+	trailer *trailer
+	// trailerAt is where a scan found a trailer's start mark after the
+	// records (0 when none): a trailer that was not trusted.
+	trailerAt int64
+	// damaged is set when what follows the records is no trailer at all
+	// (checkSegments lists it).
+	damaged bool
 }
 
 func (s *segment) empty() bool { return s.lastSeq < s.firstSeq }
@@ -122,6 +140,19 @@ type scanResult struct {
 	err   error
 }
 
+// addRun adds one record of round to the segment's runs, extending the
+// last run when it is the same round.
+func (s *segment) addRun(round string, seq uint64, ns int64) {
+	if round == "" {
+		return
+	}
+	if n := len(s.runs); n > 0 && s.runs[n-1].code == round {
+		s.runs[n-1].add(seq, ns)
+		return
+	}
+	s.runs = append(s.runs, roundRun{code: round, first: seq, last: seq, start: ns, end: ns, records: 1})
+}
+
 // scanSegment reads and checks one segment on its own: header, lengths,
 // CRCs, the sequence from the header's first seq, and each record's hash
 // against its predecessor's stored hash (the header's for the first). It
@@ -143,7 +174,8 @@ func scanSegment(fsys vfs.FS, dir string, seg *segment, buf []byte, ch *chainer,
 		res.err = fmt.Errorf("journal: stat %s: %w", path, err)
 		return res, buf
 	}
-	seg.size, seg.lastSeq, seg.marks, seg.newest = 0, seg.firstSeq-1, seg.marks[:0], 0
+	seg.size, seg.lastSeq, seg.marks, seg.newest, seg.trailerAt, seg.damaged = 0, seg.firstSeq-1, nil, 0, 0, false
+	seg.sealed, seg.trailer, seg.kinds, seg.runs = false, nil, nil, nil
 	bad := func(off int64, p Problem, detail string) (scanResult, []byte) {
 		res.bad = &CorruptError{Segment: seg.name, Offset: off, Seq: seg.lastSeq + 1, Problem: p, Detail: detail}
 		return res, buf
@@ -177,6 +209,11 @@ func scanSegment(fsys vfs.FS, dir string, seg *segment, buf []byte, ch *chainer,
 		}
 		if err != nil {
 			res.err = err
+			return res, rd.buf
+		}
+		if (p == ProblemLength || p == ProblemTorn) && atTrailer(rd.peek()) {
+			// The records end here; what follows is the trailer.
+			seg.trailerAt = off
 			return res, rd.buf
 		}
 		if p != ProblemNone {
@@ -225,17 +262,31 @@ type chainCheck struct {
 	// first problem (the anchor's when there is none).
 	lastSeq  uint64
 	lastHash [hashSize]byte
+	// trailers lists the sealed segments whose trailer was missing, torn,
+	// damaged or contradicted by the next segment, and why: they were
+	// checked record by record.
+	trailers []string
 }
 
 // maxScanWorkers bounds the goroutines that check segments at once.
 const maxScanWorkers = 4
 
-// checkSegments scans segs in parallel, then links them in order: each
-// segment must start at the seq after the previous one's last and name its
-// last hash. Rounds found before the first problem go into rounds (when not
-// nil), in order, and so do the last seqs of each kind into kinds.
-func checkSegments(fsys vfs.FS, dir string, segs []*segment, rounds *roundIndex, kinds *kindIndex) (chainCheck, error) {
+// checkSegments checks segs, then links them in order: each segment must
+// start at the seq after the previous one's last and name its last hash.
+// With useTrailers, a segment whose trailer is whole is taken from its
+// trailer (sealedFromTrailer) rather than read record by record; one that
+// the next segment then does not link to is checked record by record
+// after all, so a wrong trailer costs time, never records. Without it
+// (Verify), every record is read and checked. The others are scanned in
+// parallel, each record against the hash stored before it.
+//
+// Damage after the last whole record of a segment that is not the last
+// one, when the next segment links to that record, is a damaged trailer,
+// not lost records: the link proves that nothing was between them.
+func checkSegments(fsys vfs.FS, dir string, segs []*segment, useTrailers bool) (chainCheck, error) {
 	results := make([]scanResult, len(segs))
+	why := make([]error, len(segs)) // why a segment was scanned, nil for trusted ones
+	trusted := make([]bool, len(segs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), maxScanWorkers, len(segs)) {
@@ -246,20 +297,65 @@ func checkSegments(fsys vfs.FS, dir string, segs []*segment, rounds *roundIndex,
 				if i >= len(segs) {
 					return
 				}
-				results[i], buf = scanSegment(fsys, dir, segs[i], buf, ch, rounds != nil)
+				if useTrailers {
+					err := sealedFromTrailer(fsys, dir, segs[i])
+					if err == nil {
+						trusted[i] = true
+						continue
+					}
+					if !errors.Is(err, errNoTrailer) {
+						results[i].err = err
+						continue
+					}
+					why[i] = err
+				}
+				results[i], buf = scanSegment(fsys, dir, segs[i], buf, ch, true)
 			}
 		})
 	}
 	wg.Wait()
+	for i, res := range results {
+		if res.err != nil {
+			return chainCheck{badIndex: -1}, res.err
+		}
+		if !trusted[i] {
+			segs[i].kinds, segs[i].runs = res.kinds, res.runs
+		}
+	}
+	for {
+		out, retry := linkSegments(segs, results, trusted)
+		if retry < 0 {
+			for i := range segs[:max(len(segs)-1, 0)] {
+				if !trusted[i] && why[i] != nil && out.badIndex != i && (out.bad == nil || i < out.badIndex) {
+					out.trailers = append(out.trailers, fmt.Sprintf("%s: %v", segs[i].name, why[i]))
+				}
+			}
+			return out, nil
+		}
+		// A trusted trailer the next segment contradicts: check the
+		// segment record by record, then link again.
+		trusted[retry] = false
+		why[retry] = fmt.Errorf("%w: the next segment does not follow its last record", errNoTrailer)
+		results[retry], _ = scanSegment(fsys, dir, segs[retry], nil, newChainer(), true)
+		if err := results[retry].err; err != nil {
+			return chainCheck{badIndex: -1}, err
+		}
+		segs[retry].kinds, segs[retry].runs = results[retry].kinds, results[retry].runs
+	}
+}
 
-	out := chainCheck{badIndex: -1}
+// linkSegments links checked segments in order. retry is the index of a
+// segment taken from its trailer that the next one does not link to (-1
+// when none): the caller checks it record by record and links again.
+func linkSegments(segs []*segment, results []scanResult, trusted []bool) (out chainCheck, retry int) {
+	out = chainCheck{badIndex: -1}
 	if len(segs) > 0 {
 		out.lastSeq = segs[0].firstSeq - 1
 	}
 	for i, seg := range segs {
 		res := results[i]
-		if res.err != nil {
-			return out, res.err
+		if trusted[i] {
+			res = scanResult{}
 		}
 		linkBad := func(p Problem, detail string) *CorruptError {
 			return &CorruptError{Segment: seg.name, Offset: 0, Seq: out.lastSeq + 1, Problem: p, Detail: detail}
@@ -269,30 +365,39 @@ func checkSegments(fsys vfs.FS, dir string, segs []*segment, rounds *roundIndex,
 		case !headerOK:
 			res.bad.Seq = out.lastSeq + 1
 			out.bad, out.badIndex = res.bad, i
-			return out, nil
+			return out, -1
+		case i > 0 && (seg.firstSeq != out.lastSeq+1 || seg.prevHash != out.lastHash) && trusted[i-1]:
+			return out, i - 1
 		case i > 0 && seg.firstSeq != out.lastSeq+1:
 			out.bad, out.badIndex = linkBad(ProblemSequence,
 				fmt.Sprintf("segment starts at seq %d, previous ended at %d", seg.firstSeq, out.lastSeq)), i
-			return out, nil
+			return out, -1
 		case i > 0 && seg.prevHash != out.lastHash:
 			out.bad, out.badIndex = linkBad(ProblemChain, "segment's previous hash is not the previous record's hash"), i
-			return out, nil
+			return out, -1
 		}
 		out.lastSeq, out.lastHash = seg.lastSeq, seg.lastHash
-		if rounds != nil {
-			for _, r := range res.runs {
-				rounds.addRun(r)
-			}
-			for _, k := range res.kinds {
-				kinds.set(k.kind, k.seq)
-			}
+		if res.bad == nil {
+			continue
 		}
-		if res.bad != nil {
-			out.bad, out.badIndex = res.bad, i
-			return out, nil
+		if i+1 < len(segs) && frameProblem(res.bad.Problem) && linksTo(segs[i+1], results[i+1], trusted[i+1], seg) {
+			// Damage after the last record of a sealed segment that the
+			// next one follows on from: its trailer.
+			seg.trailerAt, seg.damaged = res.bad.Offset, true
+			out.trailers = append(out.trailers, fmt.Sprintf("%s: %s at offset %d, after its last record", seg.name, res.bad.Problem, res.bad.Offset))
+			continue
 		}
+		out.bad, out.badIndex = res.bad, i
+		return out, -1
 	}
-	return out, nil
+	return out, -1
+}
+
+// linksTo reports whether next, with a whole header, starts right after
+// prev's last whole record.
+func linksTo(next *segment, res scanResult, trusted bool, prev *segment) bool {
+	headerOK := trusted || res.bad == nil || res.bad.Offset > 0
+	return headerOK && next.firstSeq == prev.lastSeq+1 && next.prevHash == prev.lastHash
 }
 
 // isTail reports whether the bad spot at offset off of seg's file is a torn
