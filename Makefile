@@ -63,7 +63,7 @@ bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench CardToState -benchtime=10000x -count=3 -timeout 20m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench DaemonRSS -benchtime=36000x -timeout 20m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench CommandFlood -benchtime=1x -timeout 10m ./cmd/tabled/
-	$(GO) test -run '^$$' -bench CrowdRound10k -benchtime=30x -timeout 20m ./cmd/tabled/
+	$(GO) test -run '^$$' -bench CrowdRound10k -benchtime=1000x -timeout 30m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench . -benchmem ./table/rtp/ ./studio/console/
 	$(GO) run ./cmd/bjsim sidebets --game all
 	$(GO) run ./cmd/bjsim rtp --game 000

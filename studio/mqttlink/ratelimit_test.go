@@ -49,5 +49,7 @@ func TestSender(t *testing.T) {
 	assert.Equal(t, `player "p1"`, sender(Command{Type: CmdDecision, Player: "p1"}))
 	assert.Equal(t, `supervisor "anna"`, sender(Command{Type: CmdPause, Supervisor: true, By: "anna"}))
 	assert.Equal(t, "type bets_closed", sender(Command{Type: CmdBetsClosed}))
+	// A batch is one command of one sender, whatever players it names.
+	assert.Equal(t, "type decisions", sender(Command{Type: CmdDecisions, Input: table.Decisions{Entries: []table.DecisionEntry{{Slot: 1, Player: "p1"}}}}))
 	assert.Equal(t, "seat 3", sender(Command{Type: CmdDecision, Input: table.Decision{Seat: 3}}))
 }
