@@ -43,3 +43,15 @@ func OpenForHistory(dir string, log zerolog.Logger) (*journal.Journal, error) {
 	}
 	return j, nil
 }
+
+// TornTailAlarm is the alarm of a journal whose tail was cut at open (a
+// power loss mid-write): it pauses the table and names the records lost,
+// so the supervisor checks the last round. ok is false for a whole journal.
+func TornTailAlarm(rep journal.RecoveryReport) (alarm DeviceAlarm, ok bool) {
+	if !rep.Truncated() {
+		return DeviceAlarm{}, false
+	}
+	return DeviceAlarm{Source: "journal", Code: "torn_tail", Pauses: true,
+		Message: fmt.Sprintf("journal tail cut after a power loss: journal %s (%d bytes), last whole record seq %d: check the last round",
+			rep.Tail.LostText(), rep.CutBytes, rep.Tail.LastKept())}, true
+}

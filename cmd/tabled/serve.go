@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
@@ -32,157 +32,228 @@ import (
 // mqttQueue is the controller's queue of events for the MQTT link.
 const mqttQueue = 4096
 
+// tabled is the daemon's parts, built and started one wiring step at a time
+// by serve. Each step only connects packages; what they do is theirs.
+type tabled struct {
+	cfg Config
+	log zerolog.Logger
+	clk clockwork.Clock
+
+	rs       *rules.Set
+	accounts *supervisors.Store
+	alog     zerolog.Logger
+	metrics  *console.Metrics
+	jr       *journal.Journal
+	jrep     journal.RecoveryReport
+	copts    table.Options
+	recall   *console.History
+	ctrl     *table.Controller
+	broker   string // the broker's URL (the embedded one's when none is configured)
+	link     *mqttlink.Link
+	hw       *hardware
+	shoe     *linkState
+	dm       *demo
+	inputs   chan table.Input
+
+	// The controller's subscribers, taken before it runs so that no event
+	// is missed.
+	mqttEvents, logEvents, lightEvents <-chan table.Event
+
+	closers []func() // run in reverse order when serve returns
+}
+
 // serve builds the table and runs it until ctx is done. Every part runs
 // under one errgroup: the first to fail stops the others, and serve
 // returns only when all have returned.
 func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
-	rs, err := rules.Game(cfg.Game)
+	d := &tabled{cfg: cfg, log: log, clk: clockwork.NewRealClock(), inputs: make(chan table.Input, 256)}
+	defer d.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, ctx := errgroup.WithContext(ctx)
+	for _, start := range []func(context.Context, *errgroup.Group) error{
+		d.openRules, d.openAccounts, d.openJournal, d.newController, d.startBroker, d.newLink,
+		d.startGPIO, d.startShoe, d.startLight, d.startLink, d.reloadOnHangup, d.startLocalControl,
+		d.startConsole, d.startTable, d.startShuffler, d.startDemoPlay, d.announceReady,
+	} {
+		if err := start(ctx, g); err != nil {
+			cancel()
+			_ = g.Wait()
+			return err
+		}
+	}
+	return g.Wait()
+}
+
+func (d *tabled) onClose(f func()) { d.closers = append(d.closers, f) }
+
+func (d *tabled) close() {
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		d.closers[i]()
+	}
+}
+
+// openRules loads the game and the table's own phase times.
+func (d *tabled) openRules(context.Context, *errgroup.Group) error {
+	rs, err := rules.Game(d.cfg.Game)
 	if err != nil {
 		return err
 	}
-	if cfg.Demo.Enabled && cfg.Demo.Betting > 0 {
-		rs.BettingTime = cfg.Demo.Betting
-		rs.LastCallTime = cfg.Demo.Betting / 2
+	tm := d.cfg.Timing
+	t := rules.Times{Betting: tm.Betting, LastCall: tm.LastCall, Insurance: tm.Insurance, Decision: tm.Decision}
+	if b := d.cfg.Demo.Betting; d.cfg.Demo.Enabled && b > 0 {
+		// The demo's short window; the table's own times still win.
+		t.Betting, t.LastCall = cmp.Or(t.Betting, b), cmp.Or(t.LastCall, b/2)
 	}
-	tm := cfg.Timing
-	for _, o := range []struct {
-		dst *time.Duration
-		v   time.Duration
-	}{
-		{&rs.BettingTime, tm.Betting}, {&rs.LastCallTime, tm.LastCall}, {&rs.InsuranceTime, tm.Insurance}, {&rs.DecisionTime, tm.Decision},
-	} {
-		if o.v > 0 {
-			*o.dst = o.v
-		}
-	}
-	if rs.LastCallTime > rs.BettingTime {
-		rs.LastCallTime = rs.BettingTime
-	}
-	clk := clockwork.NewRealClock()
+	rs.SetTimes(t)
+	d.rs = rs
+	return nil
+}
 
-	// The data directory holds the journal, the outbox, the accounts and
-	// the local control socket: the tabled user and its group only.
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+// openAccounts makes the data directory (the journal, the outbox, the
+// accounts and the local control socket: the tabled user and its group
+// only) and reads the supervisor accounts.
+func (d *tabled) openAccounts(context.Context, *errgroup.Group) error {
+	if err := os.MkdirAll(d.cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("tabled: data dir: %w", err)
 	}
-	accounts, err := supervisors.Open(supervisorsPath(cfg))
+	accounts, err := supervisors.Open(supervisorsPath(d.cfg))
 	if err != nil {
 		return fmt.Errorf("tabled: %w", err)
 	}
-	alog := log.With().Str("part", "supervisors").Str("file", supervisorsPath(cfg)).Logger()
-	if accounts.Len() == 0 && !cfg.Demo.Enabled {
-		alog.Warn().Msg("no supervisor accounts: nobody can log in to the console or sign commands; create one with `tablectl supervisor add NAME` and send tabled SIGHUP")
+	d.accounts = accounts
+	d.alog = d.log.With().Str("part", "supervisors").Str("file", supervisorsPath(d.cfg)).Logger()
+	if accounts.Len() == 0 && !d.cfg.Demo.Enabled {
+		d.alog.Warn().Msg("no supervisor accounts: nobody can log in to the console or sign commands; create one with `tablectl supervisor add NAME` and send tabled SIGHUP")
 	} else {
-		alog.Info().Int("accounts", accounts.Len()).Msg("supervisor accounts")
+		d.alog.Info().Int("accounts", accounts.Len()).Msg("supervisor accounts")
 	}
+	return nil
+}
 
-	metrics := console.NewTableMetrics(cfg.Studio, cfg.Table)
-	jopts := journalOptions(cfg)
-	jopts.FS = timedFS{observe: metrics.ObserveFsync}
-	jr, rep, err := journal.Open(jopts, log.With().Str("part", "journal").Logger())
+// openJournal opens the journal, its fsyncs timed for the metrics.
+func (d *tabled) openJournal(context.Context, *errgroup.Group) error {
+	d.metrics = console.NewTableMetrics(d.cfg.Studio, d.cfg.Table)
+	jopts := journalOptions(d.cfg)
+	jopts.FS = timedFS{observe: d.metrics.ObserveFsync}
+	jr, rep, err := journal.Open(jopts, d.log.With().Str("part", "journal").Logger())
 	if err != nil {
 		return fmt.Errorf("tabled: journal: %w", err)
 	}
-	defer jr.Close()
+	d.onClose(func() { _ = jr.Close() })
+	d.jr, d.jrep = jr, rep
+	return nil
+}
 
-	copts := table.DefaultOptions(rs)
-	copts.Studio, copts.Table, copts.Clock, copts.Journal = cfg.Studio, cfg.Table, clk, table.NewJournal(jr)
-	if tm.Settle > 0 {
-		copts.SettleDelay = tm.Settle
+// newController builds the table's controller on the journal, after the
+// continuity check against the outbox (table/continuity), with the
+// refused commands' verdicts, and takes its subscriptions.
+func (d *tabled) newController(context.Context, *errgroup.Group) error {
+	cfg := d.cfg
+	copts := table.DefaultOptions(d.rs)
+	copts.Studio, copts.Table, copts.Clock, copts.Journal = cfg.Studio, cfg.Table, d.clk, table.NewJournal(d.jr)
+	if cfg.Timing.Settle > 0 {
+		copts.SettleDelay = cfg.Timing.Settle
 	}
 	copts.CheckpointEvery = cfg.Journal.CheckpointEvery
-	recall := console.NewHistory(50) // game recall, seeded by the replay, then fed live by the console
-	copts.Replayed = recall.Add
-	if copts.RepublishAfter, err = mqttlink.OutboxLastSeq(nil, absData(cfg, "outbox"), log); err != nil {
+	d.recall = console.NewHistory(50) // game recall, seeded by the replay, then fed live by the console
+	copts.Replayed = d.recall.Add
+	var err error
+	if copts.RepublishAfter, err = mqttlink.OutboxLastSeq(nil, absData(cfg, "outbox"), d.log); err != nil {
 		return fmt.Errorf("tabled: outbox: %w", err)
 	}
-	// A journal behind what the outbox published must not number events
-	// with those seqs again: refuse, or journal the loss an operator
-	// accepted (the table then starts paused with an alarm).
-	nums, gap, err := continuity.Start(copts, nil, continuity.AcceptPath(cfg.DataDir), copts.RepublishAfter, clk.Now())
+	nums, gap, err := continuity.Start(copts, nil, continuity.AcceptPath(cfg.DataDir), copts.RepublishAfter, d.clk.Now())
 	if err != nil {
 		return fmt.Errorf("tabled: %w", err)
 	}
 	if gap != nil {
-		log.Warn().Uint64("journal_seq", nums.Journal).Uint64("outbox_seq", nums.Outbox).Str("by", gap.By).
+		d.log.Warn().Uint64("journal_seq", nums.Journal).Uint64("outbox_seq", nums.Outbox).Str("by", gap.By).
 			Str("reason", gap.Reason).Msg("journal behind the outbox: the accepted loss is journaled, the table starts paused")
 	}
-	// The verdicts of refused commands, which the journal does not keep:
-	// written off the card path, read back at start.
-	refusals, err := table.OpenRefusals(nil, cfg.DataDir, log.With().Str("part", "table").Logger())
+	tlog := d.log.With().Str("part", "table").Logger()
+	refusals, err := table.OpenRefusals(nil, cfg.DataDir, tlog)
 	if err != nil {
 		return fmt.Errorf("tabled: %w", err)
 	}
-	defer refusals.Close()
+	d.onClose(func() { _ = refusals.Close() })
 	copts.Refusals = refusals
-	ctrl, err := table.New(copts, log.With().Str("part", "table").Logger())
-	if err != nil {
+	d.copts = copts
+	if d.ctrl, err = table.New(copts, tlog); err != nil {
 		return err
 	}
+	// The link's queue only covers the moments its pump is busy, and a
+	// broker outage long enough to fill the outbox (hours of play): a
+	// channel's buffer is allocated whole. The log and the light keep up
+	// with the controller: their queues only cover a moment's burst
+	// (each slot is an 88-byte event header held for good:
+	// BenchmarkDaemonRSS).
+	d.mqttEvents, _ = d.ctrl.Subscribe("mqtt", mqttQueue)
+	d.logEvents, _ = d.ctrl.Subscribe("log", 1024)
+	d.lightEvents, _ = d.ctrl.Subscribe("light", 256)
+	return nil
+}
 
-	brokerURL := cfg.Broker.URL
-	if brokerURL == "" {
-		blog := log.With().Str("part", "broker").Logger()
-		b, err := mqttlink.StartEmbeddedBroker(ctx, cfg.Broker.EmbeddedAddr, blog)
-		if err != nil && cfg.Demo.Enabled && errors.Is(err, syscall.EADDRINUSE) {
-			// A demo must start even where a mosquitto service already
-			// holds 1883 (Debian starts one on install): take a free port
-			// and say which.
-			log.Warn().Str("addr", cfg.Broker.EmbeddedAddr).Msg("port taken: the demo's broker takes a free port")
-			b, err = mqttlink.StartEmbeddedBroker(ctx, "127.0.0.1:0", blog)
-		}
-		if err != nil {
-			return fmt.Errorf("tabled: embedded broker: %w", err)
-		}
-		defer b.Close()
-		brokerURL = b.URL()
-		log.Info().Str("addr", b.Addr()).Msgf("embedded MQTT broker: mosquitto_sub -h %s -p %s -t 'livetable/#' -v", hostOf(b.Addr()), port(b.Addr()))
+// startBroker starts the embedded broker when no broker is configured.
+func (d *tabled) startBroker(ctx context.Context, _ *errgroup.Group) error {
+	d.broker = d.cfg.Broker.URL
+	if d.broker != "" {
+		return nil
 	}
+	blog := d.log.With().Str("part", "broker").Logger()
+	b, err := mqttlink.StartEmbeddedBroker(ctx, d.cfg.Broker.EmbeddedAddr, blog)
+	if err != nil && d.cfg.Demo.Enabled && errors.Is(err, syscall.EADDRINUSE) {
+		// A demo must start even where a mosquitto service already holds
+		// 1883 (Debian starts one on install): take a free port, say which.
+		d.log.Warn().Str("addr", d.cfg.Broker.EmbeddedAddr).Msg("port taken: the demo's broker takes a free port")
+		b, err = mqttlink.StartEmbeddedBroker(ctx, "127.0.0.1:0", blog)
+	}
+	if err != nil {
+		return fmt.Errorf("tabled: embedded broker: %w", err)
+	}
+	d.onClose(func() { _ = b.Close() })
+	d.broker = b.URL()
+	d.log.Info().Str("addr", b.Addr()).Msgf("embedded MQTT broker: mosquitto_sub -h %s -p %s -t 'livetable/#' -v", hostOf(b.Addr()), port(b.Addr()))
+	return nil
+}
+
+// newLink builds the MQTT link: outbox, commands, resends from the journal.
+func (d *tabled) newLink(context.Context, *errgroup.Group) error {
+	cfg := d.cfg
 	mopts := mqttlink.DefaultOptions()
-	mopts.Studio, mopts.Table, mopts.BrokerURL = cfg.Studio, cfg.Table, brokerURL
+	mopts.Studio, mopts.Table, mopts.BrokerURL = cfg.Studio, cfg.Table, d.broker
 	mopts.FailoverURLs = cfg.Broker.FailoverURLs
 	mopts.OutboxDir = absData(cfg, "outbox")
 	mopts.Username, mopts.Password = cfg.Broker.Username, cfg.Broker.Password
 	mopts.TLS = mqttlink.TLSOptions{CAFile: cfg.Broker.CAFile, CertFile: cfg.Broker.CertFile, KeyFile: cfg.Broker.KeyFile}
-	mopts.Supervisors = accounts
-	mopts.History = mqttlink.JournalHistory{Dir: jopts.Dir, Options: copts, Log: log.With().Str("part", "resend").Logger()}
-	mopts.ObservePublish = metrics.ObservePublishLatency // the histogram; the link keeps its own summary too
-	link, err := mqttlink.New(mopts, log.With().Str("part", "mqtt").Logger())
+	mopts.Supervisors = d.accounts
+	mopts.History = mqttlink.JournalHistory{Dir: journalOptions(cfg).Dir, Options: d.copts, Log: d.log.With().Str("part", "resend").Logger()}
+	mopts.ObservePublish = d.metrics.ObservePublishLatency // the histogram; the link keeps its own summary too
+	link, err := mqttlink.New(mopts, d.log.With().Str("part", "mqtt").Logger())
 	if err != nil {
 		return fmt.Errorf("tabled: mqtt: %w", err)
 	}
+	d.link = link
+	return nil
+}
 
-	// Subscriptions are taken before the controller runs so that no
-	// event is missed. The link's queue only covers the moments its pump
-	// is busy, and a broker outage long enough to fill the outbox
-	// (OutboxMaxBytes, 64 MiB: hours of play): a channel's buffer is
-	// allocated whole, and 65,536 events had been 5 MiB, a fifth of the
-	// daemon's memory, held for good.
-	mqttEvents, _ := ctrl.Subscribe("mqtt", mqttQueue)
-	// The log and the light keep up with the controller (a log line, a
-	// pattern): their queues only cover a moment's burst. Each slot is an
-	// event header of 88 bytes held for good; 4,096 and 1,024 of them had
-	// been a tenth of the daemon's live heap (BenchmarkDaemonRSS).
-	logEvents, _ := ctrl.Subscribe("log", 1024)
-	lightEvents, _ := ctrl.Subscribe("light", 256)
-
-	g, ctx := errgroup.WithContext(ctx)
-	inputs := make(chan table.Input, 256)
-
-	// GPIO: the traffic light, the cut-card sensor and the shuffler.
-	hw, err := openGPIO(cfg, rs, clk, log)
+// startGPIO opens the board's lines (or the simulated studio's): the
+// traffic light, the cut-card sensor and the shuffler.
+func (d *tabled) startGPIO(context.Context, *errgroup.Group) error {
+	hw, err := openGPIO(d.cfg, d.rs, d.clk, d.log)
 	if err != nil {
 		return err
 	}
-	red, yellow, green := hw.lines.Out(pinmap.LightRed), hw.lines.Out(pinmap.LightYellow), hw.lines.Out(pinmap.LightGreen)
-	if red == nil || yellow == nil || green == nil {
-		return fmt.Errorf("tabled: gpio: light.red, light.yellow and light.green must be configured (or run with --sim)")
-	}
+	d.hw = hw
+	return nil
+}
 
-	// The shoe: the real serial path, to a real device or to the
-	// simulated shoe's pseudo-terminal.
+// startShoe runs the shoe reader on the real serial path, to a real
+// device or to the demo's simulated shoe's pseudo-terminal, bridged to the
+// controller (shoereader.Bridge: journal, then ACK).
+func (d *tabled) startShoe(ctx context.Context, g *errgroup.Group) error {
+	cfg := d.cfg
 	ropts := shoereader.DefaultOptions()
-	ropts.Decks, ropts.AllowSerials, ropts.AllowFirmware = rs.Decks, cfg.Shoe.AllowSerials, cfg.Shoe.AllowFirmware
+	ropts.Decks, ropts.AllowSerials, ropts.AllowFirmware = d.rs.Decks, cfg.Shoe.AllowSerials, cfg.Shoe.AllowFirmware
 	ropts.AckOnCommit = true
 	if cfg.Shoe.Silence > 0 {
 		ropts.SilenceTimeout = cfg.Shoe.Silence
@@ -191,51 +262,65 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if cfg.Shoe.USBSerial != "" {
 		opener = serialport.ByUSBSerial(cfg.Shoe.USBSerial, cfg.Shoe.Baud)
 	}
-	var dm *demo
-	if cfg.Demo.Enabled {
-		var path string
-		if dm, path, err = startDemo(ctx, g, cfg, rs, copts, jr.LastSeq(), log); err != nil {
+	switch {
+	case cfg.Demo.Enabled:
+		dm, path, err := startDemo(ctx, g, cfg, d.rs, d.copts, d.jr.LastSeq(), d.log)
+		if err != nil {
 			return err
 		}
-		defer dm.close()
+		d.onClose(dm.close)
+		d.dm = dm
 		opener = serialport.Opener(path, cfg.Shoe.Baud)
-	} else if cfg.Shoe.Path == "" && cfg.Shoe.USBSerial == "" {
+	case cfg.Shoe.Path == "" && cfg.Shoe.USBSerial == "":
 		return errors.New("tabled: no shoe configured (shoe.path or shoe.usb_serial, or --demo)")
 	}
-	reader := shoereader.New(opener, ropts, log.With().Str("part", "shoe").Logger())
-	shoeLink := &linkState{}
-	observe := shoeLink.observe
-	if hw.studio != nil {
+	reader := shoereader.New(opener, ropts, d.log.With().Str("part", "shoe").Logger())
+	d.shoe = &linkState{}
+	observe := d.shoe.observe
+	if d.hw.studio != nil {
 		// The simulated cut card also passes the GPIO sensor.
 		observe = func(ev shoereader.Event) {
-			shoeLink.observe(ev)
+			d.shoe.observe(ev)
 			if ev.Kind == shoereader.CutCard {
-				hw.studio.PulseCutCard()
+				d.hw.studio.PulseCutCard()
 			}
 		}
 	}
-	bridge := &shoereader.Bridge{Reader: reader, Submit: ctrl.Submit, Observe: observe, Log: log}
+	bridge := &shoereader.Bridge{Reader: reader, Submit: d.ctrl.Submit, Observe: observe, Log: d.log}
 	g.Go(func() error {
 		return ignoreCancel(reader.RunFunc(ctx, func(ev shoereader.Event) { bridge.Deliver(ctx, ev) }))
 	})
+	return nil
+}
 
+// startLight drives the traffic light from the table's events. The tower
+// logs each change itself: one line per change.
+func (d *tabled) startLight(ctx context.Context, g *errgroup.Group) error {
+	red, yellow, green := d.hw.lines.Out(pinmap.LightRed), d.hw.lines.Out(pinmap.LightYellow), d.hw.lines.Out(pinmap.LightGreen)
+	if red == nil || yellow == nil || green == nil {
+		return fmt.Errorf("tabled: gpio: light.red, light.yellow and light.green must be configured (or run with --sim)")
+	}
 	lopts := light.DefaultOptions()
 	lopts.LastCall = -1 // the controller announces the last call itself
-	// The tower logs each change itself ("light changed", pattern and
-	// phase): one line per change.
-	tower := light.New(red, yellow, green, lopts, clk, log.With().Str("part", "light").Logger())
+	tower := light.New(red, yellow, green, lopts, d.clk, d.log.With().Str("part", "light").Logger())
 	g.Go(func() error {
-		err := tower.Run(ctx, lightEvents)
+		err := tower.Run(ctx, d.lightEvents)
 		if herr := tower.Halt(); herr != nil {
-			log.Warn().Err(herr).Msg("light halt")
+			d.log.Warn().Err(herr).Msg("light halt")
 		}
 		return ignoreCancel(err)
 	})
+	return nil
+}
 
-	g.Go(func() error { return ignoreCancel(link.Run(ctx, mqttEvents, ctrl)) })
+func (d *tabled) startLink(ctx context.Context, g *errgroup.Group) error {
+	g.Go(func() error { return ignoreCancel(d.link.Run(ctx, d.mqttEvents, d.ctrl)) })
+	return nil
+}
 
-	// SIGHUP reads the accounts file again (after tablectl supervisor add
-	// or remove): the next login and the next signed command see it.
+// reloadOnHangup reads the accounts file again on SIGHUP (after tablectl
+// supervisor add or remove): the next login and signed command see it.
+func (d *tabled) reloadOnHangup(ctx context.Context, g *errgroup.Group) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	g.Go(func() error {
@@ -245,99 +330,133 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 			case <-ctx.Done():
 				return nil
 			case <-hup:
-				if err := accounts.Reload(); err != nil {
-					alog.Error().Err(err).Msg("SIGHUP: accounts not reloaded; the previous ones stay")
+				if err := d.accounts.Reload(); err != nil {
+					d.alog.Error().Err(err).Msg("SIGHUP: accounts not reloaded; the previous ones stay")
 					continue
 				}
-				alog.Info().Int("accounts", accounts.Len()).Msg("SIGHUP: accounts reloaded")
+				d.alog.Info().Int("accounts", d.accounts.Len()).Msg("SIGHUP: accounts reloaded")
 			}
 		}
 	})
+	return nil
+}
 
-	// The local control socket: tablectl on this box, authorised by the
-	// socket's file permissions.
-	if lc, err := localctl.Listen(filepath.Join(cfg.DataDir, localctl.SocketName), ctrl, log.With().Str("part", "localctl").Logger()); err != nil {
-		log.Error().Err(err).Msg("local control socket not available: tablectl on this box cannot command the table")
-	} else {
-		lc.Reload = accounts.Reload
-		log.Debug().Str("socket", lc.Path()).Msg("local control socket")
-		g.Go(func() error { return lc.Run(ctx) })
+// startLocalControl opens the local control socket: tablectl on this box,
+// authorised by the socket's file permissions. Without it the table still
+// runs (the console and MQTT still command it).
+func (d *tabled) startLocalControl(ctx context.Context, g *errgroup.Group) error {
+	lc, err := localctl.Listen(filepath.Join(d.cfg.DataDir, localctl.SocketName), d.ctrl, d.log.With().Str("part", "localctl").Logger())
+	if err != nil {
+		d.log.Error().Err(err).Msg("local control socket not available: tablectl on this box cannot command the table")
+		return nil
 	}
+	lc.Reload = d.accounts.Reload
+	d.log.Debug().Str("socket", lc.Path()).Msg("local control socket")
+	g.Go(func() error { return lc.Run(ctx) })
+	return nil
+}
 
-	if cfg.Console.Addr != "off" {
-		var users console.Accounts = accounts
-		if cfg.Demo.Enabled {
-			hash, err := console.HashPassword("demo")
-			if err != nil {
-				return err
-			}
-			users = demoAccounts{store: accounts, hash: hash}
-		}
-		metrics.SetOutboxDepthFunc(link.OutboxDepth)
-		metrics.SetBrokerConnectedFunc(func() bool { return link.Stats().Connected })
-		metrics.SetPublishLatencyFunc(func() console.LatencySummary {
-			l := link.PublishLatency()
-			return console.LatencySummary{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}
-		})
-		addr := cfg.Console.Addr
-		if cfg.Demo.Enabled && portTaken(addr) {
-			log.Warn().Str("addr", addr).Msg("port taken: the demo's console takes a free port")
-			addr = "127.0.0.1:0"
-		}
-		cc := cfg.Console
-		cons, err := console.New(console.Options{Addr: addr, Accounts: users, GameName: rs.Name,
-			TLSCert: cc.TLSCert, TLSKey: cc.TLSKey, SecureCookie: cc.SecureCookie, Insecure: cc.Insecure, Currency: cc.Currency,
-			Clock: clk, Metrics: metrics}, ctrl, recall, healthOf(shoeLink, hw, link, jr), consoleLog(log))
+// startConsole serves the dealer and supervisor console, unless it is off.
+func (d *tabled) startConsole(ctx context.Context, g *errgroup.Group) error {
+	cfg := d.cfg
+	if cfg.Console.Addr == "off" {
+		return nil
+	}
+	var users console.Accounts = d.accounts
+	if cfg.Demo.Enabled {
+		hash, err := console.HashPassword("demo")
 		if err != nil {
-			return fmt.Errorf("tabled: console: %w", err)
-		}
-		g.Go(func() error { return ignoreCancel(cons.Run(ctx)) })
-		go func() {
-			select {
-			case <-cons.Ready():
-				base := cons.Scheme() + "://" + cons.Addr()
-				msg := "console: dealer view " + base + "/ , supervisor " + base + "/supervisor"
-				if cfg.Demo.Enabled && accounts.Len() == 0 {
-					msg += " (demo login: supervisor / demo)"
-				}
-				log.Info().Str("addr", cons.Addr()).Msg(msg)
-			case <-ctx.Done():
-			}
-		}()
-	}
-	g.Go(func() error { printEvents(logEvents, log); return nil })
-	if rep.Truncated() {
-		inputs <- table.DeviceAlarm{Source: "journal", Code: "torn_tail",
-			Message: fmt.Sprintf("journal tail cut after a power loss: journal %s (%d bytes), last whole record seq %d: check the last round",
-				rep.Tail.LostText(), rep.CutBytes, rep.Tail.LastKept()), Pauses: true}
-	}
-	g.Go(func() error { return ctrl.Run(ctx, inputs) })
-
-	shufflerWired := hw.hasShuffler() && (cfg.GPIO.Shuffler == nil || *cfg.GPIO.Shuffler)
-	if shufflerWired {
-		var onSwap func(string)
-		if dm != nil {
-			onSwap = dm.onSwap(ctx, log) // the demo's card shoe takes the swapped-in shoe
-		}
-		runShuffler(ctx, g, hw, rs, cfg, ctrl, inputs, onSwap, clk, log)
-	}
-	if dm != nil {
-		if err := dm.play(ctx, g, ctrl, cfg, rs, shufflerWired, brokerURL, log); err != nil {
 			return err
 		}
+		users = demoAccounts{store: d.accounts, hash: hash}
 	}
-	notify := newNotifier(log)
+	link := d.link
+	d.metrics.SetOutboxDepthFunc(link.OutboxDepth)
+	d.metrics.SetBrokerConnectedFunc(func() bool { return link.Stats().Connected })
+	d.metrics.SetPublishLatencyFunc(func() console.LatencySummary {
+		l := link.PublishLatency()
+		return console.LatencySummary{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}
+	})
+	addr := cfg.Console.Addr
+	if cfg.Demo.Enabled && portTaken(addr) {
+		d.log.Warn().Str("addr", addr).Msg("port taken: the demo's console takes a free port")
+		addr = "127.0.0.1:0"
+	}
+	cc := cfg.Console
+	cons, err := console.New(console.Options{Addr: addr, Accounts: users, GameName: d.rs.Name,
+		TLSCert: cc.TLSCert, TLSKey: cc.TLSKey, SecureCookie: cc.SecureCookie, Insecure: cc.Insecure, Currency: cc.Currency,
+		Clock: d.clk, Metrics: d.metrics}, d.ctrl, d.recall, healthOf(d.shoe, d.hw, link, d.jr), consoleLog(d.log))
+	if err != nil {
+		return fmt.Errorf("tabled: console: %w", err)
+	}
+	g.Go(func() error { return ignoreCancel(cons.Run(ctx)) })
+	go func() {
+		select {
+		case <-cons.Ready():
+			base := cons.Scheme() + "://" + cons.Addr()
+			msg := "console: dealer view " + base + "/ , supervisor " + base + "/supervisor"
+			if cfg.Demo.Enabled && d.accounts.Len() == 0 {
+				msg += " (demo login: supervisor / demo)"
+			}
+			d.log.Info().Str("addr", cons.Addr()).Msg(msg)
+		case <-ctx.Done():
+		}
+	}()
+	return nil
+}
+
+// startTable runs the controller and the event log, with the torn-tail
+// alarm of the journal's open as the first input.
+func (d *tabled) startTable(ctx context.Context, g *errgroup.Group) error {
+	g.Go(func() error { printEvents(d.logEvents, d.log); return nil })
+	if alarm, ok := table.TornTailAlarm(d.jrep); ok {
+		d.inputs <- alarm
+	}
+	g.Go(func() error { return d.ctrl.Run(ctx, d.inputs) })
+	return nil
+}
+
+// shufflerWired reports whether the dual-shoe shuffler is on the GPIO
+// and not switched off in the configuration.
+func (d *tabled) shufflerWired() bool {
+	return d.hw.hasShuffler() && (d.cfg.GPIO.Shuffler == nil || *d.cfg.GPIO.Shuffler)
+}
+
+func (d *tabled) startShuffler(ctx context.Context, g *errgroup.Group) error {
+	if !d.shufflerWired() {
+		return nil
+	}
+	var onSwap func(string)
+	if d.dm != nil {
+		onSwap = d.dm.onSwap(ctx, d.log) // the demo's card shoe takes the swapped-in shoe
+	}
+	runShuffler(ctx, g, d.hw, d.rs, d.cfg, d.ctrl, d.inputs, onSwap, d.clk, d.log)
+	return nil
+}
+
+// startDemoPlay starts the demo's supervisor, dealer and players.
+func (d *tabled) startDemoPlay(ctx context.Context, g *errgroup.Group) error {
+	if d.dm == nil {
+		return nil
+	}
+	return d.dm.play(ctx, g, d.ctrl, d.cfg, d.rs, d.shufflerWired(), d.broker, d.log)
+}
+
+// announceReady tells systemd (and the log) once the controller's loop
+// answers, then feeds its watchdog from the same answer.
+func (d *tabled) announceReady(ctx context.Context, g *errgroup.Group) error {
+	notify := newNotifier(d.log)
 	g.Go(func() error {
-		if err := ctrl.Ping(ctx); err != nil {
+		if err := d.ctrl.Ping(ctx); err != nil {
 			return nil // stopping already
 		}
 		notify.send("READY=1")
-		log.Info().Str("game", rs.Code).Str("name", rs.Name).Str("table", cfg.Table).Msg("tabled running")
-		notify.watchdog(ctx, ctrl.Ping)
+		d.log.Info().Str("game", d.rs.Code).Str("name", d.rs.Name).Str("table", d.cfg.Table).Msg("tabled running")
+		notify.watchdog(ctx, d.ctrl.Ping)
 		notify.send("STOPPING=1")
 		return nil
 	})
-	return g.Wait()
+	return nil
 }
 
 func journalOptions(cfg Config) journal.Options {

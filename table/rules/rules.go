@@ -393,3 +393,23 @@ func Codes() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Times are a table's own phase times, set in its configuration over the
+// game's; a zero keeps the game's.
+type Times struct {
+	Betting, LastCall, Insurance, Decision time.Duration
+}
+
+// SetTimes sets the phase times t gives. The last call is part of the
+// betting window, so it never outlasts it.
+func (s *Set) SetTimes(t Times) {
+	for _, o := range []struct {
+		dst *time.Duration
+		v   time.Duration
+	}{{&s.BettingTime, t.Betting}, {&s.LastCallTime, t.LastCall}, {&s.InsuranceTime, t.Insurance}, {&s.DecisionTime, t.Decision}} {
+		if o.v > 0 {
+			*o.dst = o.v
+		}
+	}
+	s.LastCallTime = min(s.LastCallTime, s.BettingTime)
+}
