@@ -99,16 +99,25 @@ func TestMosquittoBrokerKilledMidRound(t *testing.T) {
 	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
 	topics := mqttlink.TopicsFor("s1", "t1")
 	sub := mqttlinktest.Subscribe(t, mq.URL(), topics.Root+"#", mqttlinktest.SubscriberOptions{ClientID: "backend"})
+	subscribed := time.Now() // Subscribe returns once the broker acknowledged the subscription
 	r := startLink(t, testOptions(t, mq.URL()), &mqttlinktest.Submitter{})
 
 	half := uint64(totalEvents / 2)
 	feed(r, 1, half)
-	require.Eventually(t, func() bool { return sub.MaxSeq() == half }, waitFor, poll)
-	// The broker saves its sessions every second; a kill loses only what
-	// changed since, and the backend's subscription is older than that.
+	// Every event at the backend and acknowledged to the link: an event
+	// the broker had passed on but not yet acknowledged when it was killed
+	// stays in the outbox, and the depth counted below would never be
+	// the outage's events alone (the test's flake under load).
+	require.Eventually(t, func() bool { return sub.MaxSeq() == half && r.link.OutboxDepth() == 0 }, waitFor, poll)
+	// The broker saves its sessions every second; a kill loses what changed
+	// since. Wait for a save after the backend's subscription: one from
+	// before it (the first save, when the machine is slow to subscribe)
+	// would restart the broker without the session, and the events the
+	// link publishes before the backend subscribes again would be lost to
+	// it (the test's flake under load).
 	require.Eventually(t, func() bool {
-		_, err := os.Stat(filepath.Join(mq.Dir(), "mosquitto.db"))
-		return err == nil
+		fi, err := os.Stat(filepath.Join(mq.Dir(), "mosquitto.db"))
+		return err == nil && fi.ModTime().After(subscribed)
 	}, waitFor, poll)
 	mq.Kill()
 	feed(r, half+1, half+eventsPerRound/2) // the rest of the round happens while the broker is dead
