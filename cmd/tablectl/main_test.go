@@ -148,9 +148,46 @@ func startTable(t *testing.T, dataDir string, at time.Time) (c *table.Controller
 	return c, ctx, stop
 }
 
+// misreadMidRound deals the start of a round and has the shoe report a
+// misread: the table pauses with the misread pending, for a correct.
+func misreadMidRound(t *testing.T, ctx context.Context, c *table.Controller) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return c.Submit(ctx, table.BetsClosed{Bets: []table.Bet{{Seat: 2, Player: "ann", Main: 1000}}}) == nil
+	}, 5*time.Second, time.Millisecond)
+	for _, s := range []string{"Ts", "6d"} {
+		require.NoError(t, c.Submit(ctx, table.CardDrawn{Card: card.MustParse(s)}))
+	}
+	err := c.Submit(ctx, table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #3: card misread", Pauses: true})
+	require.NoError(t, err)
+	st := c.Snapshot()
+	require.True(t, st.Paused)
+	require.NotEmpty(t, st.Misread, "a misread waits for its correction")
+}
+
+// correctAndVoid corrects the pending misread and voids the round through
+// cmd (tablectl with the arguments that reach the table), as a supervisor
+// does after a misdeal.
+func correctAndVoid(t *testing.T, c *table.Controller, cmd func(args ...string) (int, string, string)) {
+	t.Helper()
+	code, out, errOut := cmd("correct", "--card", "7c", "--reason", "misread")
+	require.Equal(t, 0, code, out+errOut)
+	assert.Contains(t, out, "correct accepted")
+	st := c.Snapshot()
+	assert.Empty(t, st.Misread)
+	assert.False(t, st.Paused, "the misread was the only reason to pause")
+	require.NotEmpty(t, st.Round.Seats)
+	require.Len(t, st.Round.Seats[0].Hands[0].Cards, 2, "the corrected card is in the round")
+	assert.Equal(t, "7c", st.Round.Seats[0].Hands[0].Cards[1].String())
+	code, out, errOut = cmd("void", "--reason", "misdeal")
+	require.Equal(t, 0, code, out+errOut)
+	assert.Contains(t, out, "void accepted")
+	assert.Contains(t, c.Snapshot().Round.Next, "round voided")
+}
+
 func TestLocalSupervisorCommands(t *testing.T) {
 	dataDir := t.TempDir()
-	c, _, _ := startTable(t, dataDir, time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
+	c, ctx, _ := startTable(t, dataDir, time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
 	require.Eventually(t, func() bool { return c.Snapshot().Phase == table.PhaseBetting }, 5*time.Second, time.Millisecond)
 
 	// The journal is the tabled user's and group's only.
@@ -183,6 +220,12 @@ func TestLocalSupervisorCommands(t *testing.T) {
 	code, out, _ = tablectl(t, "", "correct", "--card", "Qh", "--data-dir", dataDir)
 	assert.Equal(t, 1, code, "nothing to correct: the table refuses, and says so")
 	assert.Contains(t, out, "correct refused")
+
+	// A misread mid-round: corrected, then the round voided, from the box.
+	misreadMidRound(t, ctx, c)
+	correctAndVoid(t, c, func(args ...string) (int, string, string) {
+		return tablectl(t, "", append([]string{"--data-dir", dataDir}, args...)...)
+	})
 
 	// No table on a data directory: a clear error.
 	code, _, errOut = tablectl(t, "", "--data-dir", t.TempDir(), "pause", "--reason", "x")

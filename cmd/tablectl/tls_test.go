@@ -95,4 +95,10 @@ func TestRemoteOverTLSWithACL(t *testing.T) {
 	require.Equal(t, 0, code, out+errOut)
 	require.Eventually(t, func() bool { return !c.Snapshot().Paused }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, table.PhaseBetting, c.Snapshot().Phase)
+
+	// A misread mid-round: corrected, then the round voided, from afar.
+	misreadMidRound(t, ctx, c)
+	correctAndVoid(t, c, func(args ...string) (int, string, string) {
+		return remote("anna", annaKey, "supervisor", "sup-pass", supCert, supKey, args[0], args[1:]...)
+	})
 }
