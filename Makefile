@@ -57,6 +57,7 @@ bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench Append -benchmem -benchtime=200x ./table/journal/
 	$(GO) test -run '^$$' -bench Recovery -benchmem -benchtime=1x ./table/journal/
 	$(GO) test -run '^$$' -bench Restart100kRounds -benchtime=1x -timeout 10m ./table/
+	$(GO) test -run '^$$' -bench Restart7Seat -benchtime=20x -timeout 30m ./table/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=3x ./shoereader/
 	$(GO) test -run '^$$' -bench 'EventToSubscriber|BareHop|OutboxAppend' -benchmem -benchtime=200x ./studio/mqttlink/
 	$(GO) test -run '^$$' -bench StudioTables -benchtime=1x -timeout 30m ./cmd/tabled/

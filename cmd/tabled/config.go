@@ -141,7 +141,7 @@ func DefaultConfig() Config {
 		Broker:  BrokerConfig{EmbeddedAddr: "127.0.0.1:1883"},
 		Console: ConsoleConfig{Addr: "127.0.0.1:8080"},
 		Shoe:    ShoeConfig{Baud: 115200, Silence: 3 * time.Second},
-		Journal: JournalConfig{SegmentSize: 64 << 20, MaxSize: 1 << 30, MaxAge: 90 * 24 * time.Hour, CheckpointEvery: table.DefaultCheckpointEvery},
+		Journal: JournalConfig{SegmentSize: 8 << 20, MaxSize: 1 << 30, MaxAge: 90 * 24 * time.Hour, CheckpointEvery: table.DefaultCheckpointEvery},
 		Demo:    DemoConfig{Seats: 3, Seed: 1, Pace: 350 * time.Millisecond, Think: 300 * time.Millisecond, Betting: 4 * time.Second, Penetration: 0.12},
 	}
 }

@@ -19,7 +19,7 @@ func TestExampleConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, DefaultConfig().Journal, cfg.Journal, "the example documents the defaults")
 	jo := journalOptions(cfg)
-	assert.EqualValues(t, 64<<20, jo.SegmentBytes)
+	assert.EqualValues(t, 8<<20, jo.SegmentBytes)
 	assert.EqualValues(t, 1<<30, jo.MaxBytes)
 	assert.Equal(t, 90*24*time.Hour, jo.MaxAge)
 	assert.Equal(t, table.CheckpointKind, jo.AnchorKind, "retention keeps what replay needs")

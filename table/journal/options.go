@@ -56,7 +56,7 @@ type Options struct {
 	FS vfs.FS
 }
 
-// DefaultOptions returns the defaults for a table box: 64 MiB segments, at
+// DefaultOptions returns the defaults for a table box: 8 MiB segments, at
 // most 1 GiB and 90 days of journal, no extra group-commit wait, batches of
 // up to 512 records, records of up to 1 MiB.
 //
@@ -64,13 +64,16 @@ type Options struct {
 // hour: some 5 MB a day, so 90 days fit in about 500 MB (a 7-seat table
 // writes about 8 KB a round, so its 1 GiB cap holds about 130,000 rounds).
 // Open checks the active segment record by record and the sealed ones by
-// their trailers, so a restart does not grow with the journal; the round
+// their trailers, so a restart does not grow with the journal; segments
+// of 8 MiB bound what it reads record by record (about 1,000 rounds of
+// seven seats, 17 ms at most on the table box; 64 MiB took up to 0.13 s)
+// for 128 trailers at the 1 GiB cap; the round
 // index (about 150 bytes per round) is built only when recall asks. The
 // long-term record of the game is the backend's event stream, not this
 // journal.
 func DefaultOptions() Options {
 	return Options{
-		SegmentBytes:      64 << 20,
+		SegmentBytes:      8 << 20,
 		MaxAge:            90 * 24 * time.Hour,
 		MaxBytes:          1 << 30,
 		GroupCommitWindow: 0,
