@@ -236,9 +236,7 @@ func New(opts Options, t Table, recall Recall, health HealthFunc, log zerolog.Lo
 		m = NewMetrics()
 	}
 	if d, ok := t.(Dropper); ok {
-		if err := m.reg.Register(droppedCollector{d}); err != nil {
-			return nil, fmt.Errorf("console: metrics: %w", err)
-		}
+		m.dropped.Store(&d)
 	}
 	pg, err := loadPages()
 	if err != nil {
@@ -400,7 +398,7 @@ func (s *Server) observe(ev table.Event) {
 		return
 	}
 	if n > 0 {
-		s.metrics.clientsDropped.Add(float64(n))
+		s.metrics.clientsDropped.add(uint64(n))
 		s.log.Warn().Int("browsers", n).Msg("slow browsers disconnected")
 	}
 }

@@ -142,8 +142,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.hub.leave(c)
-	s.metrics.clients.Inc()
-	defer s.metrics.clients.Dec()
+	s.metrics.clients.add(1)
+	defer s.metrics.clients.add(-1)
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -2,41 +2,46 @@ package console
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/round"
 )
 
-// Metrics are the table's Prometheus metrics, in a registry of their own
-// (never the global default one: two tables in one test process must not
-// collide, and nothing registers itself behind the daemon's back).
+// Metrics are the table's Prometheus metrics, written in the Prometheus
+// text format by Handler (promtext.go), each Metrics its own set (two
+// tables in one test process never collide, and nothing registers itself
+// behind the daemon's back).
 //
 // The console feeds the counters from the events it already receives
 // (Observe); the integrator feeds what only other parts know: publish
 // latency (studio/mqttlink), outbox depth and journal fsync time.
+//
+// They are written by hand rather than with client_golang: that library
+// and the protobuf runtime it links weighed about 3 MB of tabled's binary,
+// and nearly all of a running table's binary is resident (2.5 of the 21
+// MB the daemon used, BenchmarkDaemonRSS), for a dozen series.
 type Metrics struct {
-	reg *prometheus.Registry
+	labels string // the studio and table labels, rendered: `studio="s",table="t"`
 
-	cards          prometheus.Counter
-	misreads       prometheus.Counter
-	alarms         *prometheus.CounterVec
-	rounds         *prometheus.CounterVec
-	publish        prometheus.Histogram
-	fsync          prometheus.Histogram
+	cards          counter
+	misreads       counter
+	alarms         labelledCounter
+	roundsSettled  counter
+	roundsVoid     counter
+	publish        *histogram
+	fsync          *histogram
 	outboxSet      atomic.Int64
 	outboxFn       atomic.Pointer[func() float64]
-	clients        prometheus.Gauge
-	clientsDropped prometheus.Counter
+	clients        gauge
+	clientsDropped counter
 	latencyFn      atomic.Pointer[func() LatencySummary]
-	paused         prometheus.Gauge
+	paused         gauge
 	connectedFn    atomic.Pointer[func() bool]
+	dropped        atomic.Pointer[Dropper]
 }
 
 // LatencySummary is a publisher's own summary of its recent publish
@@ -52,8 +57,8 @@ type LatencySummary struct {
 // read (the controller prefixes device alarms with their source).
 var misreadCodes = []string{"misread", "unknown_card", "face_up", "double_card"}
 
-// NewMetrics returns metrics in a fresh private registry, with the Go
-// runtime and process collectors beside the table's own, without labels.
+// NewMetrics returns a table's metrics, beside the Go runtime's and the
+// process's, without labels.
 func NewMetrics() *Metrics { return NewTableMetrics("", "") }
 
 // NewTableMetrics is NewMetrics with every series labelled studio and
@@ -61,46 +66,75 @@ func NewMetrics() *Metrics { return NewTableMetrics("", "") }
 // the tables apart whatever the scrape configuration says.
 func NewTableMetrics(studio, tableName string) *Metrics {
 	lat := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
-	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		cards: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "livetable_cards_read_total", Help: "Cards read from the shoe (dealt, burned or corrected)."}),
-		misreads: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "livetable_misreads_total", Help: "Cards the shoe could not read (misread, unknown, face up, double)."}),
-		alarms: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "livetable_alarms_total", Help: "Alarms raised, by code."}, []string{"code"}),
-		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "livetable_rounds_total", Help: "Rounds finished, by result (settled or void)."}, []string{"result"}),
-		publish: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "livetable_publish_latency_seconds", Help: "From an event handed to the MQTT link to the broker's acknowledgement.",
-			Buckets: lat}),
-		fsync: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "livetable_journal_fsync_seconds", Help: "Duration of the journal's fsync per batch.", Buckets: lat}),
-		clients: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "livetable_console_streams", Help: "Browsers connected to the console's event stream."}),
-		clientsDropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "livetable_console_streams_dropped_total", Help: "Browsers disconnected for falling behind."}),
-	}
-	outboxFn := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "livetable_outbox_depth", Help: "Messages waiting in the MQTT outbox."}, m.outboxDepth)
-	m.rounds.WithLabelValues("settled")
-	m.rounds.WithLabelValues("void")
-	m.paused = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "livetable_table_paused", Help: "1 while the table is paused (by a supervisor or an alarm)."})
-	connected := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "livetable_broker_connected", Help: "1 while the MQTT link is connected to the broker (-1: not reported)."},
-		m.brokerConnected)
-	var reg prometheus.Registerer = m.reg
+	m := &Metrics{publish: newHistogram(lat), fsync: newHistogram(lat)}
 	if studio != "" || tableName != "" {
-		reg = prometheus.WrapRegistererWith(prometheus.Labels{"studio": studio, "table": tableName}, m.reg)
+		m.labels = label("studio", studio) + "," + label("table", tableName)
 	}
-	reg.MustRegister(m.cards, m.misreads, m.alarms, m.rounds, m.publish, m.fsync, outboxFn,
-		m.clients, m.clientsDropped, m.paused, connected,
-		latencyCollector{m})
-	// The runtime's and the process's series describe the daemon, not a
-	// table, and keep their standard names for the usual dashboards.
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		var e expo
+		m.write(&e)
+		writeRuntime(&e)
+		_, _ = w.Write(e.buf)
+	})
+}
+
+// write writes the table's series, labelled.
+func (m *Metrics) write(e *expo) {
+	l := m.labels
+	e.family("livetable_cards_read_total", "counter", "Cards read from the shoe (dealt, burned or corrected).")
+	e.sample("livetable_cards_read_total", l, "", m.cards.get())
+	e.family("livetable_misreads_total", "counter", "Cards the shoe could not read (misread, unknown, face up, double).")
+	e.sample("livetable_misreads_total", l, "", m.misreads.get())
+	e.family("livetable_alarms_total", "counter", "Alarms raised, by code.")
+	for _, kv := range m.alarms.snapshot() {
+		e.sample("livetable_alarms_total", l, label("code", kv.key), kv.n)
+	}
+	e.family("livetable_rounds_total", "counter", "Rounds finished, by result (settled or void).")
+	e.sample("livetable_rounds_total", l, label("result", "settled"), m.roundsSettled.get())
+	e.sample("livetable_rounds_total", l, label("result", "void"), m.roundsVoid.get())
+	m.publish.write(e, "livetable_publish_latency_seconds", "From an event handed to the MQTT link to the broker's acknowledgement.", l)
+	m.fsync.write(e, "livetable_journal_fsync_seconds", "Duration of the journal's fsync per batch.", l)
+	e.family("livetable_outbox_depth", "gauge", "Messages waiting in the MQTT outbox.")
+	e.sample("livetable_outbox_depth", l, "", m.outboxDepth())
+	e.family("livetable_console_streams", "gauge", "Browsers connected to the console's event stream.")
+	e.sample("livetable_console_streams", l, "", m.clients.get())
+	e.family("livetable_console_streams_dropped_total", "counter", "Browsers disconnected for falling behind.")
+	e.sample("livetable_console_streams_dropped_total", l, "", m.clientsDropped.get())
+	e.family("livetable_table_paused", "gauge", "1 while the table is paused (by a supervisor or an alarm).")
+	e.sample("livetable_table_paused", l, "", m.paused.get())
+	e.family("livetable_broker_connected", "gauge", "1 while the MQTT link is connected to the broker (-1: not reported).")
+	e.sample("livetable_broker_connected", l, "", m.brokerConnected())
+	if f := m.latencyFn.Load(); f != nil {
+		s := (*f)()
+		e.family("livetable_publish_latency_recent_seconds", "gauge", "Recent publish latency by quantile, as the publisher summarises it.")
+		for _, q := range []struct {
+			name string
+			d    time.Duration
+		}{{"0.5", s.P50}, {"0.99", s.P99}, {"1", s.Max}} {
+			e.sample("livetable_publish_latency_recent_seconds", l, label("quantile", q.name), q.d.Seconds())
+		}
+		e.family("livetable_publish_latency_measured_total", "counter", "Publishes the publisher has measured.")
+		e.sample("livetable_publish_latency_measured_total", l, "", float64(s.Count))
+	}
+	if d := m.dropped.Load(); d != nil {
+		// The subscribers come and go, so no fixed series holds them.
+		e.family("livetable_subscriber_dropped_total", "counter", "Events lost by a table subscriber whose queue was full.")
+		counts := (*d).Dropped()
+		names := make([]string, 0, len(counts))
+		for name := range counts {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			e.sample("livetable_subscriber_dropped_total", l, label("subscriber", name), float64(counts[name]))
+		}
+	}
 }
 
 // SetPublishLatencyFunc makes every scrape read the publisher's recent
@@ -114,38 +148,6 @@ func (m *Metrics) SetPublishLatencyFunc(f func() LatencySummary) {
 		return
 	}
 	m.latencyFn.Store(&f)
-}
-
-var (
-	latencyRecentDesc = prometheus.NewDesc("livetable_publish_latency_recent_seconds",
-		"Recent publish latency by quantile, as the publisher summarises it.", []string{"quantile"}, nil)
-	latencyCountDesc = prometheus.NewDesc("livetable_publish_latency_measured_total",
-		"Publishes the publisher has measured.", nil, nil)
-)
-
-// latencyCollector exports the summary of SetPublishLatencyFunc at scrape time.
-type latencyCollector struct{ m *Metrics }
-
-// Describe implements prometheus.Collector.
-func (c latencyCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- latencyRecentDesc
-	ch <- latencyCountDesc
-}
-
-// Collect implements prometheus.Collector.
-func (c latencyCollector) Collect(ch chan<- prometheus.Metric) {
-	f := c.m.latencyFn.Load()
-	if f == nil {
-		return
-	}
-	s := (*f)()
-	for _, q := range []struct {
-		name string
-		d    time.Duration
-	}{{"0.5", s.P50}, {"0.99", s.P99}, {"1", s.Max}} {
-		ch <- prometheus.MustNewConstMetric(latencyRecentDesc, prometheus.GaugeValue, q.d.Seconds(), q.name)
-	}
-	ch <- prometheus.MustNewConstMetric(latencyCountDesc, prometheus.CounterValue, float64(s.Count))
 }
 
 // SetBrokerConnectedFunc makes every scrape ask f whether the MQTT link
@@ -172,21 +174,12 @@ func (m *Metrics) outboxDepth() float64 {
 	return float64(m.outboxSet.Load())
 }
 
-// Registry is the private registry, for a caller that adds collectors of
-// its own (e.g. the shoe reader's counters).
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
-// Handler serves the registry in the Prometheus text format.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-}
-
 // ObservePublishLatency records one publish, from hand-off to the link to
 // the broker's acknowledgement.
-func (m *Metrics) ObservePublishLatency(d time.Duration) { m.publish.Observe(d.Seconds()) }
+func (m *Metrics) ObservePublishLatency(d time.Duration) { m.publish.observe(d.Seconds()) }
 
 // ObserveFsync records one journal fsync.
-func (m *Metrics) ObserveFsync(d time.Duration) { m.fsync.Observe(d.Seconds()) }
+func (m *Metrics) ObserveFsync(d time.Duration) { m.fsync.observe(d.Seconds()) }
 
 // SetOutboxDepth sets the outbox depth, for an integrator that pushes it.
 func (m *Metrics) SetOutboxDepth(n int) { m.outboxSet.Store(int64(n)) }
@@ -213,11 +206,11 @@ func (m *Metrics) Observe(ev table.Event) {
 	case *round.Event:
 		m.observeRound(*b)
 	case table.Burned, *table.Burned:
-		m.cards.Inc()
+		m.cards.inc()
 	case table.Paused, *table.Paused:
-		m.paused.Set(1)
+		m.paused.set(1)
 	case table.Resumed, *table.Resumed:
-		m.paused.Set(0)
+		m.paused.set(0)
 	case table.Alarm:
 		m.observeAlarm(b)
 	case *table.Alarm:
@@ -228,20 +221,20 @@ func (m *Metrics) Observe(ev table.Event) {
 func (m *Metrics) observeRound(e round.Event) {
 	switch e.Type {
 	case round.EvCardDealt:
-		m.cards.Inc()
+		m.cards.inc()
 	case round.EvSettled:
 		if e.Settlement != nil && e.Settlement.Void {
-			m.rounds.WithLabelValues("void").Inc()
+			m.roundsVoid.inc()
 		} else {
-			m.rounds.WithLabelValues("settled").Inc()
+			m.roundsSettled.inc()
 		}
 	}
 }
 
 func (m *Metrics) observeAlarm(a table.Alarm) {
-	m.alarms.WithLabelValues(a.Code).Inc()
+	m.alarms.inc(a.Code)
 	if isMisread(a.Code) {
-		m.misreads.Inc()
+		m.misreads.inc()
 	}
 }
 
@@ -255,21 +248,4 @@ func isMisread(code string) bool {
 		}
 	}
 	return false
-}
-
-var droppedDesc = prometheus.NewDesc("livetable_subscriber_dropped_total",
-	"Events lost by a table subscriber whose queue was full.", []string{"subscriber"}, nil)
-
-// droppedCollector reads the table's per-subscriber drop counters at
-// scrape time: the subscribers come and go, so no fixed metric holds them.
-type droppedCollector struct{ d Dropper }
-
-// Describe implements prometheus.Collector.
-func (c droppedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- droppedDesc }
-
-// Collect implements prometheus.Collector.
-func (c droppedCollector) Collect(ch chan<- prometheus.Metric) {
-	for name, n := range c.d.Dropped() {
-		ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(n), name)
-	}
 }
