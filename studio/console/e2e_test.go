@@ -629,3 +629,45 @@ func TestBrowserItalian(t *testing.T) {
 	assert.Contains(t, row, "card came out face up: show it and deal it")
 	assert.Contains(t, row, "Carta uscita scoperta: fermarsi, chiamare il supervisore")
 }
+
+// TestBrowserCorrectMisread: the supervisor corrects a card the shoe
+// misread from the console: the round takes the card, the table resumes
+// (the misread was the only reason to pause) and the dealer is told the
+// next step; a second correct, with nothing misread, is refused with the
+// table's words.
+func TestBrowserCorrectMisread(t *testing.T) {
+	bctx := browser(t)
+	lt := startLiveTable(t)
+	lt.submit(table.BetsClosed{Bets: []table.Bet{{Seat: 1, Player: "p1", Main: 1000}}})
+	lt.deal("card to seat 1", "Ts")
+	lt.deal("card to dealer", "6c")
+	lt.submit(table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #3: card unreadable", Pauses: true})
+	require.True(t, lt.ctl.Snapshot().Paused)
+
+	dealer := newTab(t, bctx, 1600, 900)
+	dealer.do(chromedp.Navigate(lt.base + "/"))
+	dealer.waitAttr("#light", "data-state", "red_blink")
+
+	sup := newTab(t, bctx, 1440, 1000)
+	sup.do(chromedp.Navigate(lt.base + "/supervisor"))
+	sup.do(chromedp.WaitVisible(chromedp.CSS("#login")))
+	sup.do(
+		chromedp.SendKeys(chromedp.CSS("#user"), "giulia"),
+		chromedp.SendKeys(chromedp.CSS("#password"), "pit-boss-7"),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+	)
+	sup.waitText("user", "giulia")
+	sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "7d"), chromedp.Click(chromedp.CSS("#correct")))
+	sup.waitText("result", "correct: done")
+	st := lt.ctl.Snapshot()
+	assert.False(t, st.Paused, "the misread was the only reason to pause")
+	assert.Empty(t, st.Misread)
+	require.Len(t, st.Round.Seats[0].Hands[0].Cards, 2)
+	assert.Equal(t, "7d", st.Round.Seats[0].Hands[0].Cards[1].String(), "the corrected card is the seat's")
+	dealer.waitAttr("#light", "data-state", "red")
+	dealer.waitText("instruction", st.Round.Next)
+
+	sup.do(chromedp.Click(chromedp.CSS("#correct")))
+	sup.waitAttr("#result", "data-kind", "error")
+	assert.Contains(t, sup.text("result"), "no misread pending")
+}
