@@ -91,6 +91,9 @@ func EncodeStatus(status string) []byte {
 // encoded with the body's own JSON and an error wrapping ErrNoWireType;
 // any other error means nothing could be encoded.
 func Encode(ev table.Event) ([]byte, error) {
+	if c, ok := ev.Body.(table.SettlementChunk); ok {
+		return encodeChunk(ev, c), nil
+	}
 	kind, data, ok := Data(ev.Body)
 	var missing error
 	if !ok {
