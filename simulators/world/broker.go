@@ -291,15 +291,16 @@ func (m *message) Ack() {
 // them in order (what follows a gap waits for it), and asks the table to
 // resend what it misses.
 type backend struct {
-	n       *network
-	got     map[uint64]string // seq -> payload, every event received
-	applied uint64            // events 1..applied are applied, in order
-	maxSeq  uint64            // the highest seq received
-	stateAt uint64            // the seq the newest retained state reflects
-	tail    bool              // ask for what may follow the last event (after an online status)
-	gapFor  int               // steps a gap has been open
-	asked   int
-	verdict map[string]mqttlink.Reply // id and body -> the first verdict
+	n        *network
+	got      map[uint64]string // seq -> payload, every event received
+	applied  uint64            // events 1..applied are applied, in order
+	maxSeq   uint64            // the highest seq received
+	stateAt  uint64            // the seq the newest retained state reflects
+	tail     bool              // ask for what may follow the last event (after an online status)
+	gapFor   int               // steps a gap has been open
+	asked    int
+	verdict  map[string]mqttlink.Reply // id and body -> the first verdict
+	accepted []string                  // ids of commands accepted (the first 1024)
 }
 
 func newBackend(n *network) *backend {
@@ -415,6 +416,9 @@ func (be *backend) reply(p []byte) {
 	}
 	key := r.ID + "\x00" + string(be.n.body)
 	prev, ok := be.verdict[key]
+	if r.Accepted && !ok && len(be.accepted) < 1024 {
+		be.accepted = append(be.accepted, r.ID)
+	}
 	if !ok {
 		be.verdict[key] = r
 		return

@@ -383,15 +383,24 @@ func (n *network) flood() {
 		}
 	case 3: // a command sent again, same id and body
 		if m, ok := n.b.pastCommand(); ok {
-			n.b.sendCommand(m.topic, m.payload)
+			n.b.sendCommand(strings.TrimPrefix(m.topic, topics.Root), m.payload)
 		}
-	case 4: // an id sent again with another body
+	case 4: // an id sent again with another body (half the time one the table accepted)
 		if m, ok := n.b.pastCommand(); ok {
 			var c struct {
 				ID string `json:"id"`
 			}
-			if json.Unmarshal(m.payload, &c) == nil && c.ID != "" {
-				n.b.sendCommand("commands", []byte(fmt.Sprintf(`{"schema":2,"id":%q,"type":"decision","seat":7,"player":"mallory","action":"double"}`, c.ID)))
+			if len(n.be.accepted) > 0 && n.rng.IntN(2) == 0 {
+				c.ID = n.be.accepted[n.rng.IntN(len(n.be.accepted))]
+			} else {
+				_ = json.Unmarshal(m.payload, &c)
+			}
+			if c.ID != "" {
+				// Nobody sits at seat 7: whatever the id answered before,
+				// this body is never accepted.
+				b := []byte(fmt.Sprintf(`{"schema":2,"id":%q,"type":"decision","seat":7,"player":"mallory","action":"double"}`, c.ID))
+				n.be.expect(c.ID, b, mqttlink.Reply{ID: c.ID})
+				n.b.sendCommand("commands", b)
 			}
 		}
 	case 5: // a supervisor command with a forged signature, or unsigned, or by a stranger
