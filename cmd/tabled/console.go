@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -61,47 +60,14 @@ func (d demoAccounts) PasswordHash(name string) (string, bool, bool) {
 	return d.store.PasswordHash(name)
 }
 
-// linkState follows the shoe link for the health check.
-type linkState struct {
-	connected atomic.Bool
-	detail    atomic.Value // string
-	since     atomic.Int64 // unix nanoseconds of the last change
-}
-
-func (l *linkState) observe(ev shoereader.Event) {
-	switch ev.Kind {
-	case shoereader.Connected:
-		l.set(true, fmt.Sprintf("%s %s firmware %s", ev.Device.Model, ev.Device.Serial, ev.Device.Firmware))
-	case shoereader.Alive:
-		l.set(true, "")
-	case shoereader.Disconnected, shoereader.Silent, shoereader.DeviceRefused:
-		l.set(false, ev.String())
-	}
-}
-
-func (l *linkState) set(ok bool, detail string) {
-	if l.connected.Swap(ok) != ok || l.since.Load() == 0 {
-		l.since.Store(time.Now().UnixNano())
-	}
-	if detail != "" { // Alive carries no device: keep the last detail
-		l.detail.Store(detail)
-	}
-}
-
-func (l *linkState) check() console.Check {
-	d, _ := l.detail.Load().(string)
-	if d == "" {
-		d = "no shoe yet"
-	}
-	c := console.Check{Name: console.CheckShoe, OK: l.connected.Load(), Detail: d}
-	if ns := l.since.Load(); ns != 0 {
-		c.Since = time.Unix(0, ns)
-	}
-	return c
+// shoeCheck is the console's health check of the shoe link.
+func shoeCheck(h *shoereader.LinkHealth) console.Check {
+	up, detail, since := h.State()
+	return console.Check{Name: console.CheckShoe, OK: up, Detail: detail, Since: since}
 }
 
 // healthOf builds the table's health from its parts.
-func healthOf(shoe *linkState, hw *hardware, link *mqttlink.Link, jr *journal.Journal) console.HealthFunc {
+func healthOf(shoe *shoereader.LinkHealth, hw *hardware, link *mqttlink.Link, jr *journal.Journal) console.HealthFunc {
 	return func() console.Health {
 		st := link.Stats()
 		broker := console.Check{Name: console.CheckBroker, OK: st.Connected, Detail: fmt.Sprintf("outbox %d, in flight %d, published %d", st.OutboxDepth, st.InFlight, st.Published)}
@@ -117,7 +83,7 @@ func healthOf(shoe *linkState, hw *hardware, link *mqttlink.Link, jr *journal.Jo
 			gpio.Detail += " (simulated)"
 		}
 		return console.Health{Checks: []console.Check{
-			shoe.check(), gpio, broker, jc,
+			shoeCheck(shoe), gpio, broker, jc,
 			{Name: console.CheckClock, OK: true, Detail: time.Now().UTC().Format(time.RFC3339)},
 		}}
 	}

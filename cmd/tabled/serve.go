@@ -51,7 +51,7 @@ type tabled struct {
 	broker   string // the broker's URL (the embedded one's when none is configured)
 	link     *mqttlink.Link
 	hw       *hardware
-	shoe     *linkState
+	shoe     *shoereader.LinkHealth
 	dm       *demo
 	inputs   chan table.Input
 
@@ -275,12 +275,12 @@ func (d *tabled) startShoe(ctx context.Context, g *errgroup.Group) error {
 		return errors.New("tabled: no shoe configured (shoe.path or shoe.usb_serial, or --demo)")
 	}
 	reader := shoereader.New(opener, ropts, d.log.With().Str("part", "shoe").Logger())
-	d.shoe = &linkState{}
-	observe := d.shoe.observe
+	d.shoe = shoereader.NewLinkHealth(nil)
+	observe := d.shoe.Observe
 	if d.hw.studio != nil {
 		// The simulated cut card also passes the GPIO sensor.
 		observe = func(ev shoereader.Event) {
-			d.shoe.observe(ev)
+			d.shoe.Observe(ev)
 			if ev.Kind == shoereader.CutCard {
 				d.hw.studio.PulseCutCard()
 			}
