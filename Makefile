@@ -94,7 +94,8 @@ build: deps-go ## static binaries (CGO_ENABLED=0) for linux/amd64, linux/arm64, 
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$$arm $(GO) build -trimpath -tags production -ldflags '$(LDFLAGS)' -o $$out/ ./cmd/... || exit 1; \
 	done
 
-scenarios: deps-go ## run the hand-written scenarios through tablectl and compare each with its expected result (fails on a difference)
+scenarios: deps-go ## run the hand-written scenarios through tablectl and compare each with its expected result (fails on a difference), and the engine's golden record (20,000 random rounds per game)
+	$(GO) test -count=1 -run TestEngineGolden ./table/round/
 	@$(GO) build -o $${TMPDIR:-/tmp}/tablectl-scenarios ./cmd/tablectl
 	@fail=0; n=0; for f in testdata/scenarios/*.json; do n=$$((n+1)); \
 	  if ! $${TMPDIR:-/tmp}/tablectl-scenarios scenario --check < $$f > /dev/null; then echo "FAIL $$f"; fail=$$((fail+1)); fi; \
