@@ -80,7 +80,8 @@ func TestRunPinned(t *testing.T) {
 // simulator issue 19 compares with: each round's cards are a uniform
 // draw without replacement from all 416 cards (the incremental
 // Fisher-Yates shuffle restarted every round), drawn from the PCG as the
-// round takes them. The "-dealt-shoe" cases deal each shoe to its cut
+// round takes them (the initial deal's four in one batch). The
+// "-dealt-shoe" cases deal each shoe to its cut
 // card instead, as bjsim rtp and the live table do for game 000.
 // rounds/cpu-s is the process's CPU time, which a loaded machine does not
 // inflate the way it does wall time.
