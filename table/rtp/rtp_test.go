@@ -175,8 +175,17 @@ func TestRejectIsRandIntN(t *testing.T) {
 // strategy table does, in whatever order the requests come: two requests
 // that share a memo entry get the same answer from the table.
 func TestMemoIsDecide(t *testing.T) {
-	for _, code := range rules.Codes() {
-		rs, st := setup(t, code)
+	for _, code := range append(rules.Codes(), "004-auto") {
+		var rs *rules.Set
+		var st *strategy.Table
+		if code == "004-auto" {
+			// 004's automatic-play table, which bjsim exact --table auto
+			// plays through the same player.
+			rs, _ = setup(t, "004")
+			st = strategy.SisalNoDoubleNoSplit()
+		} else {
+			rs, st = setup(t, code)
+		}
 		var evs []round.Event
 		for cards := 2; cards <= 13; cards++ {
 			for total := 2; total <= 31; total++ {
