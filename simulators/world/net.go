@@ -11,10 +11,12 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/livetable/livetable/simulators/disk"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
@@ -40,6 +42,7 @@ type NetStats struct {
 	Commands       int // command messages the link answered
 	Flooded        int // hostile commands among them
 	ResendAsks     int // resends the backend asked for
+	OutboxFaults   int // EIOs armed on the outbox's and the ledger's writes and fsyncs
 }
 
 // netFaults are the broker's fault classes a seed has (not every seed
@@ -51,6 +54,7 @@ type netFaults struct {
 	disorder    bool // deliveries duplicated, delayed and reordered
 	timeouts    bool // a publish the client gives up on (the broker may have it all the same)
 	flood       bool // malformed, unknown, replayed, badly signed and rate-busting commands
+	outboxEIO   bool // EIO from a write or an fsync of the outbox, its mark or the reply ledger
 }
 
 func (f netFaults) String() string {
@@ -58,7 +62,7 @@ func (f netFaults) String() string {
 	for _, c := range []struct {
 		on   bool
 		name string
-	}{{f.disconnects, "disconnects"}, {f.restarts, "broker restarts"}, {f.disorder, "disorder"}, {f.timeouts, "publish timeouts"}, {f.flood, "command floods"}} {
+	}{{f.disconnects, "disconnects"}, {f.restarts, "broker restarts"}, {f.disorder, "disorder"}, {f.timeouts, "publish timeouts"}, {f.flood, "command floods"}, {f.outboxEIO, "outbox EIO"}} {
 		if c.on {
 			s = append(s, c.name)
 		}
@@ -93,8 +97,9 @@ type network struct {
 func newNetwork(w *world) *network {
 	rng := rand.New(rand.NewPCG(w.opts.Seed, 0x6e657477))
 	n := &network{w: w, rng: rng}
-	k := rng.IntN(32)
-	n.faults = netFaults{disconnects: k&1 != 0, restarts: k&2 != 0, disorder: k&4 != 0, timeouts: k&8 != 0, flood: k&16 != 0}
+	k := rng.IntN(64)
+	n.faults = netFaults{disconnects: k&1 != 0, restarts: k&2 != 0, disorder: k&4 != 0, timeouts: k&8 != 0, flood: k&16 != 0,
+		outboxEIO: k&32 != 0}
 	var seed [ed25519.SeedSize]byte
 	for i := range seed {
 		seed[i] = byte(rng.Uint32())
@@ -147,6 +152,17 @@ func (n *network) open() error {
 	}
 	n.link, n.st, n.failed, n.retryIn, n.backlog = link, st, nil, 0, nil
 	n.b.sessionResumed()
+	if n.faults.outboxEIO && n.rng.IntN(2) == 0 {
+		// The link must stop (tabled restarts); a failed fsync loses its
+		// writes, and the journal derives again what the outbox lost.
+		f := disk.Fault{Op: disk.OpSync, Path: "/outbox/", N: 1 + n.rng.IntN(30), Err: syscall.EIO}
+		if n.rng.IntN(2) == 0 {
+			f.Op = disk.OpWrite
+		}
+		w.d.Inject(f)
+		w.res.Net.OutboxFaults++
+		w.trace("fault: EIO at the outbox's %s %d from now", map[disk.Op]string{disk.OpSync: "fsync", disk.OpWrite: "write"}[f.Op], f.N)
+	}
 	return nil
 }
 

@@ -15,7 +15,8 @@ import (
 // intake, resends) over a broker that disconnects, restarts (losing what
 // it had not saved, delivering again what was not acknowledged),
 // duplicates, delays and reorders, and under floods of hostile commands,
-// with the disk faults of the first slice: every seq has one content,
+// with EIO from the outbox's and the reply ledger's writes and fsyncs and
+// the disk faults of the first slice: every seq has one content,
 // every command one verdict, the link's memory stays bounded, and once
 // the network heals the backend's view is the journal's.
 func TestNetworkFaults(t *testing.T) {
@@ -40,6 +41,7 @@ func TestNetworkFaults(t *testing.T) {
 		sum.Commands += n.Commands
 		sum.Flooded += n.Flooded
 		sum.ResendAsks += n.ResendAsks
+		sum.OutboxFaults += n.OutboxFaults
 	})
 	t.Logf("%d schedules, %d violations; network: %+v", seeds, violations, sum)
 	// The faults came: a run that drew none would check nothing.
@@ -50,6 +52,7 @@ func TestNetworkFaults(t *testing.T) {
 	assert.Greater(t, sum.Flooded, 10*seeds/2, "floods")
 	assert.Positive(t, sum.Commands)
 	assert.Positive(t, sum.ResendAsks)
+	assert.Positive(t, sum.OutboxFaults)
 }
 
 // TestNetworkOneSeedIsOneRun: the link, the broker and the backend are
