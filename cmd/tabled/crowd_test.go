@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,18 +141,8 @@ func startCrowdTable(tb testing.TB, players int) *crowdTable {
 		}
 		t.bets = append(t.bets, b)
 	}
-	connect := func(id string) paho.Client {
-		o := paho.NewClientOptions().AddBroker(mosq.URL()).SetClientID(id).SetCleanSession(true).
-			SetOrderMatters(true).SetConnectRetry(true).SetConnectRetryInterval(50 * time.Millisecond)
-		c := paho.NewClient(o)
-		if tok := c.Connect(); !tok.WaitTimeout(crowdWait) || tok.Error() != nil {
-			tb.Fatalf("%s connect: %v", id, tok.Error())
-		}
-		tb.Cleanup(func() { c.Disconnect(100) })
-		return c
-	}
-	t.backend = connect("crowd-backend")
-	overlay := connect("crowd-overlay")
+	t.backend = connectClient(tb, mosq.URL(), "crowd-backend", crowdWait)
+	overlay := connectClient(tb, mosq.URL(), "crowd-overlay", crowdWait)
 	subscribe := func(c paho.Client, topic string, h paho.MessageHandler) {
 		if tok := c.Subscribe(topic, 1, h); !tok.WaitTimeout(crowdWait) || tok.Error() != nil {
 			tb.Fatalf("subscribe %s: %v", topic, tok.Error())
@@ -542,6 +533,12 @@ func BenchmarkCrowdRound10k(b *testing.B) {
 	b.ReportMetric(float64(len(batchLat)), "batch-rounds")
 	b.ReportMetric(load1(), "load1")
 	b.ReportMetric(rssMiB(), "rss-MiB")
+	// What stays live after the rounds (daemon and backend): a crowd's
+	// memory must not grow with the rounds played.
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-heap-MiB")
 }
 
 // load1 is the host's one-minute load average.

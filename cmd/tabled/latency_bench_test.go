@@ -216,18 +216,8 @@ func newBenchTable(b *testing.B, url, root string) *benchTable {
 	// one client the state would wait behind each event's delivery and
 	// acknowledgement on paho's single delivery goroutine, and that wait
 	// would count as the daemon's.
-	connect := func(id string) paho.Client {
-		o := paho.NewClientOptions().AddBroker(url).SetClientID(id).SetCleanSession(true).
-			SetOrderMatters(true).SetConnectRetry(true).SetConnectRetryInterval(50 * time.Millisecond)
-		c := paho.NewClient(o)
-		if tok := c.Connect(); !tok.WaitTimeout(benchWait) || tok.Error() != nil {
-			b.Fatalf("%s connect: %v", id, tok.Error())
-		}
-		b.Cleanup(func() { c.Disconnect(100) })
-		return c
-	}
-	t.client = connect("bench-backend")
-	overlay := connect("bench-overlay")
+	t.client = connectClient(b, url, "bench-backend", benchWait)
+	overlay := connectClient(b, url, "bench-overlay", benchWait)
 	for _, sub := range []struct {
 		c     paho.Client
 		topic string
@@ -241,6 +231,19 @@ func newBenchTable(b *testing.B, url, root string) *benchTable {
 		}
 	}
 	return t
+}
+
+// connectClient is a clean-session paho client of the test's, in order,
+// connected within wait and disconnected at the test's end.
+func connectClient(tb testing.TB, url, id string, wait time.Duration) paho.Client {
+	o := paho.NewClientOptions().AddBroker(url).SetClientID(id).SetCleanSession(true).
+		SetOrderMatters(true).SetConnectRetry(true).SetConnectRetryInterval(50 * time.Millisecond)
+	c := paho.NewClient(o)
+	if tok := c.Connect(); !tok.WaitTimeout(wait) || tok.Error() != nil {
+		tb.Fatalf("%s connect: %v", id, tok.Error())
+	}
+	tb.Cleanup(func() { c.Disconnect(100) })
+	return c
 }
 
 func (t *benchTable) onState(_ paho.Client, m paho.Message) {
