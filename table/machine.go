@@ -351,21 +351,33 @@ func (m *Machine) applyCard(v CardDrawn) (fault, err error) {
 		run, past = m.shoe.take(v.Card, v.Code)
 	}
 	m.dealt++
-	switch {
-	case m.paused():
+	if m.paused() {
 		m.held = append(m.held, v)
 		m.emit(Alarm{Code: "card_while_paused", Message: fmt.Sprintf("%s pulled while paused: held until resume", v.Card)}, "")
+	} else {
+		fault = m.place(v.Card)
+	}
+	return m.shuffleAlarm(run, past, fault), nil
+}
+
+// place puts a booked card where it goes: the burn a new shoe owes
+// (003), aside after a void, or the round. A card held while the table
+// was paused goes the same way when it resumes (the simulation's seed 53:
+// a held first card of a shoe went to the round, and the burn took the
+// next one).
+func (m *Machine) place(c card.Card) error {
+	switch {
 	case m.burn > 0:
 		m.burn--
-		m.emit(Burned{Card: v.Card}, "")
+		m.emit(Burned{Card: c}, "")
 	case m.voided && m.phase == PhaseSettled:
 		// A card on its way when the round was voided: set aside with
 		// the voided round's cards.
-		m.emit(Alarm{Code: "card_after_void", Message: fmt.Sprintf("%s pulled after the void: set aside with the round's cards", v.Card)}, "")
+		m.emit(Alarm{Code: "card_after_void", Message: fmt.Sprintf("%s pulled after the void: set aside with the round's cards", c)}, "")
 	default:
-		fault = m.cardToRound(v.Card)
+		return m.cardToRound(c)
 	}
-	return m.shuffleAlarm(run, past, fault), nil
+	return nil
 }
 
 // checkCard is the integrity book's check of a card, made only while a
@@ -681,10 +693,14 @@ func (m *Machine) correct(v Supervisor) error {
 	if need, _, _ := m.rnd.NeedsCard(); !need {
 		return fmt.Errorf("%w: the round waits for no card", errIllegal)
 	}
-	evs, err := m.rnd.Apply(round.Input{Type: round.InCard, Card: v.Card}, m.evBuf[:0])
-	m.evBuf = evs
-	if err != nil {
-		return err
+	var evs []round.Event
+	if m.burn == 0 {
+		var err error
+		evs, err = m.rnd.Apply(round.Input{Type: round.InCard, Card: v.Card}, m.evBuf[:0])
+		m.evBuf = evs
+		if err != nil {
+			return err
+		}
 	}
 	var run int
 	var past string
@@ -694,7 +710,16 @@ func (m *Machine) correct(v Supervisor) error {
 	m.dealt++
 	m.misread = ""
 	m.pauses = slices.DeleteFunc(m.pauses, func(p PauseReason) bool { return p == PauseMisread || p == PauseIntegrity })
-	m.emitRound(evs)
+	if m.burn > 0 {
+		// The card the shoe could not read was the burn a new shoe owes
+		// (003): it is burned, and the round still waits for its card
+		// (the simulation's seed 288: it went to the round, and the
+		// burn took the next one).
+		m.burn--
+		m.emit(Burned{Card: v.Card}, "")
+	} else {
+		m.emitRound(evs)
+	}
 	if len(m.pauses) == 0 {
 		m.resume(v.By)
 	}
@@ -708,7 +733,16 @@ func (m *Machine) resume(by string) {
 	m.alarms = m.alarms[:0]
 	m.pauseWhy = ""
 	m.emit(Resumed{By: by}, m.roundID)
-	m.setPhase(m.resumePhase(), time.Time{}, "")
+	if p := m.resumePhase(); p == PhaseSettled {
+		// The round ended while the table was paused, or with the
+		// correction that resumes it: the settlement's pause comes
+		// before bets open, as after any round (the dealer collects
+		// and pays; 001 and 004 reshuffle).
+		m.setPhase(PhaseSettled, m.now.Add(m.cfg.SettleDelay), "")
+		m.arm(TimerNext, m.cfg.SettleDelay)
+	} else {
+		m.setPhase(p, time.Time{}, "")
+	}
 	held := m.held
 	m.held = nil
 	for _, h := range held {
@@ -716,14 +750,16 @@ func (m *Machine) resume(by string) {
 			m.held = append(m.held, h)
 			continue
 		}
-		_ = m.cardToRound(h.Card)
+		_ = m.place(h.Card)
 	}
 	if m.paused() {
 		return
 	}
-	if m.phase == PhaseIdle {
+	switch m.phase {
+	case PhaseIdle:
 		m.openBetting()
-	} else {
+	case PhaseSettled:
+	default:
 		m.rearm()
 	}
 }
@@ -735,6 +771,9 @@ func (m *Machine) resumePhase() Phase {
 	}
 	if m.cutCard {
 		return PhaseClosed
+	}
+	if m.rnd.Phase() == round.PhaseSettled && m.roundID != "" {
+		return PhaseSettled // bets have not opened since the round
 	}
 	return PhaseIdle
 }

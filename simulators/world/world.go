@@ -22,9 +22,9 @@ import (
 	"github.com/livetable/livetable/simulators/disk"
 	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
-	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/continuity"
 	"github.com/livetable/livetable/table/journal"
+	"github.com/livetable/livetable/table/round"
 	"github.com/livetable/livetable/table/rules"
 )
 
@@ -33,7 +33,8 @@ type Options struct {
 	// Seed decides everything: the disk's behaviour, the shoe's order,
 	// the bets, the decisions, when the power is cut and which faults come.
 	Seed uint64
-	// Game is the game code ("000" by default).
+	// Game is the game code ("000".."004"); empty or "all" draws it from
+	// the seed (seed mod 5).
 	Game string
 	// Steps is how many inputs the workload offers (default 400).
 	Steps int
@@ -57,13 +58,19 @@ func (v Violation) String() string { return v.Invariant + ": " + v.Detail }
 // Result is what a run did and found.
 type Result struct {
 	Seed       uint64
+	Game       string
 	Steps      int // inputs offered
 	Accepted   int // inputs the controller accepted
 	Restarts   int // power cuts and faults survived by a restart
 	Published  uint64
 	Net        NetStats // the network's side (net.go)
+	Rounds     int      // rounds settled (voided included), compared with the fault-free run
+	Refused    int      // inputs refused (each checked: typed error, nothing changed)
 	Violations []Violation
 }
+
+// Games are the games the simulation plays.
+var Games = []string{"000", "001", "002", "003", "004"}
 
 const (
 	dataDir    = "/table"
@@ -91,23 +98,51 @@ type world struct {
 
 	published map[uint64]string // seq -> wire payload: the backend's view
 	maxSeq    uint64
+	checked   uint64   // published seqs up to it were checked against the journal
 	acked     [][]byte // encoded inputs the controller accepted, in order
-	shoe      []card.Card
-	shoeN     int
 
 	net *network // the MQTT link, the broker and the backend (net.go)
+
+	wl      *workload
+	settled map[uint64]*round.Settlement // published settlements by seq
+	// points are the shoe's inventory after each restart, at the number
+	// of device frames answered then: the reference must show the same.
+	points []inventory
+	mark   bool            // the daemon restarted: the next answered frame is a point
+	ids    map[string]bool // command ids whose answer a restart cut off
+}
+
+// commandID is a command's id, "" for other inputs.
+func commandID(in table.Input) string {
+	switch v := in.(type) {
+	case table.BetsClosed:
+		return v.ID
+	case table.Decision:
+		return v.ID
+	case table.InsuranceAnswer:
+		return v.ID
+	case table.Supervisor:
+		return v.ID
+	}
+	return ""
+}
+
+// inventory is the shoe as the table books it, at a point of the workload.
+type inventory struct {
+	at   int
+	shoe table.ShoeState
 }
 
 // Run plays one seeded run and returns what it found.
 func Run(opts Options) Result {
-	if opts.Game == "" {
-		opts.Game = "000"
+	if opts.Game == "" || opts.Game == "all" {
+		opts.Game = Games[opts.Seed%uint64(len(Games))]
 	}
 	if opts.Steps <= 0 {
 		opts.Steps = 400
 	}
 	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x3017d)), published: map[uint64]string{},
-		clk: clockwork.NewFakeClockAt(epoch)}
+		clk: clockwork.NewFakeClockAt(epoch), settled: map[uint64]*round.Settlement{}, ids: map[string]bool{}}
 	w.res.Seed = opts.Seed
 	w.trace = func(string, ...any) {}
 	if opts.Trace != nil {
@@ -119,20 +154,32 @@ func Run(opts Options) Result {
 		return w.res
 	}
 	w.rs = rs
+	w.res.Game = rs.Code
+	w.wl = newWorkload(opts.Seed, rs, true)
+	w.wl.onDevice = func(k int, st table.State) {
+		// The shoe's first frame after a restart is answered (applied,
+		// or a duplicate: it was journaled before the cut): the
+		// inventory then is the fault-free run's after as many frames.
+		if w.mark && st.Misread == "" {
+			w.points = append(w.points, inventory{at: k, shoe: st.Shoe})
+		}
+		w.mark = false
+	}
 	w.d = disk.New(disk.Options{Seed: opts.Seed, KeepUnsynced: opts.Seed%2 == 0, TearZeros: opts.Seed%3 == 0})
 	w.net = newNetwork(w)
 	if !w.start() {
 		return w.res
 	}
-	w.newShoe()
 	w.schedule()
 	for step := 0; step < opts.Steps && len(w.res.Violations) == 0; step++ {
 		w.res.Steps++
-		w.step(step)
+		if w.c == nil {
+			break
+		}
+		w.wl.step(w, step)
 		w.net.step()
 	}
-	w.net.heal()
-	w.stop()
+	w.finish()
 	return w.res
 }
 
@@ -255,7 +302,9 @@ func (w *world) checkJournal(opts table.Options) error {
 		return errors.New("lost")
 	}
 	var bad error
-	err := table.ReplayEvents(opts, func(ev table.Event) {
+	// From the checkpoint before the last seq checked at the previous
+	// restart: what comes before it cannot have changed since.
+	err := table.ReplayEventsSince(opts, w.checked, func(ev table.Event) {
 		if ev.Seq == 0 || bad != nil {
 			return
 		}
@@ -270,8 +319,10 @@ func (w *world) checkJournal(opts table.Options) error {
 	}
 	if bad != nil {
 		w.violate("every seq has one content", bad.Error())
+		return bad
 	}
-	return bad
+	w.checked = w.maxSeq
+	return nil
 }
 
 // drain takes what the controller published: each seq with one content.
@@ -297,6 +348,9 @@ func (w *world) drain() {
 				w.violate("every seq has one content", fmt.Sprintf("seq %d: %s, then %s", ev.Seq, prev, b))
 			}
 			w.published[ev.Seq] = string(b)
+			if re, ok := ev.Body.(round.Event); ok && re.Type == round.EvSettled && re.Settlement != nil {
+				w.settled[ev.Seq] = re.Settlement
+			}
 			w.maxSeq = max(w.maxSeq, ev.Seq)
 			w.res.Published = max(w.res.Published, ev.Seq)
 		default:
@@ -332,14 +386,9 @@ func (w *world) restart(why string) bool {
 	if !w.start() {
 		return false
 	}
+	w.mark = true
 	w.schedule()
 	return true
-}
-
-func (w *world) newShoe() {
-	w.shoe = card.NewShoe(w.rs.Decks, w.rng)
-	w.shoeN++
-	w.submit(table.ShoeChanged{ShoeID: fmt.Sprintf("shoe-%d", w.shoeN)})
 }
 
 // errRestarted is submit's answer when the input met a failing journal
@@ -349,6 +398,9 @@ var errRestarted = errors.New("world: the daemon restarted")
 // submit hands one input to the controller; a journal failure restarts
 // the daemon.
 func (w *world) submit(in table.Input) error {
+	if w.c == nil {
+		return errRestarted
+	}
 	data, _ := table.EncodeInput(in)
 	err := w.c.Submit(w.live, in)
 	// The journal's failure is known when Submit returns (the controller
@@ -358,7 +410,10 @@ func (w *world) submit(in table.Input) error {
 		// Submit's answer is ErrJournal, or the loop's end when it came
 		// first: either way the daemon restarts.
 		w.drain()
-		w.trace("%s: not journaled", data)
+		w.trace("%s: not answered", data)
+		if id := commandID(in); id != "" {
+			w.ids[id] = true
+		}
 		w.restart(failed.Error())
 		return errRestarted
 	}
@@ -367,7 +422,13 @@ func (w *world) submit(in table.Input) error {
 	switch {
 	case err == nil:
 		w.res.Accepted++
-		w.acked = append(w.acked, data)
+		if id := commandID(in); id == "" || !w.ids[id] {
+			// A command sent again after a restart that cut its answer
+			// off may have been journaled before: then it is answered
+			// by its id, not journaled again, and where it stands in
+			// the journal is not known.
+			w.acked = append(w.acked, data)
+		}
 		w.trace("%s ok", data)
 	default:
 		w.trace("%s refused: %v", data, err)
@@ -400,5 +461,79 @@ func RunMany(first uint64, n, workers int, base Options, report func(Result)) {
 	}()
 	for i := range n {
 		report(<-results[i])
+	}
+}
+
+func (w *world) tracef(format string, args ...any) { w.trace(format, args...) }
+
+func (w *world) state() table.State {
+	if w.c == nil {
+		return table.State{}
+	}
+	return w.c.Snapshot()
+}
+
+// deadline is the running timer's deadline, zero when none runs.
+func (w *world) deadline() time.Time {
+	st := w.c.Snapshot()
+	if st.Timer == nil || st.Timer.Stopped || st.Timer.Deadline.IsZero() {
+		return time.Time{}
+	}
+	return st.Timer.Deadline
+}
+
+// tick lets 50-550 ms pass, never as far as the running timer's
+// deadline: a timer fires only when the workload means it to.
+func (w *world) tick() {
+	if w.c == nil {
+		return
+	}
+	d := time.Duration(50+w.rng.IntN(500)) * time.Millisecond
+	if dl := w.deadline(); !dl.IsZero() {
+		d = min(d, dl.Sub(w.clk.Now())-time.Millisecond)
+	}
+	if d > 0 {
+		w.clk.Advance(d)
+	}
+}
+
+// fire moves the clock to the table's deadline, so the controller's
+// timer fires as it would.
+func (w *world) fire() {
+	if w.c == nil {
+		return
+	}
+	if dl := w.deadline(); !dl.IsZero() {
+		w.advance(max(dl.Sub(w.clk.Now()), 0))
+	}
+}
+
+// advance moves the clock by d and, when that passes the table's
+// deadline, waits until the controller's loop has taken the timer's input
+// (so the next input comes after it, every run alike).
+func (w *world) advance(d time.Duration) {
+	st := w.c.Snapshot()
+	due := st.Timer != nil && !st.Timer.Stopped && !st.Timer.Deadline.IsZero() && !w.clk.Now().Add(d).Before(st.Timer.Deadline)
+	w.clk.Advance(d)
+	if !due {
+		return
+	}
+	// The timer's callback hands its input to the loop from a goroutine
+	// of its own: wait for the input's effect (every timer the machine
+	// arms changes the state when it fires), however long the scheduler
+	// takes, so that no later input overtakes it.
+	for bound := time.Now().Add(5 * time.Second); time.Now().Before(bound); time.Sleep(10 * time.Microsecond) {
+		if w.j.Err() != nil || w.c.Ping(w.live) != nil {
+			break
+		}
+		now := w.c.Snapshot()
+		if now.Seq != st.Seq || now.Timer == nil || !now.Timer.Deadline.Equal(st.Timer.Deadline) {
+			break
+		}
+	}
+	w.drain()
+	if failed := w.j.Err(); failed != nil {
+		// The timer's input met the failing journal: the daemon restarts.
+		w.restart(failed.Error())
 	}
 }
