@@ -73,3 +73,5 @@ func (r *reference) tracef(format string, args ...any) { r.trace("fault-free: "+
 func (r *reference) violate(inv, detail string) {
 	r.bad = append(r.bad, Violation{Invariant: inv, Detail: "fault-free run: " + detail})
 }
+
+func (r *reference) shoe(d devInput) error { return r.submit(d.in) }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/livetable/livetable/firmware-protocols/shoeproto"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/round"
@@ -29,6 +30,9 @@ type side interface {
 	// means it to, in both runs alike.
 	fire()
 	tick()
+	// shoe sends one of the shoe's frames and returns the table's
+	// verdict (errRestarted: none, the shoe keeps the frame).
+	shoe(d devInput) error
 	tracef(format string, args ...any)
 	// violate records an invariant that did not hold.
 	violate(inv, detail string)
@@ -44,7 +48,8 @@ type devInput struct {
 	in      table.Input
 	card    card.Card // the physical card, for a card or a misread
 	misread bool
-	pulled  bool // a card out of the shoe (counts for the inventory)
+	pulled  bool   // a card out of the shoe (counts for the inventory)
+	seq     uint64 // the workload's number of the frame
 }
 
 // seatPlayer names one player's position.
@@ -85,6 +90,8 @@ type workload struct {
 	supN      int
 	refused   int
 	illegal   int
+	foreign   bool // a card of another shoe came out (the line's fault): the supervisor sets it aside
+	decks     map[card.Card]int
 	betsID    string // the last bets accepted
 
 	// Bets per round ordinal (index r-1), for the money checks.
@@ -140,6 +147,14 @@ func (wl *workload) step(t side, n int) {
 	}
 	st := t.state()
 	wl.counters(st)
+	if wl.misread.Valid() && st.Misread == "" {
+		// The correction was applied though a restart cut its answer off.
+		wl.misread = card.Card{}
+		wl.pulled++
+	}
+	if !st.Paused {
+		wl.foreign = false // set aside
+	}
 	if wl.faults && wl.roll(6, uint64(n), 'x') == 0 {
 		wl.tryIllegal(t, st, n)
 		st = t.state()
@@ -220,7 +235,7 @@ func typed(err error) bool {
 // applied (or had applied: a duplicate) leaves the shoe's memory.
 func (wl *workload) device(t side) {
 	d := wl.queue[0]
-	err := wl.submit(t, d.in)
+	err := t.shoe(d)
 	switch {
 	case errors.Is(err, errRestarted):
 		return // the shoe sends it again
@@ -242,6 +257,7 @@ func (wl *workload) device(t side) {
 
 func (wl *workload) frame(d devInput) {
 	wl.devSeq++
+	d.seq = wl.devSeq
 	switch v := d.in.(type) {
 	case table.CardDrawn:
 		v.Device, v.DeviceSeq = shoeDevice, wl.devSeq
@@ -278,6 +294,7 @@ func (wl *workload) changeShoe() {
 	wl.shoeN++
 	wl.shoe = card.NewShoe(wl.rs.Decks, rand.New(rand.NewPCG(wl.seed, uint64(wl.shoeN))))
 	wl.out = 0
+	wl.decks = map[card.Card]int{}
 	wl.shoeID = fmt.Sprintf("shoe-%d", wl.shoeN)
 	wl.frame(devInput{in: table.ShoeChanged{ShoeID: wl.shoeID}})
 }
@@ -293,12 +310,15 @@ func (wl *workload) pull() {
 	c := wl.shoe[0]
 	wl.shoe = wl.shoe[1:]
 	wl.out++
+	// Every physical card has its RFID code: its deck and itself.
+	wl.decks[c]++
+	code := string(shoeproto.AppendCode(nil, wl.decks[c], c))
 	wl.cards++
 	if wl.faults && wl.roll(40, uint64(wl.shoeN), uint64(wl.out), 'm') == 0 {
 		wl.frame(devInput{in: table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "card misread", Pauses: true},
 			card: c, misread: true, pulled: true})
 	} else {
-		wl.frame(devInput{in: table.CardDrawn{Card: c, ShoeID: wl.shoeID}, card: c, pulled: true})
+		wl.frame(devInput{in: table.CardDrawn{Card: c, ShoeID: wl.shoeID, Code: code}, card: c, pulled: true})
 	}
 	if !wl.rs.ReshuffleEachRound && wl.out == wl.rs.Penetration {
 		wl.frame(devInput{in: table.CutCardSeen{Source: "shoe"}})
@@ -316,10 +336,17 @@ func (wl *workload) supervise(t side, st table.State) {
 			wl.misread = card.Card{}
 			wl.pulled++
 		}
+	case st.Misread != "" && wl.foreign:
+		// A card of another shoe: set aside; the round waits for its card.
+		if err := wl.submit(t, table.Supervisor{Command: "resume", By: "sim", ID: fmt.Sprintf("r%d", wl.supN)}); err == nil {
+			wl.foreign = false
+		}
 	case st.Misread != "":
 		_ = wl.submit(t, table.Supervisor{Command: "void", By: "sim", Reason: "card not known", ID: fmt.Sprintf("v%d", wl.supN)})
 	default:
-		_ = wl.submit(t, table.Supervisor{Command: "resume", By: "sim", ID: fmt.Sprintf("r%d", wl.supN)})
+		if err := wl.submit(t, table.Supervisor{Command: "resume", By: "sim", ID: fmt.Sprintf("r%d", wl.supN)}); err == nil {
+			wl.foreign = false
+		}
 	}
 }
 

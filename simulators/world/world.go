@@ -43,6 +43,9 @@ type Options struct {
 	// PowerCutsOnly leaves out the disk faults (EIO, a full disk): only
 	// power cuts.
 	PowerCutsOnly bool
+	// NoSerial hands the shoe's frames straight to the controller, as
+	// the reader's bridge would, without the serial line and the reader.
+	NoSerial bool
 
 	noResends bool // the backend never asks for a resend (tests of the checks)
 }
@@ -110,6 +113,10 @@ type world struct {
 	points []inventory
 	mark   bool            // the daemon restarted: the next answered frame is a point
 	ids    map[string]bool // command ids whose answer a restart cut off
+
+	serial     *serial // the shoe's line and the reader (serial.go); nil: frames go straight to Submit
+	restartDue bool    // the journal failed: the daemon restarts
+	failure    string
 }
 
 // commandID is a command's id, "" for other inputs.
@@ -167,6 +174,10 @@ func Run(opts Options) Result {
 	}
 	w.d = disk.New(disk.Options{Seed: opts.Seed, KeepUnsynced: opts.Seed%2 == 0, TearZeros: opts.Seed%3 == 0})
 	w.net = newNetwork(w)
+	if !opts.NoSerial {
+		w.serial = newSerial(w)
+		w.trace("serial faults: %v", w.serial.faults)
+	}
 	if !w.start() {
 		return w.res
 	}
@@ -272,6 +283,9 @@ func (w *world) start() bool {
 		w.violate("controller starts", err.Error())
 		return false
 	}
+	if w.serial != nil {
+		w.serial.startReader()
+	}
 	w.drain()
 	// A deadline that passed while the table was down fires at once, from
 	// the timer's goroutine: wait for it before the next input.
@@ -363,6 +377,9 @@ func (w *world) stop() {
 	if w.c == nil {
 		return
 	}
+	if w.serial != nil {
+		w.serial.stopReader()
+	}
 	w.cancel()
 	<-w.done
 	w.drain()
@@ -398,6 +415,22 @@ var errRestarted = errors.New("world: the daemon restarted")
 // submit hands one input to the controller; a journal failure restarts
 // the daemon.
 func (w *world) submit(in table.Input) error {
+	err := w.apply(in)
+	w.restartIfDue()
+	return err
+}
+
+// restartIfDue restarts the daemon whose journal failed.
+func (w *world) restartIfDue() {
+	for w.restartDue {
+		w.restartDue = false
+		w.restart(w.failure)
+	}
+}
+
+// apply hands one input to the controller; a journal failure makes the
+// restart due (errRestarted).
+func (w *world) apply(in table.Input) error {
 	if w.c == nil {
 		return errRestarted
 	}
@@ -414,7 +447,7 @@ func (w *world) submit(in table.Input) error {
 		if id := commandID(in); id != "" {
 			w.ids[id] = true
 		}
-		w.restart(failed.Error())
+		w.restartDue, w.failure = true, failed.Error()
 		return errRestarted
 	}
 	_ = w.c.Ping(w.live)
@@ -536,4 +569,18 @@ func (w *world) advance(d time.Duration) {
 		// The timer's input met the failing journal: the daemon restarts.
 		w.restart(failed.Error())
 	}
+}
+
+// shoe sends one of the shoe's frames: over the serial line through the
+// reader, or straight to the controller.
+func (w *world) shoe(d devInput) error {
+	if w.serial == nil {
+		return w.submit(d.in)
+	}
+	foreign := false
+	if _, sent := w.serial.byWorkload[d.seq]; !sent && d.pulled && w.serial.chance(w.serial.faults.foreign) {
+		foreign = true
+		w.wl.foreign = true
+	}
+	return w.serial.send(d.seq, d.in, foreign)
 }
