@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/livetable/livetable/table/vfs"
 )
@@ -12,6 +13,28 @@ import (
 // readBufSize is the read buffer of a scan: large enough that a scan of a
 // multi-megabyte segment costs few read calls, small enough for the table box.
 const readBufSize = 1 << 20
+
+// readBufs keeps scans' read buffers for the next scan: a replay at every
+// start, a resend, a recall each needed a fresh megabyte cleared, which was
+// most of a short replay's cost (the simulation restarts a daemon
+// thousands of times). Records never alias it: their Data is carved from
+// slabs of their own.
+var readBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// getReadBuf returns a read buffer of at least readBufSize; putReadBuf
+// gives it back.
+func getReadBuf() *[]byte {
+	p := readBufs.Get().(*[]byte)
+	if cap(*p) < readBufSize {
+		*p = make([]byte, readBufSize)
+	}
+	return p
+}
+
+func putReadBuf(p *[]byte, b []byte) {
+	*p = b
+	readBufs.Put(p)
+}
 
 // reader yields the frames of one segment file up to a byte limit. It checks
 // lengths and CRCs; decoding and chain checks are the caller's.

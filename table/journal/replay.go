@@ -105,7 +105,9 @@ func (j *Journal) pipeline(spans []span, from, last uint64, fn func(Record) erro
 			}
 			return send()
 		}
-		d := decoder{buf: make([]byte, readBufSize)}
+		bp := getReadBuf()
+		d := decoder{buf: *bp}
+		defer func() { putReadBuf(bp, d.buf) }()
 		for _, sp := range spans {
 			done, err := d.span(j.fs, j.dir, sp, from, last, emit)
 			if errors.Is(err, errStopped) {

@@ -291,7 +291,9 @@ func checkSegments(fsys vfs.FS, dir string, segs []*segment, useTrailers bool) (
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), maxScanWorkers, len(segs)) {
 		wg.Go(func() {
-			ch, buf := newChainer(), make([]byte, readBufSize)
+			bp := getReadBuf()
+			ch, buf := newChainer(), *bp
+			defer func() { putReadBuf(bp, buf) }()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(segs) {
