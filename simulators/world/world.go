@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
 
 	"github.com/livetable/livetable/simulators/disk"
@@ -88,7 +87,7 @@ type world struct {
 	rs    *rules.Set
 	rng   *rand.Rand
 	d     *disk.Disk
-	clk   *clockwork.FakeClock
+	clk   *jumpClock // wall clock with its steps, over the monotonic one timers run on (clock.go)
 	res   Result
 	trace func(format string, args ...any)
 
@@ -117,6 +116,11 @@ type world struct {
 	serial     *serial // the shoe's line and the reader (serial.go); nil: frames go straight to Submit
 	restartDue bool    // the journal failed: the daemon restarts
 	failure    string
+
+	jumps   int // a step of the wall clock in 1 of jumps steps; 0 never
+	jumpRng *rand.Rand
+	tmKey   string // the timer deadline last seen (tmMono: on the monotonic clock)
+	tmMono  time.Time
 }
 
 // commandID is a command's id, "" for other inputs.
@@ -149,7 +153,7 @@ func Run(opts Options) Result {
 		opts.Steps = 400
 	}
 	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x3017d)), published: map[uint64]string{},
-		clk: clockwork.NewFakeClockAt(epoch), settled: map[uint64]*round.Settlement{}, ids: map[string]bool{}}
+		clk: newJumpClock(epoch), settled: map[uint64]*round.Settlement{}, ids: map[string]bool{}}
 	w.res.Seed = opts.Seed
 	w.trace = func(string, ...any) {}
 	if opts.Trace != nil {
@@ -174,6 +178,11 @@ func Run(opts Options) Result {
 	}
 	w.d = disk.New(disk.Options{Seed: opts.Seed, KeepUnsynced: opts.Seed%2 == 0, TearZeros: opts.Seed%3 == 0})
 	w.net = newNetwork(w)
+	w.jumpRng = rand.New(rand.NewPCG(opts.Seed, 0xc10c))
+	if w.jumpRng.IntN(2) == 0 {
+		w.jumps = 20 + w.jumpRng.IntN(60)
+		w.trace("clock: the wall clock steps 1 in %d steps", w.jumps)
+	}
 	if !opts.NoSerial {
 		w.serial = newSerial(w)
 		w.trace("serial faults: %v", w.serial.faults)
@@ -283,6 +292,7 @@ func (w *world) start() bool {
 		w.violate("controller starts", err.Error())
 		return false
 	}
+	w.tmKey = "" // the new controller arms its timer on the wall clock of now
 	if w.serial != nil {
 		w.serial.startReader()
 	}
@@ -506,24 +516,45 @@ func (w *world) state() table.State {
 	return w.c.Snapshot()
 }
 
-// deadline is the running timer's deadline, zero when none runs.
+// deadline is the running timer's deadline on the monotonic clock (where
+// it fires), zero when none runs. The table shows it on the wall clock as
+// it was when the timer was armed: the world reads it before any step of
+// the wall clock (tick), so it knows the step in force then.
 func (w *world) deadline() time.Time {
 	st := w.c.Snapshot()
 	if st.Timer == nil || st.Timer.Stopped || st.Timer.Deadline.IsZero() {
+		w.tmKey = ""
 		return time.Time{}
 	}
-	return st.Timer.Deadline
+	if key := st.Timer.Name + "@" + st.Timer.Deadline.String(); key != w.tmKey {
+		w.tmKey, w.tmMono = key, st.Timer.Deadline.Add(-w.clk.offset())
+		if left := w.tmMono.Sub(w.clk.Mono()); left > w.longest() {
+			w.violate("a deadline is never further than its timer",
+				fmt.Sprintf("timer %s fires in %v, the longest timer is %v", st.Timer.Name, left, w.longest()))
+		}
+	}
+	return w.tmMono
 }
 
 // tick lets 50-550 ms pass, never as far as the running timer's
-// deadline: a timer fires only when the workload means it to.
+// deadline: a timer fires only when the workload means it to. Now and
+// then the wall clock steps (NTP, an operator), forward or back.
 func (w *world) tick() {
 	if w.c == nil {
 		return
 	}
+	dl := w.deadline()
+	if w.jumps > 0 && w.jumpRng.IntN(w.jumps) == 0 {
+		j := time.Duration(1+w.jumpRng.IntN(7200)) * time.Second
+		if w.jumpRng.IntN(2) == 0 {
+			j = -j
+		}
+		w.clk.Jump(j)
+		w.trace("clock: the wall clock steps %+v", j)
+	}
 	d := time.Duration(50+w.rng.IntN(500)) * time.Millisecond
-	if dl := w.deadline(); !dl.IsZero() {
-		d = min(d, dl.Sub(w.clk.Now())-time.Millisecond)
+	if !dl.IsZero() {
+		d = min(d, dl.Sub(w.clk.Mono())-time.Millisecond)
 	}
 	if d > 0 {
 		w.clk.Advance(d)
@@ -537,7 +568,7 @@ func (w *world) fire() {
 		return
 	}
 	if dl := w.deadline(); !dl.IsZero() {
-		w.advance(max(dl.Sub(w.clk.Now()), 0))
+		w.advance(max(dl.Sub(w.clk.Mono()), 0))
 	}
 }
 
@@ -545,8 +576,9 @@ func (w *world) fire() {
 // deadline, waits until the controller's loop has taken the timer's input
 // (so the next input comes after it, every run alike).
 func (w *world) advance(d time.Duration) {
+	dl := w.deadline()
 	st := w.c.Snapshot()
-	due := st.Timer != nil && !st.Timer.Stopped && !st.Timer.Deadline.IsZero() && !w.clk.Now().Add(d).Before(st.Timer.Deadline)
+	due := !dl.IsZero() && !w.clk.Mono().Add(d).Before(dl)
 	w.clk.Advance(d)
 	if !due {
 		return
@@ -555,14 +587,17 @@ func (w *world) advance(d time.Duration) {
 	// of its own: wait for the input's effect (every timer the machine
 	// arms changes the state when it fires), however long the scheduler
 	// takes, so that no later input overtakes it.
-	for bound := time.Now().Add(5 * time.Second); time.Now().Before(bound); time.Sleep(10 * time.Microsecond) {
+	fired := false
+	for bound := time.Now().Add(30 * time.Second); !fired && time.Now().Before(bound); time.Sleep(10 * time.Microsecond) {
 		if w.j.Err() != nil || w.c.Ping(w.live) != nil {
+			fired = true
 			break
 		}
 		now := w.c.Snapshot()
-		if now.Seq != st.Seq || now.Timer == nil || !now.Timer.Deadline.Equal(st.Timer.Deadline) {
-			break
-		}
+		fired = now.Seq != st.Seq || now.Timer == nil || !now.Timer.Deadline.Equal(st.Timer.Deadline)
+	}
+	if !fired {
+		w.violate("a timer fires at its deadline", fmt.Sprintf("timer %s due at %v (monotonic) did not fire", st.Timer.Name, dl))
 	}
 	w.drain()
 	if failed := w.j.Err(); failed != nil {
@@ -583,4 +618,11 @@ func (w *world) shoe(d devInput) error {
 		w.wl.foreign = true
 	}
 	return w.serial.send(d.seq, d.in, foreign)
+}
+
+// longest is the longest timer the table arms.
+func (w *world) longest() time.Duration {
+	o := w.options()
+	rs := w.rs
+	return max(rs.BettingTime, rs.LastCallTime+o.BetsGrace, o.SettleDelay, rs.InsuranceTime, rs.DecisionTime)
 }

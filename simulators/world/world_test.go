@@ -30,7 +30,7 @@ func TestPowerCuts(t *testing.T) {
 		seeds = 30
 	}
 	violations, restarts := 0, 0
-	world.RunMany(1, seeds, 2, world.Options{Steps: 300, PowerCutsOnly: true}, func(res world.Result) {
+	world.RunMany(1, seeds, 2, world.Options{Steps: 200, PowerCutsOnly: true}, func(res world.Result) {
 		for _, v := range res.Violations {
 			violations++
 			t.Errorf("seed %d: %s (replay: make sim SEED=%d)", res.Seed, v, res.Seed)
@@ -67,7 +67,7 @@ func TestDiskFaults(t *testing.T) {
 		assert.Positive(t, res.Rounds, "seed %d", seed)
 	}
 	violations := 0
-	world.RunMany(2, seeds, 2, world.Options{Steps: 300}, func(res world.Result) {
+	world.RunMany(2, seeds, 2, world.Options{Steps: 200}, func(res world.Result) {
 		for _, v := range res.Violations {
 			violations++
 			t.Errorf("seed %d: %s (replay: make sim SEED=%d)", res.Seed, v, res.Seed)
