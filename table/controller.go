@@ -484,7 +484,10 @@ func (c *Controller) start() error {
 			Reason: "restarted in the middle of round " + c.m.RoundID() + ": resume or void"})
 	default:
 		if d := c.m.Timer(); d.Name != "" {
-			c.startTimer(d, d.At.Sub(c.clk.Now()))
+			// The deadline is on the wall clock: one that passed while
+			// the daemon was down fires at once, and one a step back of
+			// the clock put far away waits no longer than its timer.
+			c.startTimer(d, min(d.At.Sub(c.clk.Now()), c.m.TimerLength(d.Name)))
 		}
 	}
 	return nil

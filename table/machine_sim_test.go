@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -86,4 +87,23 @@ func TestSimulationFindings(t *testing.T) {
 		x.cards("Jh")
 		assert.Equal(t, []card.Card{card.MustParse("Jh")}, x.m.State().Round.Seats[0].Cards)
 	})
+}
+
+// TestRestartAfterClockStepBack: the simulation's seed 270. A deadline
+// restored after a restart is a wall-clock time from the journal; the wall
+// clock stepped back an hour while the daemon was down made the table wait
+// an hour more. It waits no longer than the timer's own length.
+func TestRestartAfterClockStepBack(t *testing.T) {
+	j := &memJournal{}
+	clk := clockwork.NewFakeClockAt(ckEpoch)
+	h := startWith(t, "000", j, clk, nil)
+	h.waitPhase(PhaseBetting) // the last call comes in BettingTime - LastCallTime
+	h.stop()
+
+	back := clockwork.NewFakeClockAt(clk.Now().Add(-time.Hour))
+	h2 := startWith(t, "000", j, back, nil)
+	h2.ping() // the replay is done and the timer armed
+	rs := h2.c.opts.Rules
+	back.Advance(rs.BettingTime - rs.LastCallTime)
+	h2.waitPhase(PhaseLastCall)
 }

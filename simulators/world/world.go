@@ -119,7 +119,8 @@ type world struct {
 
 	jumps   int // a step of the wall clock in 1 of jumps steps; 0 never
 	jumpRng *rand.Rand
-	tmKey   string // the timer deadline last seen (tmMono: on the monotonic clock)
+	lengths *table.Machine // the timers' lengths
+	tmKey   string         // the timer deadline last seen (tmMono: on the monotonic clock)
 	tmMono  time.Time
 }
 
@@ -166,6 +167,11 @@ func Run(opts Options) Result {
 	}
 	w.rs = rs
 	w.res.Game = rs.Code
+	o := table.DefaultOptions(rs)
+	if w.lengths, err = table.NewMachine(table.MachineConfig{Rules: rs, SettleDelay: o.SettleDelay, BetsGrace: o.BetsGrace}); err != nil {
+		w.violate("setup", err.Error())
+		return w.res
+	}
 	w.wl = newWorkload(opts.Seed, rs, true)
 	w.wl.onDevice = func(k int, st table.State) {
 		// The shoe's first frame after a restart is answered (applied,
@@ -292,7 +298,13 @@ func (w *world) start() bool {
 		w.violate("controller starts", err.Error())
 		return false
 	}
-	w.tmKey = "" // the new controller arms its timer on the wall clock of now
+	// The new controller arms the timer the replay left on the wall clock
+	// of now, for no longer than the timer's length (table.Controller).
+	w.tmKey = ""
+	if st := c.Snapshot(); st.Timer != nil && !st.Timer.Stopped && !st.Timer.Deadline.IsZero() {
+		left := min(max(st.Timer.Deadline.Sub(w.clk.Now()), 0), w.lengths.TimerLength(table.TimerName(st.Timer.Name)))
+		w.tmKey, w.tmMono = st.Timer.Name+"@"+st.Timer.Deadline.String(), w.clk.Mono().Add(left)
+	}
 	if w.serial != nil {
 		w.serial.startReader()
 	}
@@ -622,7 +634,9 @@ func (w *world) shoe(d devInput) error {
 
 // longest is the longest timer the table arms.
 func (w *world) longest() time.Duration {
-	o := w.options()
-	rs := w.rs
-	return max(rs.BettingTime, rs.LastCallTime+o.BetsGrace, o.SettleDelay, rs.InsuranceTime, rs.DecisionTime)
+	var l time.Duration
+	for _, n := range []table.TimerName{table.TimerLastCall, table.TimerBetsDeadline, table.TimerNext, table.TimerInsurance, table.TimerDecision} {
+		l = max(l, w.lengths.TimerLength(n))
+	}
+	return l
 }
