@@ -60,8 +60,9 @@ func TestDiskFaults(t *testing.T) {
 	// round dealt from the shoe that should have been reshuffled); 288,
 	// a misread burn card corrected went to the round (003); 53, a burn
 	// card held while the table was paused went to the round at the
-	// resume (003).
-	for _, seed := range []uint64{36, 53, 288} {
+	// resume (003); 270, a wall clock stepped back while the daemon was
+	// down held the table for as long as the step.
+	for _, seed := range []uint64{36, 53, 270, 288} {
 		res := world.Run(world.Options{Seed: seed})
 		assert.Empty(t, res.Violations, "seed %d (replay: make sim SEED=%d)", seed, seed)
 		assert.Positive(t, res.Rounds, "seed %d", seed)
