@@ -486,7 +486,7 @@ func (n *network) heal() {
 	n.healing = true
 	n.b.up()
 	n.be.tail = true // an online status: the backend asks for what may follow its last event
-	for range 60 {
+	for range 300 {
 		n.step()
 		if w.c == nil || len(w.res.Violations) > 0 {
 			return

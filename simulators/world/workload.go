@@ -92,7 +92,8 @@ type workload struct {
 	illegal   int
 	foreign   bool // a card of another shoe came out (the line's fault): the supervisor sets it aside
 	decks     map[card.Card]int
-	betsID    string // the last bets accepted
+	betsID    string         // the last bets accepted
+	tries     map[string]int // command ids refused, and how often
 
 	// Bets per round ordinal (index r-1), for the money checks.
 	roundBets [][]table.Bet
@@ -102,7 +103,7 @@ type workload struct {
 
 func newWorkload(seed uint64, rs *rules.Set, faults bool) *workload {
 	return &workload{seed: seed, rs: rs, faults: faults, made: map[seatPlayer]int{}, insured: map[seatPlayer]bool{},
-		supDone: map[int]bool{}, reshuffle: -1}
+		supDone: map[int]bool{}, reshuffle: -1, tries: map[string]int{}}
 }
 
 // roll is a number in [0, n) drawn from the seed and a logical point.
@@ -196,6 +197,24 @@ func (wl *workload) counters(st table.State) {
 // submit offers one input and checks a refusal: it is typed and changed
 // nothing.
 func (wl *workload) submit(t side, in table.Input) error {
+	// A command refused keeps its verdict under its id (the table
+	// remembers refusals too): the same command offered again later is
+	// a new command, with an id of its own. One whose answer a restart
+	// cut off is offered again with its id.
+	id := commandID(in)
+	if n := wl.tries[id]; id != "" && n > 0 {
+		in = withID(in, fmt.Sprintf("%s/%d", id, n))
+	}
+	err := wl.offer(t, in)
+	if err != nil && id != "" && !errors.Is(err, errRestarted) && !applied(err) {
+		wl.tries[id]++
+	}
+	return err
+}
+
+// offer offers one input as it is and checks a refusal: it is typed and
+// changed nothing.
+func (wl *workload) offer(t side, in table.Input) error {
 	before := t.state()
 	err := t.submit(in)
 	if err == nil || errors.Is(err, errRestarted) || applied(err) {
@@ -555,7 +574,7 @@ func (wl *workload) tryIllegal(t side, st table.State, n int) {
 		in = table.Decision{Seat: 9, Player: "nobody", Action: "hit", ID: id}
 	}
 	wl.illegal++
-	if err := wl.submit(t, in); err == nil {
+	if err := wl.offer(t, in); err == nil {
 		t.violate("an illegal input is refused", fmt.Sprintf("%s accepted", mustEncode(in)))
 	}
 }
@@ -587,4 +606,23 @@ func viewKey(v round.View) uint64 {
 		}
 	}
 	return h
+}
+
+// withID is a command with another id.
+func withID(in table.Input, id string) table.Input {
+	switch v := in.(type) {
+	case table.BetsClosed:
+		v.ID = id
+		return v
+	case table.Decision:
+		v.ID = id
+		return v
+	case table.InsuranceAnswer:
+		v.ID = id
+		return v
+	case table.Supervisor:
+		v.ID = id
+		return v
+	}
+	return in
 }
