@@ -27,17 +27,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	steps := fs.Int("steps", 400, "inputs offered per run")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "runs at once")
 	powerOnly := fs.Bool("power-cuts-only", false, "only power cuts, no EIO or full disk")
+	noJumps := fs.Bool("no-clock-jumps", false, "the wall clock never steps")
+	noSerial := fs.Bool("no-serial", false, "the shoe's frames go straight to the controller (no serial line, no reader)")
 	game := fs.String("game", "all", "the game (000..004), or all: the seed picks it (seed mod 5)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *seed != 0 {
-		res := world.Run(world.Options{Seed: *seed, Steps: *steps, Trace: stdout, PowerCutsOnly: *powerOnly, Game: *game})
+		res := world.Run(world.Options{Seed: *seed, Steps: *steps, Trace: stdout, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial})
 		fmt.Fprintf(stdout, "1 schedules, %d violations\n", len(res.Violations))
 		return exit(len(res.Violations))
 	}
 	start, violations := time.Now(), 0
-	world.RunMany(1, *seeds, *workers, world.Options{Steps: *steps, PowerCutsOnly: *powerOnly, Game: *game}, func(res world.Result) {
+	world.RunMany(1, *seeds, *workers, world.Options{Steps: *steps, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial}, func(res world.Result) {
 		for _, v := range res.Violations {
 			violations++
 			fmt.Fprintf(stdout, "seed %d: %s\n  replay: make sim SEED=%d\n", res.Seed, v, res.Seed)

@@ -136,7 +136,7 @@ func (n *network) open() error {
 	o := mqttlink.DefaultOptions()
 	o.Studio, o.Table, o.BrokerURL, o.OutboxDir, o.FS = "sim", "t1", "tcp://broker.sim:1883", outboxDir, w.d
 	o.Supervisors = keyRing{pub: n.key.Public().(ed25519.PublicKey)}
-	o.Now = w.clk.Now
+	o.Now = w.clk.Mono // the link times its pacing by Now: in tabled on the monotonic reading, which no step of the wall clock moves
 	o.History = journalHistory{w: w}
 	o.MaxInflight = 8
 	o.ReplyCacheSize = 256 // small, so floods go past it
@@ -379,7 +379,7 @@ func (h journalHistory) Events(ctx context.Context, from, to uint64, fn func(tab
 // table, and none is applied.
 func (n *network) flood() {
 	k := n.rng.IntN(12)
-	now := n.w.clk.Now()
+	now := n.w.clk.Mono() // the link's clock
 	id := func() string { n.b.cmdN++; return fmt.Sprintf("f%d", n.b.cmdN) }
 	switch k {
 	case 0: // garbage bytes

@@ -45,6 +45,8 @@ type Options struct {
 	// NoSerial hands the shoe's frames straight to the controller, as
 	// the reader's bridge would, without the serial line and the reader.
 	NoSerial bool
+	// NoClockJumps keeps the wall clock with the monotonic one.
+	NoClockJumps bool
 
 	noResends bool // the backend never asks for a resend (tests of the checks)
 }
@@ -185,7 +187,7 @@ func Run(opts Options) Result {
 	w.d = disk.New(disk.Options{Seed: opts.Seed, KeepUnsynced: opts.Seed%2 == 0, TearZeros: opts.Seed%3 == 0})
 	w.net = newNetwork(w)
 	w.jumpRng = rand.New(rand.NewPCG(opts.Seed, 0xc10c))
-	if w.jumpRng.IntN(2) == 0 {
+	if w.jumpRng.IntN(2) == 0 && !opts.NoClockJumps {
 		w.jumps = 20 + w.jumpRng.IntN(60)
 		w.trace("clock: the wall clock steps 1 in %d steps", w.jumps)
 	}
