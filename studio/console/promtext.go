@@ -4,7 +4,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -174,7 +173,6 @@ func writeRuntime(e *expo) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	e.one("go_goroutines", "gauge", "Number of goroutines that currently exist.", float64(runtime.NumGoroutine()))
-	e.one("go_threads", "gauge", "Number of OS threads created.", float64(pprof.Lookup("threadcreate").Count()))
 	e.family("go_info", "gauge", "Information about the Go environment.")
 	e.sample("go_info", "", label("version", runtime.Version()), 1)
 	for _, g := range []struct {
@@ -223,6 +221,17 @@ func writeRuntime(e *expo) {
 			rss, _ := strconv.ParseFloat(f[1], 64)
 			e.one("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", size*page)
 			e.one("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", rss*page)
+		}
+	}
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		// runtime/pprof's thread count would link the profiler (and gzip)
+		// into the daemon for one number.
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+					e.one("go_threads", "gauge", "Number of OS threads of the process.", float64(n))
+				}
+			}
 		}
 	}
 	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {

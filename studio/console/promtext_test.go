@@ -99,7 +99,7 @@ func TestExpositionParses(t *testing.T) {
 		}
 		assert.Equal(t, want, b.GetCumulativeCount(), "le=%v", b.GetUpperBound())
 	}
-	for _, name := range []string{"go_goroutines", "go_memstats_heap_inuse_bytes", "go_memstats_heap_idle_bytes",
+	for _, name := range []string{"go_goroutines", "go_threads", "go_memstats_heap_inuse_bytes", "go_memstats_heap_idle_bytes",
 		"go_memstats_heap_released_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes",
 		"process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds", "process_start_time_seconds"} {
 		f, ok := fams[name]

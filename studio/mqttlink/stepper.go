@@ -171,7 +171,7 @@ func (s *Stepper) Memory() StepperMemory {
 	s.ob.mu.Lock()
 	mem := s.ob.memBytes
 	s.ob.mu.Unlock()
-	return StepperMemory{Ledger: s.led.order.Len(), Signatures: len(s.guard.seen), Senders: len(s.lim.senders),
+	return StepperMemory{Ledger: s.led.lru.len(), Signatures: len(s.guard.seen), Senders: len(s.lim.senders),
 		Resends: len(s.rq), InFlight: len(s.p.fl), Recent: len(s.p.seen.sums), OutboxMemory: mem}
 }
 
