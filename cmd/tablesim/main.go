@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/livetable/livetable/simulators/world"
@@ -38,11 +39,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "1 schedules, %d violations\n", len(res.Violations))
 		return exit(len(res.Violations))
 	}
+	// The replay command repeats the flags that shape a run.
+	var flags []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "seeds" && f.Name != "workers" && f.Name != "seed" {
+			flags = append(flags, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	replay := ""
+	if len(flags) > 0 {
+		replay = fmt.Sprintf(" SIMFLAGS='%s'", strings.Join(flags, " "))
+	}
 	start, violations := time.Now(), 0
 	world.RunMany(1, *seeds, *workers, world.Options{Steps: *steps, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial}, func(res world.Result) {
 		for _, v := range res.Violations {
 			violations++
-			fmt.Fprintf(stdout, "seed %d: %s\n  replay: make sim SEED=%d\n", res.Seed, v, res.Seed)
+			fmt.Fprintf(stdout, "seed %d: %s\n  replay: make sim SEED=%d%s\n", res.Seed, v, res.Seed, replay)
 		}
 	})
 	el := time.Since(start)

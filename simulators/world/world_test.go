@@ -33,7 +33,7 @@ func TestPowerCuts(t *testing.T) {
 	world.RunMany(1, seeds, 2, world.Options{Steps: 200, PowerCutsOnly: true}, func(res world.Result) {
 		for _, v := range res.Violations {
 			violations++
-			t.Errorf("seed %d: %s (replay: make sim SEED=%d)", res.Seed, v, res.Seed)
+			t.Errorf("seed %d: %s (replay: make sim SEED=%d SIMFLAGS='-steps=200 -power-cuts-only')", res.Seed, v, res.Seed)
 		}
 		restarts += res.Restarts
 	})
@@ -71,7 +71,7 @@ func TestDiskFaults(t *testing.T) {
 	world.RunMany(2, seeds, 2, world.Options{Steps: 200}, func(res world.Result) {
 		for _, v := range res.Violations {
 			violations++
-			t.Errorf("seed %d: %s (replay: make sim SEED=%d)", res.Seed, v, res.Seed)
+			t.Errorf("seed %d: %s (replay: make sim SEED=%d SIMFLAGS=-steps=200)", res.Seed, v, res.Seed)
 		}
 	})
 	t.Logf("%d schedules, %d violations", seeds+1, violations)
@@ -84,7 +84,7 @@ func TestEveryGame(t *testing.T) {
 	games := map[string]int{}
 	world.RunMany(1, 10, 2, world.Options{Steps: 300}, func(res world.Result) {
 		for _, v := range res.Violations {
-			t.Errorf("seed %d: %s (replay: make sim SEED=%d)", res.Seed, v, res.Seed)
+			t.Errorf("seed %d: %s (replay: make sim SEED=%d SIMFLAGS=-steps=300)", res.Seed, v, res.Seed)
 		}
 		games[res.Game] += res.Rounds
 		assert.Positive(t, res.Refused, "seed %d: illegal inputs offered", res.Seed)
