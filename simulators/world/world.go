@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"syscall"
 	"time"
 
@@ -467,6 +468,14 @@ func (w *world) apply(in table.Input) error {
 		// Submit's answer is ErrJournal, or the loop's end when it came
 		// first: either way the daemon restarts.
 		w.drain()
+		if errors.Is(err, table.ErrJournal) {
+			// The table cannot go on: it shows itself stopped, with the
+			// alarm, until the daemon's restart reopens the journal.
+			if st := w.c.Snapshot(); !st.Paused || !slices.Contains(st.PauseReasons, table.PauseJournal) || len(st.Alarms) == 0 {
+				w.violate("a fault the table cannot recover from pauses it with an alarm",
+					fmt.Sprintf("%s met %v; the table shows paused=%v reasons %v", data, err, st.Paused, st.PauseReasons))
+			}
+		}
 		w.trace("%s: not answered", data)
 		if id := commandID(in); id != "" {
 			w.ids[id] = true
