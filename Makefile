@@ -29,13 +29,18 @@ help: ## this list
 # (status 130, "make: *** Interrupt") over tabled's clean stop. A job-control
 # shell (bash -m) runs tabled in a process group of its own and makes that
 # group the foreground one: Ctrl-C reaches tabled alone, tabled stops
-# cleanly and exits 0, and so does make. Without a terminal (CI, nohup)
-# there is no foreground group to hand over and tabled runs as before.
-# TestMakeRunCtrlC (cmd/tabled) drives both through a real pty.
+# cleanly and exits 0, and so does make. Without a terminal (CI, nohup),
+# or in the background of one (make run &: the recipe's process group is
+# not the terminal's foreground group, per /proc/PID/stat's pgrp and
+# tpgid; a job-control shell there would stop on SIGTTOU) there is no
+# foreground group to hand over and tabled runs as before.
+# TestMakeRunCtrlC, TestMakeRunInBackground and TestMakeRunWithoutTerminal
+# (cmd/tabled) drive the three through a real pty.
 RUN_CMD = $(DIST)/run/tabled --demo --log-format console --data-dir $${DATA_DIR:-var/demo} $(RUNFLAGS)
 run: deps-go deps-clients ## a whole demo table: simulated shoe on a pty, GPIO, embedded broker, dealer, players
 	@$(GO) build -o $(DIST)/run/tabled ./cmd/tabled
-	@if [ -t 0 ] && command -v bash >/dev/null 2>&1; then \
+	@if [ -t 0 ] && command -v bash >/dev/null 2>&1 && \
+	  stat=$$(cat /proc/$$$$/stat 2>/dev/null) && set -- $${stat##*) } && [ "$$3" = "$$6" ]; then \
 	  exec bash -m -c '"$$@"; exit $$?' run $(RUN_CMD); \
 	else \
 	  exec $(RUN_CMD); \

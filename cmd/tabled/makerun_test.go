@@ -157,3 +157,72 @@ func TestMakeRunWithoutTerminal(t *testing.T) {
 	assert.NotContains(t, out.String(), "job control")
 	assert.NotContains(t, out.String(), "terminal process group")
 }
+
+// waitOutput waits until the output holds s, failing at bound.
+func waitOutput(t *testing.T, out *outputWatch, s string, bound <-chan time.Time) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(out.String(), s) {
+		select {
+		case <-tick.C:
+		case <-bound:
+			t.Fatalf("no %q in the output:\n%s", s, out)
+		}
+	}
+}
+
+// TestMakeRunInBackground: `make run &` from an interactive shell on a
+// terminal runs the table in the background and leaves the terminal to
+// the shell. A job-control shell started there would try to take the
+// terminal and be stopped by SIGTTOU: the recipe uses one only in the
+// terminal's foreground process group.
+func TestMakeRunInBackground(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the demo")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not installed")
+	}
+	mk := makeRun(t)
+	quoted := make([]string, len(mk.Args))
+	for i, a := range mk.Args {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	sh := exec.Command("bash", "--norc", "--noprofile", "-i")
+	sh.Env = append(os.Environ(), "PS1=$ ")
+	tty, err := pty.Start(sh)
+	require.NoError(t, err)
+	defer tty.Close()
+	out := watchOutput(tty, "tabled running")
+	bound := time.After(5 * time.Minute) // a hang fails here, not the CI limit
+	_, err = tty.Write([]byte(strings.Join(quoted, " ") + " &\n"))
+	require.NoError(t, err)
+	select {
+	case <-out.seen:
+	case <-bound:
+		_ = sh.Process.Kill()
+		t.Fatalf("the demo did not start in the background:\n%s", out)
+	}
+	// The shell still has the terminal: it reads and runs a command.
+	_, err = tty.Write([]byte("echo FG-$((40+2))\n"))
+	require.NoError(t, err)
+	waitOutput(t, out, "FG-42", bound)
+	_, err = tty.Write([]byte("jobs -l\n"))
+	require.NoError(t, err)
+	waitOutput(t, out, "Running", bound)
+	assert.NotContains(t, out.String(), "Stopped", "the background job was stopped")
+	// An interrupt to the job stops tabled cleanly.
+	_, err = tty.Write([]byte("kill -INT %1; wait; exit\n"))
+	require.NoError(t, err)
+	waited := make(chan error, 1)
+	go func() { waited <- sh.Wait() }()
+	select {
+	case <-waited:
+	case <-bound:
+		_ = sh.Process.Kill()
+		t.Fatalf("the shell did not end:\n%s", out)
+	}
+	<-out.done
+	assert.Contains(t, out.String(), "tabled stopped")
+}
