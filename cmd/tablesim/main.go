@@ -30,12 +30,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	powerOnly := fs.Bool("power-cuts-only", false, "only power cuts, no EIO or full disk")
 	noJumps := fs.Bool("no-clock-jumps", false, "the wall clock never steps")
 	noSerial := fs.Bool("no-serial", false, "the shoe's frames go straight to the controller (no serial line, no reader)")
+	noNet := fs.Bool("no-network", false, "no MQTT link, broker nor backend: the backend's view is what the controller hands out")
 	game := fs.String("game", "all", "the game (000..004), or all: the seed picks it (seed mod 5)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *seed != 0 {
-		res := world.Run(world.Options{Seed: *seed, Steps: *steps, Trace: stdout, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial})
+		res := world.Run(world.Options{Seed: *seed, Steps: *steps, Trace: stdout, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial, NoNetwork: *noNet})
 		fmt.Fprintf(stdout, "1 schedules, %d violations\n", len(res.Violations))
 		return exit(len(res.Violations))
 	}
@@ -51,7 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		replay = fmt.Sprintf(" SIMFLAGS='%s'", strings.Join(flags, " "))
 	}
 	start, violations := time.Now(), 0
-	world.RunMany(1, *seeds, *workers, world.Options{Steps: *steps, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial}, func(res world.Result) {
+	world.RunMany(1, *seeds, *workers, world.Options{Steps: *steps, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial, NoNetwork: *noNet}, func(res world.Result) {
 		for _, v := range res.Violations {
 			violations++
 			fmt.Fprintf(stdout, "seed %d: %s\n  replay: make sim SEED=%d%s\n", res.Seed, v, res.Seed, replay)

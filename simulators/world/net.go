@@ -113,6 +113,17 @@ func newNetwork(w *world) *network {
 	return n
 }
 
+// republishAfter is the seq after which the controller hands out again
+// what the journal derives: as tabled, the outbox's last seq (what the
+// outbox lacks is handed to the link again); without the network, what
+// was handed out.
+func (w *world) republishAfter() uint64 {
+	if w.net == nil {
+		return w.maxSeq
+	}
+	return w.net.outboxSeq
+}
+
 // keyRing is the table's supervisor accounts: one, "sup".
 type keyRing struct{ pub ed25519.PublicKey }
 
@@ -124,6 +135,9 @@ func (k keyRing) SupervisorKey(by string) (ed25519.PublicKey, bool) {
 // controller replays the journal: events past it are handed to the link
 // again.
 func (n *network) preStart() error {
+	if n == nil {
+		return nil
+	}
 	seq, err := mqttlink.OutboxLastSeq(n.w.d, outboxDir, zerolog.Nop())
 	if err != nil {
 		return err
@@ -134,6 +148,9 @@ func (n *network) preStart() error {
 
 // open starts the link's logic on the disk as it is.
 func (n *network) open() error {
+	if n == nil {
+		return nil
+	}
 	w := n.w
 	o := mqttlink.DefaultOptions()
 	o.Studio, o.Table, o.BrokerURL, o.OutboxDir, o.FS = "sim", "t1", "tcp://broker.sim:1883", outboxDir, w.d
@@ -169,6 +186,9 @@ func (n *network) open() error {
 }
 
 func (n *network) close() {
+	if n == nil {
+		return
+	}
 	if n.st == nil {
 		return
 	}
@@ -179,6 +199,9 @@ func (n *network) close() {
 // take hands the controller's events to the pump, as the link's intake
 // takes them from the controller's queue.
 func (n *network) take(evs []table.Event) {
+	if n == nil {
+		return
+	}
 	if n.st == nil || n.failed != nil {
 		return
 	}
@@ -236,6 +259,9 @@ func (n *network) fail(err error) {
 // broker faults, deliveries to the backend and to the link, the pump's
 // turn, a flood of commands.
 func (n *network) step() {
+	if n == nil {
+		return
+	}
 	w := n.w
 	if w.c == nil || n.st == nil {
 		return
@@ -481,6 +507,9 @@ func (n *network) replayDecision() {
 // the pump empties the outbox, the backend asks for what it misses until
 // its view is whole. Then the backend's view must equal the journal's.
 func (n *network) heal() {
+	if n == nil {
+		return
+	}
 	w := n.w
 	if w.c == nil || n.st == nil || len(w.res.Violations) > 0 {
 		return
@@ -525,3 +554,12 @@ func (n *network) journalEvents() (map[uint64]string, uint64, error) {
 // often as the journal alone, and restarts (a journal replay each) are
 // what a run spends most on (docs/simulation.md).
 const opsPerStep = 7
+
+// opsPerStep is the power cut's scale for this run (1 without the
+// network: the first slice's window).
+func (w *world) opsPerStep() int {
+	if w.net == nil {
+		return 1
+	}
+	return opsPerStep
+}

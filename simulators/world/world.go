@@ -48,6 +48,9 @@ type Options struct {
 	NoSerial bool
 	// NoClockJumps keeps the wall clock with the monotonic one.
 	NoClockJumps bool
+	// NoNetwork leaves the MQTT link, the broker and the backend out: the
+	// backend's view is what the controller hands out (net.go).
+	NoNetwork bool
 
 	noResends bool // the backend never asks for a resend (tests of the checks)
 }
@@ -186,7 +189,9 @@ func Run(opts Options) Result {
 		w.mark = false
 	}
 	w.d = disk.New(disk.Options{Seed: opts.Seed, KeepUnsynced: opts.Seed%2 == 0, TearZeros: opts.Seed%3 == 0})
-	w.net = newNetwork(w)
+	if !opts.NoNetwork {
+		w.net = newNetwork(w)
+	}
 	w.jumpRng = rand.New(rand.NewPCG(opts.Seed, 0xc10c))
 	if w.jumpRng.IntN(2) == 0 && !opts.NoClockJumps {
 		w.jumps = 20 + w.jumpRng.IntN(60)
@@ -235,7 +240,7 @@ func (w *world) schedule() {
 		w.d.SetCapacity(c)
 		w.trace("fault: the disk holds %d bytes", c)
 	default:
-		n := 1 + w.rng.IntN(200*opsPerStep)
+		n := 1 + w.rng.IntN(200*w.opsPerStep())
 		w.d.PowerCutAt(n)
 		w.trace("fault: power cut in %d operations", n)
 	}
@@ -247,7 +252,7 @@ func (w *world) options() table.Options {
 	o.Studio, o.Table, o.Clock = "sim", "t1", w.clk
 	o.CheckpointEvery = 3
 	o.Journal = table.NewJournal(w.j)
-	o.RepublishAfter = w.net.outboxSeq // as tabled: what the outbox lacks is handed to the link again
+	o.RepublishAfter = w.republishAfter()
 	return o
 }
 
