@@ -376,7 +376,7 @@ func (rf *RefusalFile) rewrite() error {
 	if err != nil {
 		return fmt.Errorf("table: refusals: %w", err)
 	}
-	if _, err := nf.Write(buf.Bytes()); err == nil {
+	if _, err = nf.Write(buf.Bytes()); err == nil {
 		err = nf.Sync()
 	}
 	if err == nil {
