@@ -16,7 +16,7 @@
 //     typed error shown as it came back), recall of the last rounds with
 //     every card and payout, the alarm log and the table's health.
 //   - "/healthz" is the Health as JSON (200 when healthy, 503 otherwise);
-//     "/metrics" is Prometheus text from a private registry (see Metrics).
+//     "/metrics" is Prometheus text, each Metrics its own set (see Metrics).
 //
 // # Live updates
 //
@@ -33,7 +33,8 @@
 //
 // # Metrics
 //
-// Metrics live in a private registry. The console counts cards read,
+// Each Metrics is a set of its own, written in the Prometheus text format
+// by promtext.go (not client_golang: see Metrics). The console counts cards read,
 // misreads, alarms and rounds from the events it already receives; the
 // integrator feeds publish latency, outbox depth and journal fsync time
 // (Metrics.ObservePublishLatency or SetPublishLatencyFunc, SetOutboxDepth
