@@ -53,8 +53,10 @@ const benchSeats = 7
 // The bare path is measured in the same run, one sample after each card so
 // both see the same load: a pty read of one frame, one fsync'd 64-byte
 // append in the same temp dir, and one paho -> mosquitto -> paho QoS 1 hop
-// of a small message. Target (issue 6): the daemon's p99 within 1.5x the
-// bare path's (p99-ratio). The ack- and event- metrics split the daemon's
+// of a small message. Targets (issue 21): the daemon's p99 within 1.3x
+// the bare path's (p99-ratio) and its p50 within 1.1x (p50-ratio), over
+// 10,000 cards a run (so a p99 rests on 100 samples), 3 runs (make bench:
+// -benchtime=10000x -count=3), the spread read across them. The ack- and event- metrics split the daemon's
 // time: the shoe has its ACK (sent once the journal has the card), and the
 // card's card_dealt event is at the subscriber (the state is published
 // right after it, both in flight together). rss-MiB is the whole test
@@ -129,6 +131,9 @@ func BenchmarkCardToState(b *testing.B) {
 	p99 := report(b, "", lat)
 	bp99 := report(b, "bare-", bareLat)
 	b.ReportMetric(float64(p99)/float64(max(bp99, 1)), "p99-ratio")
+	p50, _ := percentiles(lat)
+	bp50, _ := percentiles(bareLat)
+	b.ReportMetric(float64(p50)/float64(max(bp50, 1)), "p50-ratio")
 	b.ReportMetric(float64(tb.rounds()), "rounds")
 	// Where the time goes: the shoe has its ACK (the journal made the card
 	// durable), the card_dealt event is at the subscriber.
