@@ -627,6 +627,14 @@ func (w *world) advance(d time.Duration) {
 	if !fired {
 		w.violate("a timer fires at its deadline", fmt.Sprintf("timer %s due at %v (monotonic) did not fire", st.Timer.Name, dl))
 	}
+	// The snapshot changes when the loop has journaled the timer's input,
+	// before its effects (a checkpoint's journal writes) and the release
+	// of its events: a Ping, queued behind them, lets the loop finish, so
+	// that the link's disk writes never interleave with the checkpoint's
+	// (which moved a power cut's or an EIO's place from run to run).
+	if w.j.Err() == nil {
+		_ = w.c.Ping(w.live)
+	}
 	w.drain()
 	if failed := w.j.Err(); failed != nil {
 		// The timer's input met the failing journal: the daemon restarts.
