@@ -708,7 +708,15 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 	if derr == nil {
 		body = bodyHash(cmd)
 	}
-	if id != "" {
+	// A resend is a read of what was published, answered by the link
+	// alone: it is served every time it comes, whatever its id, and
+	// takes no place in the reply ledger. Remembered, its id outlived
+	// its place there (a bounded LRU the controller's ledger does not
+	// back for resends), so one id and body got "reused" and later, once
+	// evicted, "accepted" (the simulation's seed 7382); and a backend
+	// that lost the resent events could not ask again under the same id.
+	isResend := derr == nil && cmd.Type == CmdResend
+	if id != "" && !isResend {
 		if prev, prevBody, ok := led.Lookup(id); ok {
 			if prevBody != 0 && body != 0 && prevBody != body {
 				// Not the command the id was first given to: refused, and
@@ -740,8 +748,9 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 		} else {
 			rep.Reason = derr.Error()
 		}
-	case cmd.Type == CmdResend:
-		rep, remember = l.queueResend(cmd, rq)
+	case isResend:
+		rep = l.queueResend(cmd, rq)
+		remember = false
 	default:
 		sctx, cancel := context.WithTimeout(ctx, l.opts.SubmitTimeout)
 		var serr error

@@ -48,18 +48,18 @@ type resendReq struct {
 
 // queueResend validates a resend against what was published and queues
 // it. The reply is the verdict; the events follow on the events topic.
-func (l *Link) queueResend(cmd Command, q chan<- resendReq) (rep Reply, remember bool) {
+// No reply to a resend is remembered (Link.answer).
+func (l *Link) queueResend(cmd Command, q chan<- resendReq) (rep Reply) {
 	rep = Reply{Schema: CommandSchema, ID: cmd.ID}
 	if l.opts.History == nil {
 		rep.Reason = "this table keeps no event history to resend from"
-		return rep, true
+		return rep
 	}
 	// Run stores the outbox before it takes any command.
 	last := l.ob.Load().LastSeq()
 	if cmd.From > last {
 		rep.Reason = fmt.Sprintf("nothing to resend from %d: the newest event is %d", cmd.From, last)
-		// Not remembered: the same id asked again later may be answered.
-		return rep, false
+		return rep
 	}
 	to := cmd.To
 	if to == 0 || to > last {
@@ -72,11 +72,11 @@ func (l *Link) queueResend(cmd Command, q chan<- resendReq) (rep Reply, remember
 	case q <- resendReq{id: cmd.ID, from: cmd.From, to: to}:
 	default:
 		rep.Reason = "too many resends waiting; ask again shortly"
-		return rep, false
+		return rep
 	}
 	rep.Accepted = true
 	rep.Note = fmt.Sprintf("resending events %d to %d", cmd.From, to)
-	return rep, true
+	return rep
 }
 
 // resends publishes the events of each queued resend, outside the command

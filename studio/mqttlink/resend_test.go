@@ -77,6 +77,13 @@ func TestResend(t *testing.T) {
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r5", Reason: "nothing to resend from 61: the newest event is 60"}, nil, false},
 		{"backwards", `{"schema":1,"id":"r6","type":"resend","from":30,"to":20}`,
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r6", Reason: "to 20 is before from 30"}, nil, false},
+		// A resend is a read: served every time, whatever its id (a
+		// backend that lost the resent events asks again), and an id
+		// never makes a resend "reused" (the simulation's seed 7382).
+		{"the same resend again is served again", `{"schema":1,"id":"r1","type":"resend","from":20,"to":24}`,
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r1", Accepted: true, Note: "resending events 20 to 24"}, []uint64{20, 21, 22, 23, 24}, false},
+		{"an id used before, another range", `{"schema":1,"id":"r1","type":"resend","from":30,"to":31}`,
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r1", Accepted: true, Note: "resending events 30 to 31"}, []uint64{30, 31}, false},
 	}
 	ctx := context.Background()
 	for i, tc := range tests {
@@ -98,10 +105,10 @@ func TestResend(t *testing.T) {
 		}
 	}
 	st := r.link.Stats()
-	assert.EqualValues(t, 4, st.ResendRequests)
+	assert.EqualValues(t, 6, st.ResendRequests)
 	distinct, dups, gaps, _ := sub.Counts()
 	assert.Equal(t, 60, distinct)
-	assert.Equal(t, 12, dups, "every resent event is a duplicate here")
+	assert.Equal(t, 19, dups, "every resent event is a duplicate here")
 	assert.Zero(t, gaps)
 }
 
