@@ -35,12 +35,18 @@ func (w *world) finish() {
 	}
 	slices.Sort(seqs)
 	live := make([]*round.Settlement, len(seqs))
+	liveCrowd := make([][]table.PlayerNet, len(seqs))
 	for i, s := range seqs {
-		live[i] = w.settled[s]
+		live[i], liveCrowd[i] = w.settled[s], w.crowd[s]
 	}
 	w.res.Rounds = len(live)
+	for _, s := range live {
+		if s.Chunks > 0 {
+			w.res.Crowds++
+		}
+	}
 	for i, s := range live {
-		if why := conserved(s, w.wl.betsOf(i+1)); why != "" {
+		if why := conservedAny(s, liveCrowd[i], w.wl.betsOf(i+1)); why != "" {
 			w.violate("money is conserved", fmt.Sprintf("round %d: %s", i+1, why))
 			return
 		}
@@ -87,15 +93,17 @@ func (w *world) finish() {
 		return
 	}
 	for i, s := range ref.settled {
-		if why := conserved(s, rw.betsOf(i+1)); why != "" {
+		if why := conservedAny(s, ref.crowd[i], rw.betsOf(i+1)); why != "" {
 			w.violate("money is conserved", fmt.Sprintf("fault-free run, round %d: %s", i+1, why))
 			return
 		}
 	}
 	for i := range min(len(live), len(ref.settled)) {
-		a, _ := json.Marshal(live[i])
-		b, _ := json.Marshal(ref.settled[i])
-		if string(a) != string(b) {
+		a, _ := json.Marshal(emptyNil(live[i]))
+		b, _ := json.Marshal(emptyNil(ref.settled[i]))
+		ca, _ := json.Marshal(liveCrowd[i])
+		cb, _ := json.Marshal(ref.crowd[i])
+		if string(a) != string(b) || string(ca) != string(cb) {
 			w.violate("settlements equal the fault-free run's", fmt.Sprintf("round %d: %s, fault-free %s", i+1, live[i], ref.settled[i]))
 			return
 		}
@@ -111,6 +119,57 @@ func (wl *workload) betsOf(r int) []table.Bet {
 		return wl.roundBets[r-1]
 	}
 	return nil
+}
+
+// conservedAny checks a round's money: a table of players by its seat
+// results (conserved), a crowd by its players' nets from the chunks
+// (conservedCrowd).
+func conservedAny(s *round.Settlement, players []table.PlayerNet, bets []table.Bet) string {
+	if s.Chunks > 0 {
+		return conservedCrowd(s, players, bets)
+	}
+	return conserved(s, bets)
+}
+
+// conservedCrowd checks a crowd's round from its chunks, in integer minor
+// units: one result per bet, by slot (the bet's index); each player
+// staked at least his bet and is paid stake + net >= 0 (nothing when
+// voided); the nets add up to the round's, so stakes in = payouts + the
+// house's result.
+func conservedCrowd(s *round.Settlement, players []table.PlayerNet, bets []table.Bet) string {
+	if len(players) != s.Players {
+		return fmt.Sprintf("a crowd of %d players in the summary, %d in its chunks", s.Players, len(players))
+	}
+	if bets != nil && len(players) != len(bets) {
+		return fmt.Sprintf("%d player results for %d bets", len(players), len(bets))
+	}
+	var stakes, payouts int64
+	for _, p := range players {
+		if bets != nil {
+			if p.Slot < 0 || p.Slot >= len(bets) || bets[p.Slot].Player != p.Player || bets[p.Slot].Seat != p.Seat {
+				return fmt.Sprintf("slot %d (seat %d player %s): a wager nobody placed", p.Slot, p.Seat, p.Player)
+			}
+			placed := bets[p.Slot].Main
+			for _, v := range bets[p.Slot].Side {
+				placed += v
+			}
+			if p.Staked < placed {
+				return fmt.Sprintf("slot %d player %s: staked %d, bet %d", p.Slot, p.Player, p.Staked, placed)
+			}
+		}
+		if p.Staked+p.Net < 0 {
+			return fmt.Sprintf("slot %d player %s: stake %d, net %d pays out less than nothing", p.Slot, p.Player, p.Staked, p.Net)
+		}
+		if s.Void && p.Net != 0 {
+			return fmt.Sprintf("slot %d player %s: voided, net %d", p.Slot, p.Player, p.Net)
+		}
+		stakes += p.Staked
+		payouts += p.Staked + p.Net
+	}
+	if house := stakes - payouts; house != -s.Net {
+		return fmt.Sprintf("stakes in %d != payouts %d + house result %d", stakes, payouts, -s.Net)
+	}
+	return ""
 }
 
 // conserved checks a round's money in integer minor units: the wagers
@@ -192,4 +251,21 @@ func conserved(s *round.Settlement, bets []table.Bet) string {
 		return fmt.Sprintf("stakes in %d != payouts %d + house result %d", stakes, payouts, -s.Net)
 	}
 	return ""
+}
+
+// emptyNil is s with its empty lists (no seats: a crowd's summary; no
+// dealer's cards: a void before the deal) as nil, which a copy of it may
+// hold as empty lists, which JSON would tell apart.
+func emptyNil(s *round.Settlement) *round.Settlement {
+	if s == nil {
+		return s
+	}
+	c := *s
+	if len(c.Seats) == 0 {
+		c.Seats = nil
+	}
+	if len(c.Dealer.Cards) == 0 {
+		c.Dealer.Cards = nil
+	}
+	return &c
 }

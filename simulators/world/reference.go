@@ -15,6 +15,7 @@ type reference struct {
 	m       *table.Machine
 	now     time.Time
 	settled []*round.Settlement
+	crowd   map[int][]table.PlayerNet // a crowd's players by settlement index, from its chunks
 	bad     []Violation
 	trace   func(format string, args ...any)
 }
@@ -25,7 +26,7 @@ func newReference(opts table.Options) (*reference, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reference{m: m, now: epoch, trace: func(string, ...any) {}}
+	r := &reference{m: m, now: epoch, crowd: map[int][]table.PlayerNet{}, trace: func(string, ...any) {}}
 	// The controller opens betting when it starts (Options.Idle false).
 	_ = r.submit(table.Supervisor{Command: "open", By: "system"})
 	return r, nil
@@ -43,6 +44,9 @@ func (r *reference) submit(in table.Input) error {
 	for _, ev := range st.Events {
 		if re, ok := ev.Body.(round.Event); ok && re.Type == round.EvSettled && re.Settlement != nil {
 			r.settled = append(r.settled, re.Settlement.Clone())
+		}
+		if ch, ok := ev.Body.(table.SettlementChunk); ok && len(r.settled) > 0 {
+			r.crowd[len(r.settled)-1] = append(r.crowd[len(r.settled)-1], ch.Players...)
 		}
 	}
 	return st.Fault

@@ -427,6 +427,10 @@ func (wl *workload) decide(t side, st table.State) {
 		t.fire()
 		return
 	}
+	if seat := awaitedSeat(st.Round.Next); seat != 0 && wl.crowdAt(seat) {
+		wl.decideCrowd(t, st, seat)
+		return
+	}
 	for _, p := range wl.players() {
 		k := wl.made[p]
 		a := actions[wl.roll(len(actions), uint64(wl.round), uint64(p.seat), str(p.player), uint64(k), 'a')]
@@ -452,10 +456,89 @@ func (wl *workload) decide(t side, st table.State) {
 	t.fire()
 }
 
-// insurance answers the offer player by player, then lets it close.
+// awaitedSeat is the seat a "wait: seat N to decide" instruction names
+// (0: none).
+func awaitedSeat(next string) int {
+	var seat int
+	if _, err := fmt.Sscanf(next, "wait: seat %d to decide", &seat); err != nil {
+		return 0
+	}
+	return seat
+}
+
+// crowdAt reports a seat with more players than get events of their own.
+func (wl *workload) crowdAt(seat int) bool {
+	n := 0
+	for _, b := range wl.bets {
+		if b.Seat == seat && !b.Behind {
+			n++
+		}
+	}
+	return n > round.CrowdPlayers
+}
+
+// crowdKey stands for a crowd seat's batches in made and insured.
+func crowdKey(seat int) seatPlayer { return seatPlayer{seat, "*crowd"} }
+
+// batch is one decisions batch for every player of a crowd seat, by
+// slot (the bet's index in the round's bets), each action drawn from the
+// round, the slot and the seat's count of batches: an entry not allowed
+// for its hand, or for a player not awaited, is refused alone.
+func (wl *workload) batch(st table.State, seat int, id string, action func(slot int) string) table.Decisions {
+	d := table.Decisions{ID: id, Round: st.Round.ID}
+	for slot, b := range wl.bets {
+		if b.Seat == seat && !b.Behind {
+			d.Entries = append(d.Entries, table.DecisionEntry{Slot: slot, Player: b.Player, Action: action(slot)})
+		}
+	}
+	return d
+}
+
+// decideCrowd sends the awaited crowd seat a batch of decisions; a batch
+// none of whose entries applies is refused whole, and the timer decides.
+func (wl *workload) decideCrowd(t side, st table.State, seat int) {
+	key := crowdKey(seat)
+	k := wl.made[key]
+	d := wl.batch(st, seat, fmt.Sprintf("D%d-%d-%d", wl.round, seat, k), func(slot int) string {
+		return actions[wl.roll(len(actions), uint64(wl.round), uint64(slot), uint64(k), 'A')]
+	})
+	switch err := wl.submit(t, d); {
+	case errors.Is(err, errRestarted):
+		return
+	case err == nil:
+		wl.made[key]++
+		wl.decisions++
+		return
+	}
+	wl.timeouts++
+	t.fire()
+}
+
+// insurance answers the offer: a crowd seat by one batch, the others
+// player by player; then lets it close.
 func (wl *workload) insurance(t side) {
+	st := t.state()
 	for _, p := range wl.players() {
-		if wl.insured[p] {
+		if !wl.crowdAt(p.seat) || wl.insured[crowdKey(p.seat)] {
+			continue
+		}
+		d := wl.batch(st, p.seat, fmt.Sprintf("I%d-%d", wl.round, p.seat), func(slot int) string {
+			if wl.roll(3, uint64(wl.round), uint64(slot), 'I') == 0 {
+				return table.ActionInsurance
+			}
+			return table.ActionNoInsurance
+		})
+		err := wl.submit(t, d)
+		if errors.Is(err, errRestarted) {
+			return
+		}
+		wl.insured[crowdKey(p.seat)] = true
+		if err == nil {
+			return
+		}
+	}
+	for _, p := range wl.players() {
+		if wl.insured[p] || wl.crowdAt(p.seat) {
 			continue
 		}
 		take := wl.roll(3, uint64(wl.round), uint64(p.seat), str(p.player), 'i') == 0
@@ -515,10 +598,19 @@ func (wl *workload) makeBets() []table.Bet {
 	var bets []table.Bet
 	seats := 1 + wl.roll(min(rs.MaxSeats, 4), r, 'n')
 	first := 1 + wl.roll(rs.MaxSeats-seats+1, r, 'f')
+	crowdSeat := 0
+	if rs.CommonDraw && wl.roll(4, r, 'C') == 0 {
+		// A round in four, the first seat is a crowd: more players than
+		// get events of their own, deciding by batches (decideCrowd).
+		crowdSeat = first
+	}
 	for s := first; s < first+seats; s++ {
 		crowd := 1
 		if rs.CommonDraw {
 			crowd = 1 + wl.roll(6, r, uint64(s), 'c')
+		}
+		if s == crowdSeat {
+			crowd = round.CrowdPlayers + 1 + wl.roll(24, r, 'z')
 		}
 		for k := 0; k < crowd; k++ {
 			player := fmt.Sprintf("p%d", s)
@@ -621,6 +713,9 @@ func withID(in table.Input, id string) table.Input {
 		v.ID = id
 		return v
 	case table.Supervisor:
+		v.ID = id
+		return v
+	case table.Decisions:
 		v.ID = id
 		return v
 	}

@@ -74,6 +74,7 @@ type Result struct {
 	Net        NetStats // the network's side (net.go)
 	Rounds     int      // rounds settled (voided included), compared with the fault-free run
 	Refused    int      // inputs refused (each checked: typed error, nothing changed)
+	Crowds     int      // rounds of a crowd (002: a seat of more than round.CrowdPlayers players, deciding by batches) settled
 	Violations []Violation
 }
 
@@ -113,6 +114,8 @@ type world struct {
 
 	wl      *workload
 	settled map[uint64]*round.Settlement // published settlements by seq
+	crowd   map[uint64][]table.PlayerNet // a crowd's players, from the chunks after its settlement (by the settlement's seq)
+	lastSet uint64                       // the newest settlement's seq, which the chunks after it belong to
 	// points are the shoe's inventory after each restart, at the number
 	// of device frames answered then: the reference must show the same.
 	points []inventory
@@ -141,6 +144,8 @@ func commandID(in table.Input) string {
 		return v.ID
 	case table.Supervisor:
 		return v.ID
+	case table.Decisions:
+		return v.ID
 	}
 	return ""
 }
@@ -160,7 +165,7 @@ func Run(opts Options) Result {
 		opts.Steps = 400
 	}
 	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x3017d)), published: map[uint64]string{},
-		clk: newJumpClock(epoch), settled: map[uint64]*round.Settlement{}, ids: map[string]bool{}}
+		clk: newJumpClock(epoch), settled: map[uint64]*round.Settlement{}, crowd: map[uint64][]table.PlayerNet{}, ids: map[string]bool{}}
 	w.res.Seed = opts.Seed
 	w.trace = func(string, ...any) {}
 	if opts.Trace != nil {
@@ -388,12 +393,17 @@ func (w *world) drain() {
 				w.violate("every event encodes", err.Error())
 				continue
 			}
-			if prev, ok := w.published[ev.Seq]; ok && prev != string(b) {
+			prev, seen := w.published[ev.Seq]
+			if seen && prev != string(b) {
 				w.violate("every seq has one content", fmt.Sprintf("seq %d: %s, then %s", ev.Seq, prev, b))
 			}
 			w.published[ev.Seq] = string(b)
 			if re, ok := ev.Body.(round.Event); ok && re.Type == round.EvSettled && re.Settlement != nil {
 				w.settled[ev.Seq] = re.Settlement
+				w.lastSet = ev.Seq
+			}
+			if ch, ok := ev.Body.(table.SettlementChunk); ok && !seen && w.lastSet != 0 && ev.Seq > w.lastSet {
+				w.crowd[w.lastSet] = append(w.crowd[w.lastSet], ch.Players...)
 			}
 			w.maxSeq = max(w.maxSeq, ev.Seq)
 			w.res.Published = max(w.res.Published, ev.Seq)

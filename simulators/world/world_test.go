@@ -82,14 +82,28 @@ func TestDiskFaults(t *testing.T) {
 // conserved, and refuses the illegal inputs it is offered.
 func TestEveryGame(t *testing.T) {
 	games := map[string]int{}
+	crowds := 0
 	world.RunMany(1, 10, 2, world.Options{Steps: 300}, func(res world.Result) {
 		for _, v := range res.Violations {
 			t.Errorf("seed %d: %s (replay: make sim SEED=%d SIMFLAGS=-steps=300)", res.Seed, v, res.Seed)
 		}
 		games[res.Game] += res.Rounds
+		crowds += res.Crowds
 		assert.Positive(t, res.Refused, "seed %d: illegal inputs offered", res.Seed)
 	})
 	for _, g := range world.Games {
 		assert.Positive(t, games[g], "game %s played rounds", g)
 	}
+	// 002's crowds decide by batches and settle in chunks, compared with
+	// the fault-free run's and checked for money player by player.
+	assert.Positive(t, crowds, "crowd rounds settled")
+	var sum int
+	world.RunMany(1, 20, 2, world.Options{Steps: 300, Game: "002"}, func(res world.Result) {
+		for _, v := range res.Violations {
+			t.Errorf("seed %d: %s (replay: make sim SEED=%d SIMFLAGS='-steps=300 -game=002')", res.Seed, v, res.Seed)
+		}
+		sum += res.Crowds
+	})
+	t.Logf("crowd rounds settled: %d in 10 seeds of every game, %d in 20 seeds of 002", crowds, sum)
+	assert.Greater(t, sum, 20, "crowd rounds in 002")
 }
