@@ -171,7 +171,9 @@ func (m *Machine) Restore(ck Checkpoint) error {
 		m.cmds[sc.ID] = ledgerEntry{hash: sc.Hash, verdict: sc.verdict()}
 	}
 	m.rnd = round.New(m.cfg.Rules)
-	m.state = &State{Table: m.cfg.Table, Game: m.cfg.Rules.Code, Phase: m.phase}
+	// The whole snapshot, as the checkpoint's last input left it: a
+	// restart from the newest checkpoint may apply nothing after it.
+	m.state = m.buildState()
 	return nil
 }
 
@@ -216,8 +218,11 @@ func (m *Machine) adopt(ck Checkpoint) error {
 }
 
 // DefaultCheckpointEvery is how many rounds pass between checkpoints when
-// Options.CheckpointEvery is zero: a restart replays at most about twice
-// that many rounds, and the console's recall gets at least that many.
+// Options.CheckpointEvery is zero: a restart replays at most about that
+// many rounds (more only while the outbox is behind the newest
+// checkpoint), and the console's recall gets at least that many (the
+// stretch before the newest checkpoint is read after the table runs:
+// ReplayEarlierEvents).
 const DefaultCheckpointEvery = 100
 
 // inputsPerRound is a generous count of journaled inputs per round, used to

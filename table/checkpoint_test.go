@@ -172,29 +172,52 @@ func TestCheckpointRestart(t *testing.T) {
 	assert.Greater(t, recalled[0].Seq, uint64(0))
 }
 
-// TestReplayStartsAtACheckpoint: a restart replays from the checkpoint
-// before the newest, not from the first record, and still finds every
-// round after it for recall.
+// TestReplayStartsAtACheckpoint: a restart replays from the newest
+// checkpoint, not from the first record; the rounds before it are read
+// for recall by ReplayEarlierEvents, up to that checkpoint.
 func TestReplayStartsAtACheckpoint(t *testing.T) {
 	every := func(o *Options) { o.CheckpointEvery = 3 }
 	j, clk, _ := playTable(t, 10, every)
 
+	settledIn := func(evs []Event) (n int, last uint64) {
+		for _, ev := range evs {
+			if ev.Body.Kind() == "settled" {
+				n++
+			}
+			last = max(last, ev.Seq)
+		}
+		return n, last
+	}
 	var replayed []Event
 	h2 := startWith(t, "000", j, clockwork.NewFakeClockAt(clk.Now()), func(o *Options) {
 		every(o)
 		o.Replayed = func(ev Event) { replayed = append(replayed, ev) }
 	})
 	h2.ping()
-	settled := 0
-	for _, ev := range replayed {
-		if ev.Body.Kind() == "settled" {
-			settled++
-		}
-	}
 	// Checkpoints after 0, 3, 6 and 9 rounds: the restart starts at the
-	// one after 6, so rounds 7 to 10 are replayed.
-	assert.Equal(t, 4, settled)
+	// one after 9, so round 10 is replayed.
+	n, _ := settledIn(replayed)
+	assert.Equal(t, 1, n)
 	assert.Equal(t, 10, h2.c.Snapshot().Rounds)
+	h2.stop()
+
+	// Recall's earlier stretch: rounds 7 to 9, every event before the
+	// first one the restart replayed.
+	var earlier []Event
+	opts := DefaultOptions(h2.c.opts.Rules)
+	opts.Journal = j
+	require.NoError(t, ReplayEarlierEvents(opts, func(ev Event) { earlier = append(earlier, ev) }))
+	n, last := settledIn(earlier)
+	assert.Equal(t, 3, n)
+	require.NotEmpty(t, replayed)
+	assert.Equal(t, replayed[0].Seq, last+1, "the earlier stretch ends where the restart's replay begins")
+
+	// A journal whose only checkpoint is the newest has nothing earlier
+	// to recall past it.
+	j.dropBefore(j.LastOfKind(CheckpointKind))
+	earlier = nil
+	require.NoError(t, ReplayEarlierEvents(opts, func(ev Event) { earlier = append(earlier, ev) }))
+	assert.Empty(t, earlier)
 }
 
 // TestCheckpointKeepsVerdicts: a command retried after a restart from a

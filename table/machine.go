@@ -891,6 +891,12 @@ func (m *Machine) emit(b Body, roundID string) {
 }
 
 func (m *Machine) publishState() {
+	m.state = m.buildState()
+	m.emit(m.state, m.roundID)
+}
+
+// buildState is the table's snapshot as the machine is now.
+func (m *Machine) buildState() *State {
 	st := &State{
 		Seq: m.seq, Table: m.cfg.Table, Game: m.cfg.Rules.Code, Phase: m.phase, Deadline: m.deadline,
 		Paused: m.paused(), PauseReason: m.pauseWhy, Round: m.rnd.Snapshot(),
@@ -921,8 +927,7 @@ func (m *Machine) publishState() {
 	case m.burn > 0 && m.rnd.Phase() != round.PhaseDealing:
 		st.Round.Next = "burn one card"
 	}
-	m.state = st
-	m.emit(st, m.roundID)
+	return st
 }
 
 // StateEvent is the snapshot published after the last input as an event

@@ -48,6 +48,7 @@ func replayInto(m *Machine, j Journal, from uint64, log zerolog.Logger, fn func(
 			res.skipped++
 			return nil
 		case restoring:
+			m.now = at // the table's time when it wrote the checkpoint
 			if err := m.Restore(ck); err != nil {
 				return err
 			}
@@ -167,14 +168,15 @@ func readCheckpoint(j Journal, seq uint64) (ck Checkpoint, ok bool, err error) {
 	return ck, ok, err
 }
 
-// replayStart picks where a restart begins replaying: one checkpoint
-// before the newest (so recall has at least CheckpointEvery rounds), and
-// further back while the outbox has not yet seen the checkpoint's events
-// (they must be regenerated to be published), but never before the oldest
-// checkpoint retained. 0 means the whole journal.
+// replayStart picks where a restart begins replaying: the newest
+// checkpoint, and further back while the outbox has not yet seen a
+// checkpoint's events (they must be regenerated to be published), but
+// never before the oldest checkpoint retained. 0 means the whole journal.
+// Game recall of the rounds before it is read from the journal after the
+// table runs (ReplayEarlierEvents), off the start's path.
 func replayStart(j Journal, republishAfter uint64) (uint64, error) {
 	at, start := j.LastOfKind(CheckpointKind), uint64(0)
-	for steps := 0; at != 0; steps++ {
+	for at != 0 {
 		ck, ok, err := readCheckpoint(j, at)
 		if err != nil {
 			return 0, err
@@ -184,12 +186,65 @@ func replayStart(j Journal, republishAfter uint64) (uint64, error) {
 		}
 		start = at
 		// RepublishAfter 0: no outbox (or an empty one) to catch up.
-		if steps > 0 && (ck.Seq <= republishAfter || republishAfter == 0) {
+		if ck.Seq <= republishAfter || republishAfter == 0 {
 			return at, nil
 		}
 		at = ck.Prev
 	}
 	return 0, nil
+}
+
+// ReplayEarlierEvents calls fn with the events of the journal from the
+// checkpoint before the newest up to the newest checkpoint: the
+// CheckpointEvery rounds (or more) a restart, which replays from the
+// newest checkpoint, did not regenerate. The daemon seeds game recall
+// with them after its table runs (console.History.AddEarlier), so a
+// restart's replay stays as short as one checkpoint interval. Nothing is
+// read when the journal holds no checkpoint before the newest.
+func ReplayEarlierEvents(opts Options, fn func(Event)) error {
+	j := opts.Journal
+	if j == nil {
+		return nil
+	}
+	newest := j.LastOfKind(CheckpointKind)
+	if newest == 0 {
+		return nil
+	}
+	ck, ok, err := readCheckpoint(j, newest)
+	if err != nil {
+		return fmt.Errorf("table: replay: %w", err)
+	}
+	if !ok {
+		return nil
+	}
+	m, err := NewMachine(opts.machineConfig())
+	if err != nil {
+		return err
+	}
+	_, err = replayInto(m, journalUpTo{Journal: j, to: newest}, ck.Prev, zerolog.Nop(), fn)
+	if errors.Is(err, ErrNoCheckpoint) {
+		return nil // retention kept nothing before the newest checkpoint
+	}
+	return err
+}
+
+// journalUpTo is a Journal whose replay stops before record to.
+type journalUpTo struct {
+	Journal
+	to uint64
+}
+
+func (j journalUpTo) Replay(from uint64, fn func(uint64, time.Time, []byte) error) error {
+	err := j.Journal.Replay(from, func(seq uint64, at time.Time, data []byte) error {
+		if seq >= j.to {
+			return errStopReplay
+		}
+		return fn(seq, at, data)
+	})
+	if errors.Is(err, errStopReplay) {
+		return nil
+	}
+	return err
 }
 
 // checkpointAtOrBefore returns the journal seq of the newest checkpoint at

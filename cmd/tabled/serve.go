@@ -413,7 +413,27 @@ func (d *tabled) startTable(ctx context.Context, g *errgroup.Group) error {
 		d.inputs <- alarm
 	}
 	g.Go(func() error { return d.ctrl.Run(ctx, d.inputs) })
+	g.Go(func() error { d.recallEarlier(); return nil })
 	return nil
+}
+
+// recallEarlier seeds game recall with the rounds before the journal's
+// newest checkpoint, which the controller's start (replaying from that
+// checkpoint) did not regenerate: read from the journal beside the
+// running table, so the restart does not wait for them.
+func (d *tabled) recallEarlier() {
+	rlog := d.log.With().Str("part", "recall").Logger()
+	jr, err := table.OpenForHistory(journalOptions(d.cfg).Dir, rlog)
+	if err != nil {
+		rlog.Warn().Err(err).Msg("game recall has only the rounds since the last checkpoint")
+		return
+	}
+	defer jr.Close()
+	opts := d.copts
+	opts.Journal, opts.Replayed, opts.Refusals = table.NewJournal(jr), nil, nil
+	if err := d.recall.AddEarlier(func(add func(table.Event)) error { return table.ReplayEarlierEvents(opts, add) }); err != nil {
+		rlog.Warn().Err(err).Msg("game recall has only the rounds since the last checkpoint")
+	}
 }
 
 // shufflerWired reports whether the dual-shoe shuffler is on the GPIO

@@ -116,6 +116,35 @@ func (h *History) Add(ev table.Event) {
 	}
 }
 
+// AddEarlier seeds the history with rounds older than those it holds:
+// replay calls its argument with the events of an earlier stretch of the
+// journal (table.ReplayEarlierEvents), which may run while the live table
+// adds newer rounds. The rounds it finds go before the ones held (a round
+// already held is kept as it is), the oldest dropped beyond keep.
+func (h *History) AddEarlier(replay func(add func(table.Event)) error) error {
+	older := NewHistory(h.keep)
+	if err := replay(older.Add); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	merged := make([]*RoundDetail, 0, min(h.keep, len(older.rounds)+len(h.rounds)))
+	for _, r := range older.rounds {
+		if h.findLocked(r.Code) == nil {
+			merged = append(merged, r)
+		}
+	}
+	merged = append(merged, h.rounds...)
+	if len(merged) > h.keep {
+		merged = merged[len(merged)-h.keep:]
+	}
+	h.rounds = merged
+	if h.game == "" {
+		h.game = older.game
+	}
+	return nil
+}
+
 func (h *History) findLocked(code string) *RoundDetail {
 	for i := len(h.rounds) - 1; i >= 0; i-- {
 		if h.rounds[i].Code == code {

@@ -220,20 +220,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		go func() { srvDone <- srv.Run(ctx) }()
 		<-srv.Ready()
 		go func() { ctlDone <- ctl.Run(ctx, nil) }()
-		// Bets are open (a restarted table may already be at last call:
-		// the fake clock moved on while it was stopped).
-		require.Eventually(t, func() bool {
-			p := ctl.Snapshot().Phase
-			return p == table.PhaseBetting || p == table.PhaseLastCall
-		}, 5*time.Second, time.Millisecond)
-		require.NoError(t, ctl.Submit(ctx, table.BetsClosed{Bets: []table.Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
-		for _, c := range []string{"Ts", "6d", "7c", "5h"} {
-			clk.Advance(time.Second)
-			require.NoError(t, ctl.Submit(ctx, table.CardDrawn{Card: card.MustParse(c)}))
-		}
-		require.NoError(t, ctl.Submit(ctx, table.Decision{Seat: 1, Action: "stand"}))
-		require.NoError(t, ctl.Submit(ctx, table.CardDrawn{Card: card.MustParse("9s")}))
-		require.Equal(t, table.PhaseSettled, ctl.Snapshot().Phase)
+		playSettledRound(ctx, t, ctl, clk)
 		// The console saw the settlement before it stops.
 		require.Eventually(t, func() bool {
 			list, _ := srv.recall.Recent(1)
