@@ -320,8 +320,9 @@ func dirSize(b *testing.B, dir string) (int64, int) {
 // BenchmarkRestart7Seat is a table's restart as tabled does it
 // (journal.Open; the continuity check's replay from the newest checkpoint
 // to the journal's last event, table.LastEventSeq; then the controller's
-// rebuild from the checkpoint before the newest, until it is ready to
-// take the next input) on a journal of real 7-seat rounds
+// rebuild, from the same checkpoint, until it is ready to take the next
+// input; recall's earlier rounds are read after the table runs and are
+// not part of it) on a journal of real 7-seat rounds
 // (about 8 KB each): at 100,000 rounds, and at the 1 GiB retention cap
 // (played on until retention deleted the oldest segments). The journal
 // is built once per run in a temporary directory (the build time is
