@@ -23,9 +23,13 @@ import (
 )
 
 // BenchmarkDaemonRSS measures the memory of tabled alone: the binary, built
-// as `make build` ships it (static, -s -w), runs as its own process (real
-// serial path on the simulated shoe's pty, journal, controller, console,
-// MQTT link to a real mosquitto), driven as in BenchmarkCardToState by a
+// as `make build` ships it (static, -trimpath, -tags production: no
+// simulator and no embedded broker linked, -s -w), runs as its own process
+// configured as a production table (real serial path on the simulated
+// shoe's pty, the board's GPIO path on three stand-in lines, see
+// gpio_rssbench.go, journal,
+// controller, console, MQTT link to a real external mosquitto; no demo,
+// no simulated GPIO), driven as in BenchmarkCardToState by a
 // backend that bets for seven seats and stands, while b.N cards are dealt
 // one per 5 ms at most (make bench: 36,000 cards, over 2,000 rounds, a
 // day of play and more). It reports the daemon's resident set at the end
@@ -67,7 +71,12 @@ log_level: warn
 timing: {settle: 20ms, insurance: 200ms}
 broker: {url: %q}
 shoe: {path: %q}
-gpio: {sim: true, shuffler: false}
+gpio:
+  shuffler: false
+  pins:
+    - {name: light.red, line: RSSBENCH_RED}
+    - {name: light.yellow, line: RSSBENCH_YELLOW}
+    - {name: light.green, line: RSSBENCH_GREEN}
 console: {addr: %q}
 `, filepath.Join(dir, "data"), mosq.URL(), dev.Path(), consoleAddr)
 	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
@@ -130,11 +139,25 @@ console: {addr: %q}
 }
 
 // buildShipped builds tabled as `make build` ships it: static (no libc
-// pages in the resident set), trimmed paths, no symbol tables.
+// pages in the resident set), trimmed paths, the production tag (no
+// simulators, no embedded broker), no symbol tables; plus the rssbench tag,
+// which adds only gpio_rssbench.go (three registered stand-in GPIO lines
+// for the traffic light on a machine without a GPIO chip). It fails when the
+// Makefile's build line no longer has these flags, so the benchmark does
+// not measure a binary we do not ship.
 func buildShipped(b *testing.B) string {
 	b.Helper()
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, flag := range []string{"CGO_ENABLED=0", "-trimpath -tags production", "LDFLAGS   ?= -s -w "} {
+		if !strings.Contains(string(mk), flag) {
+			b.Fatalf("the Makefile's build no longer has %q: update buildShipped", flag)
+		}
+	}
 	bin := filepath.Join(b.TempDir(), "tabled")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "production,rssbench", "-ldflags", "-s -w", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v: %s", err, out)
