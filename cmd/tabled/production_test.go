@@ -11,9 +11,10 @@ import (
 )
 
 // TestProductionBuild: the production tabled (-tags production, as make
-// build makes it) links no simulator and not periph's gpiotest, and says
-// so when asked for the demo; the default build (go run, make run, the
-// tests) has them.
+// build makes it) links no simulator, not periph's gpiotest and not the
+// embedded broker (mochi), and says so when asked for the demo or started
+// without broker.url; the default build (go run, make run, the tests) has
+// them.
 func TestProductionBuild(t *testing.T) {
 	deps := func(tags ...string) string {
 		args := append([]string{"list", "-deps"}, tags...)
@@ -22,10 +23,12 @@ func TestProductionBuild(t *testing.T) {
 		return string(out)
 	}
 	prod := deps("-tags", "production")
-	for _, bad := range []string{"/simulators/", "gpiotest"} {
+	for _, bad := range []string{"/simulators/", "gpiotest", "mochi-mqtt", "/embedbroker"} {
 		assert.NotContains(t, prod, bad, "the production build links %s", bad)
 	}
-	assert.Contains(t, deps(), "/simulators/shoe", "the default build has the demo")
+	dflt := deps()
+	assert.Contains(t, dflt, "/simulators/shoe", "the default build has the demo")
+	assert.Contains(t, dflt, "/embedbroker", "the default build has the embedded broker")
 
 	bin := filepath.Join(t.TempDir(), "tabled")
 	out, err := exec.Command("go", "build", "-tags", "production", "-o", bin, ".").CombinedOutput()
@@ -33,4 +36,7 @@ func TestProductionBuild(t *testing.T) {
 	out, err = exec.Command(bin, "--demo", "--data-dir", t.TempDir(), "--log-format", "json").CombinedOutput()
 	require.Error(t, err, "%s", out)
 	assert.True(t, strings.Contains(string(out), "no simulators"), "%s", out)
+	out, err = exec.Command(bin, "--data-dir", t.TempDir(), "--log-format", "json").CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.True(t, strings.Contains(string(out), "no embedded broker"), "%s", out)
 }

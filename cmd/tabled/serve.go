@@ -193,27 +193,15 @@ func (d *tabled) newController(context.Context, *errgroup.Group) error {
 	return nil
 }
 
-// startBroker starts the embedded broker when no broker is configured.
-func (d *tabled) startBroker(ctx context.Context, _ *errgroup.Group) error {
+// startBroker takes the configured broker, or starts the embedded one
+// when none is configured: a build with the demo has it (embedded.go), a
+// production build refuses (sim_off.go).
+func (d *tabled) startBroker(ctx context.Context, g *errgroup.Group) error {
 	d.broker = d.cfg.Broker.URL
 	if d.broker != "" {
 		return nil
 	}
-	blog := d.log.With().Str("part", "broker").Logger()
-	b, err := mqttlink.StartEmbeddedBroker(ctx, d.cfg.Broker.EmbeddedAddr, blog)
-	if err != nil && d.cfg.Demo.Enabled && errors.Is(err, syscall.EADDRINUSE) {
-		// A demo must start even where a mosquitto service already holds
-		// 1883 (Debian starts one on install): take a free port, say which.
-		d.log.Warn().Str("addr", d.cfg.Broker.EmbeddedAddr).Msg("port taken: the demo's broker takes a free port")
-		b, err = mqttlink.StartEmbeddedBroker(ctx, "127.0.0.1:0", blog)
-	}
-	if err != nil {
-		return fmt.Errorf("tabled: embedded broker: %w", err)
-	}
-	d.onClose(func() { _ = b.Close() })
-	d.broker = b.URL()
-	d.log.Info().Str("addr", b.Addr()).Msgf("embedded MQTT broker: mosquitto_sub -h %s -p %s -t 'livetable/#' -v", hostOf(b.Addr()), port(b.Addr()))
-	return nil
+	return d.startEmbeddedBroker(ctx, g)
 }
 
 // newLink builds the MQTT link: outbox, commands, resends from the journal.

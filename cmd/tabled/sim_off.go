@@ -14,12 +14,24 @@ import (
 	"github.com/livetable/livetable/table/rules"
 )
 
-// A production build (-tags production: make build) links no simulator
-// and not periph's gpiotest: the demo and --sim say so and stop. sim.go
+// A production build (-tags production: make build) links no simulator,
+// not periph's gpiotest and not the embedded broker: the demo, --sim and
+// a configuration without broker.url say so and stop. sim.go
 // is the wiring of a build with simulators (go run, make run, the tests).
 
 // errNoSimulators is the answer of a production build to --demo and --sim.
 var errNoSimulators = errors.New("tabled: this build has no simulators (built with -tags production): --demo and gpio.sim need `go run ./cmd/tabled` or `make run`")
+
+// errNoEmbeddedBroker is the answer of a production build to a
+// configuration without broker.url.
+var errNoEmbeddedBroker = errors.New("tabled: this build has no embedded broker (built with -tags production): set broker.url (--broker) to the studio's mosquitto or cluster (docs/deploy.md)")
+
+func (d *tabled) startEmbeddedBroker(context.Context, *errgroup.Group) error {
+	if d.cfg.Demo.Enabled {
+		return errNoSimulators
+	}
+	return errNoEmbeddedBroker
+}
 
 func simGPIO(Config, *rules.Set, clockwork.Clock, zerolog.Logger) (*hardware, error) {
 	return nil, errNoSimulators

@@ -60,7 +60,7 @@
 //
 // # Brokers
 //
-// StartEmbeddedBroker runs mochi-mqtt on loopback for development and
+// embedbroker.Start (studio/mqttlink/embedbroker) runs mochi-mqtt on loopback for development and
 // single-box use; production points BrokerURL at mosquitto or a cluster
 // (docs/deploy.md), with TLS and credentials from Options.
 package mqttlink

@@ -7,7 +7,7 @@ import (
 
 // Sentinel errors. Callers branch on them with errors.Is.
 var (
-	// ErrBadOptions is returned by New and StartEmbeddedBroker when the
+	// ErrBadOptions is returned by New and embedbroker.Start when the
 	// options cannot work (missing studio, table or broker, bad QoS, a
 	// topic segment with a wildcard).
 	ErrBadOptions = errors.New("mqttlink: bad options")

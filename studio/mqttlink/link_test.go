@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/mqttlink/embedbroker"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
 	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
@@ -117,7 +117,7 @@ func (r *running) stop(t *testing.T) {
 	}
 }
 
-func startBroker(t *testing.T) *mqttlink.Broker {
+func startBroker(t *testing.T) *embedbroker.Broker {
 	t.Helper()
 	// The broker's connection goroutines can log after Close returns (a
 	// client's connection ending as the broker goes); the log stops with
@@ -125,7 +125,7 @@ func startBroker(t *testing.T) *mqttlink.Broker {
 	w := &untilDone{w: zerolog.NewTestWriter(t)}
 	t.Cleanup(w.stop) // registered first, so it runs after Close
 	log := zerolog.New(w).Level(zerolog.WarnLevel).With().Timestamp().Logger()
-	b, err := mqttlink.StartEmbeddedBroker(context.Background(), "127.0.0.1:0", log)
+	b, err := embedbroker.Start(context.Background(), "127.0.0.1:0", log)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	return b
@@ -255,17 +255,6 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}
 	_, err := mqttlink.New(base(), zerolog.Nop())
 	require.NoError(t, err)
-}
-
-func TestEmbeddedBrokerRefusesNonLoopback(t *testing.T) {
-	_, err := mqttlink.StartEmbeddedBroker(context.Background(), "0.0.0.0:0", zerolog.Nop())
-	require.ErrorIs(t, err, mqttlink.ErrBadOptions)
-	_, err = mqttlink.StartEmbeddedBroker(context.Background(), "nonsense", zerolog.Nop())
-	require.ErrorIs(t, err, mqttlink.ErrBadOptions)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = mqttlink.StartEmbeddedBroker(ctx, "127.0.0.1:0", zerolog.Nop())
-	require.True(t, errors.Is(err, context.Canceled))
 }
 
 // TestRunLeavesNoGoroutines checks that Run's goroutines, and paho's, end

@@ -44,7 +44,7 @@ type Options struct {
 
 	// BrokerURL is the broker to connect to, e.g. tcp://127.0.0.1:1883 or
 	// ssl://broker.example:8883. An empty URL means the caller runs the
-	// embedded broker and must set BrokerURL to (*Broker).URL() before New.
+	// embedded broker and must set BrokerURL to its URL (embedbroker.Broker.URL) before New.
 	BrokerURL string
 	// FailoverURLs are more brokers of the same cluster (the other nodes
 	// of a NATS cluster, say), tried in order after BrokerURL on every

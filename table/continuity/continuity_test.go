@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/mqttlink/embedbroker"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
@@ -61,7 +62,7 @@ func record(t *testing.T, rounds int) recorded {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	b, err := mqttlink.StartEmbeddedBroker(ctx, "127.0.0.1:0", log)
+	b, err := embedbroker.Start(ctx, "127.0.0.1:0", log)
 	require.NoError(t, err)
 	defer b.Close()
 	topics := mqttlink.TopicsFor("s1", "t1")
