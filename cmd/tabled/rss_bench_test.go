@@ -87,8 +87,12 @@ console: {addr: %q}
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited is closed when tabled has exited (waitErr says how): the
+	// deferred stop below must not wait for a value the select has taken
+	// (a tabled that stopped on a bad configuration hung the benchmark).
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	defer func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -108,8 +112,8 @@ console: {addr: %q}
 		if err != nil {
 			b.Fatalf("dealing: %v", err)
 		}
-	case err := <-exited:
-		b.Fatalf("tabled exited: %v", err)
+	case <-exited:
+		b.Fatalf("tabled exited: %v", waitErr)
 	}
 	b.StopTimer()
 	mem, err := procMemory(cmd.Process.Pid)
