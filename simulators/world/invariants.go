@@ -76,9 +76,7 @@ func (w *world) finish() {
 	for n := 0; n < 20*w.opts.Steps && len(ref.bad) == 0 && (len(ref.settled) < len(live) || rw.acked < w.wl.acked); n++ {
 		rw.step(ref, n)
 	}
-	for _, v := range ref.bad {
-		w.res.Violations = append(w.res.Violations, v)
-	}
+	w.res.Violations = append(w.res.Violations, ref.bad...)
 	if len(ref.bad) > 0 {
 		return
 	}
