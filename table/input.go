@@ -132,6 +132,20 @@ type Supervisor struct {
 	Cause PauseReason `json:"cause,omitempty"`
 }
 
+// CommandID returns the id of a command input, "" for other inputs.
+func CommandID(in Input) string { return commandID(in) }
+
+// DeviceFrame returns the device session and frame number of an input
+// from a sequenced device frame (the shoe's); ok is false for others.
+func DeviceFrame(in Input) (session string, seq uint64, ok bool) {
+	d, ok := in.(deviceRef)
+	if !ok {
+		return "", 0, false
+	}
+	session, seq = d.deviceFrame()
+	return session, seq, true
+}
+
 // commandID returns the id of a command input, "" for other inputs.
 func commandID(in Input) string {
 	switch v := in.(type) {

@@ -462,25 +462,7 @@ func (w *world) fromShoe(in table.Input) error {
 		w.restartDue = true
 		return table.ErrJournal
 	}
-	w.serial.verdicts[uint32(frameSeq(in))] = err
+	_, seq, _ := table.DeviceFrame(in)
+	w.serial.verdicts[uint32(seq)] = err
 	return err
-}
-
-// frameSeq is the shoe's frame number of an input from the shoe.
-func frameSeq(in table.Input) uint64 {
-	switch v := in.(type) {
-	case table.CardDrawn:
-		return v.DeviceSeq
-	case table.DeviceAlarm:
-		return v.DeviceSeq
-	case table.CutCardSeen:
-		return v.DeviceSeq
-	case table.ShoeChanged:
-		return v.DeviceSeq
-	case table.ShoeIn:
-		return v.DeviceSeq
-	case table.ShoeOut:
-		return v.DeviceSeq
-	}
-	return 0
 }

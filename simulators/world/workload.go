@@ -201,7 +201,7 @@ func (wl *workload) submit(t side, in table.Input) error {
 	// remembers refusals too): the same command offered again later is
 	// a new command, with an id of its own. One whose answer a restart
 	// cut off is offered again with its id.
-	id := commandID(in)
+	id := table.CommandID(in)
 	if n := wl.tries[id]; id != "" && n > 0 {
 		in = withID(in, fmt.Sprintf("%s/%d", id, n))
 	}

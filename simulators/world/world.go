@@ -133,23 +133,6 @@ type world struct {
 	tmMono  time.Time
 }
 
-// commandID is a command's id, "" for other inputs.
-func commandID(in table.Input) string {
-	switch v := in.(type) {
-	case table.BetsClosed:
-		return v.ID
-	case table.Decision:
-		return v.ID
-	case table.InsuranceAnswer:
-		return v.ID
-	case table.Supervisor:
-		return v.ID
-	case table.Decisions:
-		return v.ID
-	}
-	return ""
-}
-
 // inventory is the shoe as the table books it, at a point of the workload.
 type inventory struct {
 	at   int
@@ -492,7 +475,7 @@ func (w *world) apply(in table.Input) error {
 			}
 		}
 		w.trace("%s: not answered", data)
-		if id := commandID(in); id != "" {
+		if id := table.CommandID(in); id != "" {
 			w.ids[id] = true
 		}
 		w.restartDue, w.failure = true, failed.Error()
@@ -503,7 +486,7 @@ func (w *world) apply(in table.Input) error {
 	switch {
 	case err == nil:
 		w.res.Accepted++
-		if id := commandID(in); id == "" || !w.ids[id] {
+		if id := table.CommandID(in); id == "" || !w.ids[id] {
 			// A command sent again after a restart that cut its answer
 			// off may have been journaled before: then it is answered
 			// by its id, not journaled again, and where it stands in
