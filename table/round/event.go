@@ -166,11 +166,21 @@ func (r *Round) emit(k EventKind) *Event {
 	if r.drop&(1<<k) != 0 {
 		return nil
 	}
-	out := append(r.out, Event{})
-	r.out = out
-	e := &out[len(out)-1]
-	e.Type = k
+	// Only the length is stored while the slice has room: the pointer
+	// store of a whole append would take a write-barrier check per event.
+	n := len(r.out)
+	if n == cap(r.out) {
+		r.growOut()
+	}
+	r.out = r.out[:n+1]
+	e := &r.out[n]
+	*e = Event{Type: k}
 	return e
+}
+
+// growOut makes room for an event more in r.out, out of emit's line.
+func (r *Round) growOut() {
+	r.out = append(r.out, Event{})[:len(r.out)]
 }
 
 // KeepEvents makes Start and Apply report only events of the given kinds;

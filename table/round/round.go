@@ -677,7 +677,62 @@ func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 // Card is Apply(Input{Type: InCard, Card: c}, dst): the same events and
 // errors, without the Input. A simulator deals millions of cards a second.
 func (r *Round) Card(c card.Card, dst []Event) ([]Event, error) {
-	return r.card(c, dst)
+	r.out = dst
+	err := r.take(c)
+	return r.out, err
+}
+
+// Cards applies the cards cs in order, each as Card applies it, and
+// appends their events to dst. It stops at the first card the round
+// refuses and returns how many it took before it (the refused card
+// changes nothing, as Card's). A simulator that knows the round will take
+// several cards in a row (the initial deal) gives them in one call.
+func (r *Round) Cards(cs []card.Card, dst []Event) ([]Event, int, error) {
+	r.out = dst
+	i := 0
+	if n := r.dealEnd; r.solo != nil && r.phase == PhaseDealing && r.dealPos == 0 && len(cs) >= n && allValid(cs[:n]) {
+		r.dealSolo(cs[:n])
+		i = n
+	}
+	for ; i < len(cs); i++ {
+		if err := r.take(cs[i]); err != nil {
+			return r.out, i, err
+		}
+	}
+	return r.out, len(cs), nil
+}
+
+func allValid(cs []card.Card) bool {
+	for _, c := range cs {
+		if !c.Valid() {
+			return false
+		}
+	}
+	return true
+}
+
+// dealSolo deals the whole initial deal cs (dealEnd valid cards) of a
+// round of one box and one player (solo), as take deals it card by card:
+// the box's two cards and the dealer's in dealTarget's order, the same
+// events, without take's dispatch for each card.
+func (r *Round) dealSolo(cs []card.Card) {
+	bx, h := &r.boxes[0], &r.solo.hands[0]
+	r.cardsUsed += len(cs)
+	r.dealPos = len(cs)
+	r.solo.cursor += 2
+	for i, c := range cs {
+		if i&1 != 0 { // 1: the up card, 3: the hole card
+			r.dealerCard(c)
+			continue
+		}
+		bx.stream = append(bx.stream, c)
+		h.add(c)
+		if e := r.emit(EvCardDealt); e != nil {
+			tot, soft := h.total()
+			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, 1
+		}
+	}
+	r.afterDeal()
 }
 
 // Decide is Apply(Input{Type: InDecision, Seat: seat, Player: player,
@@ -694,10 +749,10 @@ func (r *Round) Decide(seat int, player string, a Action, dst []Event) ([]Event,
 	return r.out, err
 }
 
-// apply hands a card to card and every other input to its handler.
+// apply hands a card to Card and every other input to its handler.
 func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 	if in.Type == InCard {
-		return r.card(in.Card, dst)
+		return r.Card(in.Card, dst)
 	}
 	r.out = dst
 	var err error
@@ -709,10 +764,9 @@ func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 	return r.out, err
 }
 
-// card applies the next card out of the shoe, in one function: cards are
-// most of a round's inputs.
-func (r *Round) card(c card.Card, dst []Event) ([]Event, error) {
-	r.out = dst
+// take applies the next card out of the shoe, in one function: cards are
+// most of a round's inputs. Its events go to r.out.
+func (r *Round) take(c card.Card) error {
 	// A card the round cannot take falls through to cardErr, which builds
 	// the error: its formatting out of this function keeps the path of
 	// the cards that are taken free of its stack frame and spills.
@@ -746,7 +800,7 @@ func (r *Round) card(c card.Card, dst []Event) ([]Event, error) {
 			if r.dealPos == r.dealEnd {
 				r.afterDeal()
 			}
-			return r.out, nil
+			return nil
 		case PhasePlay:
 			if len(r.queue) == 0 {
 				break
@@ -775,7 +829,7 @@ func (r *Round) card(c card.Card, dst []Event) ([]Event, error) {
 				r.refreshQueue(bx)
 			}
 			r.progress()
-			return r.out, nil
+			return nil
 		case PhaseDealer:
 			if !r.dealerNeeds {
 				break
@@ -783,13 +837,13 @@ func (r *Round) card(c card.Card, dst []Event) ([]Event, error) {
 			r.cardsUsed++
 			r.dealerCard(c)
 			if r.dealerNeeds = r.dealerNeedsCard(); r.dealerNeeds {
-				return r.out, nil // the dealer draws on: the round stays where it is
+				return nil // the dealer draws on: the round stays where it is
 			}
 			r.progress()
-			return r.out, nil
+			return nil
 		}
 	}
-	return r.out, r.cardErr(c)
+	return r.cardErr(c)
 }
 
 // cardErr is the error of a card the round cannot take now (apply has

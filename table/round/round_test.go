@@ -385,3 +385,72 @@ func TestGrowBoxesResets(t *testing.T) {
 		require.Equal(t, box{pos: i, stream: b[i].stream[:0], players: b[i].players[:0]}, b[i])
 	}
 }
+
+// TestCardsIsCard: Cards gives what Card gives for the same cards one by
+// one up to the first the round refuses (events, the refusal, how many it
+// took), on a lone player's rounds (its initial deal in one piece) and on
+// rounds of several boxes or a bet behind (card by card), invalid cards
+// anywhere in a batch included.
+func TestCardsIsCard(t *testing.T) {
+	for _, code := range rules.Codes() {
+		t.Run(code, func(t *testing.T) {
+			rs := game(t, code)
+			one, batch := New(rs), New(rs)
+			rng := rand.New(rand.NewPCG(11, uint64(len(code))))
+			var a, b []Event
+			for round := 0; round < 1500; round++ {
+				bets := []Bet{{Seat: 3, Player: "p", Main: 1000}}
+				switch x := rng.IntN(6); {
+				case x == 0:
+					bets = append(bets, Bet{Seat: 1, Player: "q", Main: 2000})
+				case x == 1 && rs.BetBehind:
+					bets = append(bets, Bet{Seat: 3, Player: "q", Main: 1000, Behind: true})
+				}
+				var errA, errB error
+				a, errA = one.Start("r", bets, a[:0])
+				b, errB = batch.Start("r", bets, b[:0])
+				require.NoError(t, errA)
+				require.NoError(t, errB)
+				for steps := 0; steps < 40 && one.Phase() != PhaseSettled; steps++ {
+					if w := one.Waiting(nil); len(w) > 0 {
+						in := Input{Type: InDecision, Seat: w[0].Seat, Player: w[0].Player, Action: simpleAction(w[0])}
+						a, errA = one.Apply(in, a[:0])
+						b, errB = batch.Apply(in, b[:0])
+					} else if one.Phase() == PhaseInsurance {
+						a, errA = one.Apply(Input{Type: InInsuranceTimeout}, a[:0])
+						b, errB = batch.Apply(Input{Type: InInsuranceTimeout}, b[:0])
+					} else {
+						cs := make([]card.Card, 1+rng.IntN(6))
+						for i := range cs {
+							cs[i] = card.FromIndex(rng.IntN(52))
+							if rng.IntN(40) == 0 {
+								cs[i] = card.Card{Rank: card.Rank(rng.IntN(15)), Suit: card.Suit(rng.IntN(6))}
+							}
+						}
+						a, errA = a[:0], nil
+						took := 0
+						for _, c := range cs {
+							if a, errA = one.Card(c, a); errA != nil {
+								break
+							}
+							took++
+						}
+						var n int
+						b, n, errB = batch.Cards(cs, b[:0])
+						require.Equal(t, took, n, "cards taken")
+					}
+					require.Equal(t, errA, errB)
+					require.Equal(t, a, b)
+					require.Equal(t, one.Waiting(nil), batch.Waiting(nil))
+				}
+				require.Equal(t, one.Phase(), batch.Phase())
+				require.Equal(t, one.CardsUsed(), batch.CardsUsed())
+				require.Equal(t, one.Settlement(), batch.Settlement())
+				if one.Phase() != PhaseSettled {
+					one.Apply(Input{Type: InVoid}, nil)
+					batch.Apply(Input{Type: InVoid}, nil)
+				}
+			}
+		})
+	}
+}

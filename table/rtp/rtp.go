@@ -137,6 +137,7 @@ type Player struct {
 	bets      []round.Bet
 	evs       []round.Event
 	memo      []uint8 // the strategy's answers (decide)
+	deal      int     // cards in the initial deal of the player's one box
 	firstOnly bool
 	fresh     bool
 }
@@ -155,6 +156,7 @@ func newPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64, firstO
 		rnd: round.New(rs), shoe: comp.Cards(), bet: bet,
 		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Event, 0, 64), memo: make([]uint8, memoSize),
 	}
+	p.deal = 3 + b2i(rs.HoleCard)
 	// The player reads the decision requests only (the net it reads from
 	// the round).
 	p.rnd.KeepEvents(round.EvDecisionRequested)
@@ -182,7 +184,7 @@ func (p *Player) newShoe() {
 	}
 	end := min(p.rs.Penetration, len(p.shoe))
 	if p.rs.ReshuffleEachRound || p.firstOnly {
-		end = min(p.pos+3+b2i(p.rs.HoleCard), len(p.shoe))
+		end = min(p.pos+p.deal, len(p.shoe))
 	}
 	shuffle(p.rng, p.shoe, p.pos, end)
 	p.ready = end
@@ -255,6 +257,16 @@ func (p *Player) Round() (net, rounding int64, err error) {
 	evs, err := p.rnd.Start("rtp", p.bets, p.evs[:0])
 	if err != nil {
 		return 0, 0, err
+	}
+	if n := p.deal; p.pos+n <= p.ready {
+		// The initial deal's cards are drawn already: the round takes
+		// them in one call, not one input each.
+		var took int
+		evs, took, err = p.rnd.Cards(p.shoe[p.pos:p.pos+n], evs)
+		p.pos += took
+		if err != nil {
+			return 0, 0, fmt.Errorf("rtp: %w", err)
+		}
 	}
 	for {
 		switch ph := p.rnd.Phase(); {
