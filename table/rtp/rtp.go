@@ -205,9 +205,28 @@ func (p *Player) drawNow() card.Card {
 		// Past the end of a shoe (a very deep cut): a new shoe mid-round.
 		p.pos, p.ready = 0, 0
 	}
-	shuffle(p.rng, p.shoe, p.pos, p.pos+1)
-	p.pos++
-	return p.shoe[p.pos-1]
+	// shuffle's step for one position, written out: through shuffle's
+	// loop and call a drawn card cost half as much again (the dealer's
+	// cards and the hits are drawn here). TestDrawNowIsShuffle holds the
+	// two to the same cards.
+	pos, shoe := p.pos, p.shoe
+	un := uint64(len(shoe) - pos)
+	x := p.rng.Uint64()
+	var j uint64
+	if un&(un-1) == 0 {
+		j = x & (un - 1)
+	} else {
+		hi, lo := bits.Mul64(x, un)
+		if lo < un {
+			hi = reject(p.rng, un, hi, lo)
+		}
+		j = hi
+	}
+	k := pos + int(j)
+	c := shoe[k]
+	shoe[k], shoe[pos] = shoe[pos], c
+	p.pos = pos + 1
+	return c
 }
 
 // shuffle draws the cards at positions from..to-1 of an incremental

@@ -223,3 +223,24 @@ func TestMemoIsDecide(t *testing.T) {
 		}
 	}
 }
+
+// TestDrawNowIsShuffle: a card drawn by drawNow is the card shuffle draws
+// at that position with the same numbers, over whole shoes and past their
+// end (a new shoe mid-round), for shoes of a power of two too.
+func TestDrawNowIsShuffle(t *testing.T) {
+	for _, n := range []int{1, 2, 52, 64, 416} {
+		src := rand.NewPCG(4, uint64(n))
+		p := &Player{rng: rand.NewPCG(4, uint64(n)), shoe: make([]card.Card, n)}
+		want := make([]card.Card, n)
+		for i := range want {
+			want[i] = card.FromIndex(i % 52)
+			p.shoe[i] = want[i]
+		}
+		for i := 0; i < 3*n+1; i++ {
+			pos := i % n
+			shuffle(src, want, pos, pos+1)
+			require.Equal(t, want[pos], p.drawNow(), "n=%d draw %d", n, i)
+			require.Equal(t, want, p.shoe, "n=%d draw %d", n, i)
+		}
+	}
+}
