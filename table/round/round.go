@@ -245,7 +245,10 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		// collect and sort, no pass for bets behind.
 		r.boxes = growBoxes(r.boxes, 1)
 		r.boxes[0].seat = bets[0].Seat
-		r.slots = append(r.slots[:0], slotRef{})
+		if cap(r.slots) == 0 {
+			r.slots = make([]slotRef, 1)
+		}
+		r.slots = r.slots[:1] // addPlayer writes it
 		r.addPlayer(&r.boxes[0], &bets[0], 0)
 		r.solo = &r.boxes[0].players[0]
 	} else {
@@ -741,7 +744,10 @@ func (r *Round) dealSolo(cs []card.Card) {
 func (r *Round) Decide(seat int, player string, a Action, dst []Event) ([]Event, error) {
 	r.out = dst
 	var err error
-	if r.phase != PhaseSettled && r.phase != PhaseNew {
+	if p := r.solo; p != nil && r.phase == PhasePlay && p.awaiting && r.boxes[0].seat == seat && (player == "" || player == p.id) {
+		// What applyDecision does for the lone player it finds.
+		err = r.decide(&r.boxes[0], p, a, false)
+	} else if r.phase != PhaseSettled && r.phase != PhaseNew {
 		err = r.applyDecision(seat, player, a, false)
 	} else {
 		err = ruleErr(ErrFinished, seat, player, "no round in play")

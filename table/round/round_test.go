@@ -317,8 +317,9 @@ func dirty(v reflect.Value) {
 	}
 }
 
-// TestCardIsApply: Card gives what Apply of the same card gives, events
-// and errors, cards the round cannot take included; and Net, on a round
+// TestCardIsApply: Card gives what Apply of the same card gives, and
+// Decide what Apply of the same decision gives, events and errors, cards
+// the round cannot take and decisions it refuses included; and Net, on a round
 // that leaves its settlement unbuilt, the totals of the settlement.
 func TestCardIsApply(t *testing.T) {
 	for _, code := range rules.Codes() {
@@ -340,6 +341,16 @@ func TestCardIsApply(t *testing.T) {
 						in = Input{Type: InInsuranceTimeout}
 					case len(w) > 0 && rng.IntN(4) > 0:
 						in = Input{Type: InDecision, Seat: w[0].Seat, Player: w[0].Player, Action: simpleAction(w[0])}
+						switch rng.IntN(12) {
+						case 0: // any action, legal or not
+							in.Action = Action(rng.IntN(7))
+						case 1:
+							in.Seat = 1 + rng.IntN(3) // perhaps not the seat's
+						case 2:
+							in.Player = "nobody"
+						}
+					case rng.IntN(30) == 0:
+						in = Input{Type: InDecision, Seat: 2, Action: ActStand} // perhaps out of turn
 					case rng.IntN(20) == 0:
 						in = Input{Type: InCard, Card: card.Card{Rank: card.Rank(rng.IntN(15)), Suit: card.Suit(rng.IntN(6))}}
 					default:
@@ -348,6 +359,8 @@ func TestCardIsApply(t *testing.T) {
 					a, errA = viaApply.Apply(in, a[:0])
 					if in.Type == InCard {
 						b, errB = viaCard.Card(in.Card, b[:0])
+					} else if in.Type == InDecision {
+						b, errB = viaCard.Decide(in.Seat, in.Player, in.Action, b[:0])
 					} else {
 						b, errB = viaCard.Apply(in, b[:0])
 					}

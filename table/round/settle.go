@@ -26,7 +26,10 @@ func (r *Round) resetSettlement() {
 // not cleared first.
 func (r *Round) handResults(n int) []HandResult {
 	start := len(r.handBuf)
-	r.handBuf = slices.Grow(r.handBuf, n)[:start+n]
+	if cap(r.handBuf)-start < n {
+		r.handBuf = slices.Grow(r.handBuf, n)
+	}
+	r.handBuf = r.handBuf[:start+n]
 	return r.handBuf[start : start+n : start+n]
 }
 
