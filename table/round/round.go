@@ -693,9 +693,8 @@ func (r *Round) Card(c card.Card, dst []Event) ([]Event, error) {
 func (r *Round) Cards(cs []card.Card, dst []Event) ([]Event, int, error) {
 	r.out = dst
 	i := 0
-	if n := r.dealEnd; r.solo != nil && r.phase == PhaseDealing && r.dealPos == 0 && len(cs) >= n && allValid(cs[:n]) {
-		r.dealSolo(cs[:n])
-		i = n
+	if r.solo != nil && r.phase == PhaseDealing && r.dealPos == 0 && len(cs) >= r.dealEnd {
+		i = r.dealSolo(cs[:r.dealEnd])
 	}
 	for ; i < len(cs); i++ {
 		if err := r.take(cs[i]); err != nil {
@@ -705,37 +704,40 @@ func (r *Round) Cards(cs []card.Card, dst []Event) ([]Event, int, error) {
 	return r.out, len(cs), nil
 }
 
-func allValid(cs []card.Card) bool {
-	for _, c := range cs {
-		if !c.Valid() {
-			return false
-		}
+// dealSolo deals the whole initial deal cs (dealEnd cards: the box's
+// first, the dealer's up card, the box's second, the hole card where the
+// game has one) of a round of one box and one player (solo), as take
+// deals it card by card: the same state, the same events, without take's
+// dispatch for each card. It returns how many it dealt: none when a card
+// is invalid, which take refuses in its turn.
+func (r *Round) dealSolo(cs []card.Card) int {
+	if !cs[0].Valid() || !cs[1].Valid() || !cs[2].Valid() || len(cs) > 3 && !cs[3].Valid() {
+		return 0
 	}
-	return true
-}
-
-// dealSolo deals the whole initial deal cs (dealEnd valid cards) of a
-// round of one box and one player (solo), as take deals it card by card:
-// the box's two cards and the dealer's in dealTarget's order, the same
-// events, without take's dispatch for each card.
-func (r *Round) dealSolo(cs []card.Card) {
 	bx, h := &r.boxes[0], &r.solo.hands[0]
 	r.cardsUsed += len(cs)
 	r.dealPos = len(cs)
 	r.solo.cursor += 2
-	for i, c := range cs {
-		if i&1 != 0 { // 1: the up card, 3: the hole card
-			r.dealerCard(c)
-			continue
-		}
-		bx.stream = append(bx.stream, c)
-		h.add(c)
-		if e := r.emit(EvCardDealt); e != nil {
-			tot, soft := h.total()
-			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, 1
-		}
+	bx.stream = append(bx.stream, cs[0], cs[2])
+	h.add(cs[0])
+	r.boxDealt(bx, h, cs[0])
+	r.dealerCard(cs[1])
+	h.add(cs[2])
+	r.boxDealt(bx, h, cs[2])
+	if len(cs) > 3 {
+		r.dealerCard(cs[3])
 	}
 	r.afterDeal()
+	return len(cs)
+}
+
+// boxDealt emits the event of card c of the initial deal, which box bx's
+// players hold in their first hand (h, the first player's).
+func (r *Round) boxDealt(bx *box, h *hand, c card.Card) {
+	if e := r.emit(EvCardDealt); e != nil {
+		tot, soft := h.total()
+		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
+	}
 }
 
 // Decide is Apply(Input{Type: InDecision, Seat: seat, Player: player,
@@ -797,11 +799,8 @@ func (r *Round) take(c card.Card) error {
 						p.cursor++
 					}
 				}
-				if e := r.emit(EvCardDealt); e != nil {
-					// Every player of the box holds the box's cards.
-					tot, soft := bx.players[0].hands[0].total()
-					e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
-				}
+				// Every player of the box holds the box's cards.
+				r.boxDealt(bx, &bx.players[0].hands[0], c)
 			}
 			if r.dealPos == r.dealEnd {
 				r.afterDeal()
