@@ -818,10 +818,16 @@ func (r *Round) take(c card.Card) error {
 			if bx.crowd {
 				r.crowdCard(bx, c)
 			}
-			for j := range bx.players {
-				p := &bx.players[j]
+			if p := r.solo; p != nil {
 				if p.nslots > 0 && p.cursor == idx {
 					r.fill(bx, p)
+				}
+			} else {
+				for j := range bx.players {
+					p := &bx.players[j]
+					if p.nslots > 0 && p.cursor == idx {
+						r.fill(bx, p)
+					}
 				}
 			}
 			if bx.waiting == 0 || bx.awaiting > 0 {
