@@ -1288,24 +1288,23 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 // awaited (the caller checked): applyDecision found p by seat and id, a
 // batch (DecideBatch) and the timeout by slot or in place.
 func (r *Round) decide(bx *box, p *player, a Action, auto bool) error {
-	seat, id := bx.seat, p.id
 	h := &p.hands[p.cur]
 	switch a {
 	case ActHit, ActStand:
 	case ActDouble:
 		if no := r.canDouble(p, h); no.why != "" {
-			return r.illegal(no, seat, id, "double")
+			return r.illegal(no, bx.seat, p.id, "double")
 		}
 	case ActSplit:
 		if no := r.canSplit(p, h); no.why != "" {
-			return r.illegal(no, seat, id, "split")
+			return r.illegal(no, bx.seat, p.id, "split")
 		}
 	case ActSurrender:
 		if !r.rs.Surrender || h.n != 2 || h.split {
-			return ruleErr(ErrIllegalAction, seat, id, "surrender is not offered")
+			return ruleErr(ErrIllegalAction, bx.seat, p.id, "surrender is not offered")
 		}
 	default:
-		return ruleErr(ErrIllegalAction, seat, id, "unknown action %v", a)
+		return ruleErr(ErrIllegalAction, bx.seat, p.id, "unknown action %v", a)
 	}
 	// Valid: apply.
 	p.awaiting = false
