@@ -34,5 +34,7 @@
 // few of the events (a simulator reads the decision requests) says so with
 // KeepEvents, and the round does not build the others; without EvSettled,
 // the settlement is built only when Settlement asks for it, and Net gives
-// its totals. Card applies a card without an Input.
+// its totals. Card applies a card and Decide a decision without an Input;
+// Cards applies a run of cards a simulator has drawn already (the initial
+// deal) in one call, with the events and errors of Card one by one.
 package round
