@@ -178,7 +178,7 @@ func (r *Round) emit(k EventKind) *Event {
 	return e
 }
 
-// growOut makes room for an event more in r.out, out of emit's line.
+// growOut makes room for one more event in r.out, as append grows a slice.
 func (r *Round) growOut() {
 	r.out = append(r.out, Event{})[:len(r.out)]
 }
