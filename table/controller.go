@@ -86,6 +86,15 @@ type Options struct {
 	// (they are not journaled; see refusals.go); nil keeps them in memory
 	// for the life of the controller only.
 	Refusals RefusalLog
+	// Encode, when set, is the wire encoding the subscribers share
+	// through Event.Encoded (studio/wire.Encode). The controller then
+	// encodes each input's events on a goroutine of its own while the
+	// journal's write and fsync run, so that a card's event and the state
+	// showing it (the state's JSON is most of the work) are ready, not
+	// started, when the input is durable: the encoding leaves the card's
+	// path, where it cost the MQTT link tens of microseconds per card,
+	// and fills the otherwise idle fsync.
+	Encode func(Event) ([]byte, error)
 }
 
 // machineConfig is the machine's part of the options.
@@ -129,6 +138,7 @@ type Controller struct {
 	live    bool // the replay is done: effects arm real timers and write checkpoints
 	fatal   error
 	batch   *BatchResult // the verdicts of the last Decisions stepped, nil for other inputs
+	enc     chan []Event // to the encoder goroutine (Options.Encode); nil without one
 }
 
 type request struct {
@@ -218,6 +228,11 @@ func (c *Controller) Run(ctx context.Context, inputs <-chan Input) error {
 	}
 	defer c.stopTimer()
 	defer c.closeSubs()
+	if c.opts.Encode != nil && c.opts.Journal != nil {
+		c.enc = make(chan []Event, encodeQueue)
+		defer close(c.enc)
+		go encode(c.enc, c.opts.Encode)
+	}
 	for c.fatal == nil {
 		select {
 		case <-ctx.Done():
@@ -292,6 +307,17 @@ func (c *Controller) step(in Input) error {
 	if st.Repeat {
 		return st.Fault
 	}
+	c.memos(st.Events)
+	if c.enc != nil && len(st.Events) > 0 {
+		select {
+		// A copy: the machine reuses its events' slice on the next input,
+		// and the memos the copy shares are all the encoder fills.
+		case c.enc <- slices.Clone(st.Events):
+		default:
+			// The encoder is behind (a burst of inputs): the subscribers
+			// encode these themselves, through the same memos.
+		}
+	}
 	if c.opts.Journal != nil {
 		data, err := EncodeInput(in)
 		if err == nil {
@@ -307,12 +333,36 @@ func (c *Controller) step(in Input) error {
 	return st.Fault
 }
 
-// hold queues an input's events for release, each with the memo its
-// subscribers share its wire encoding in.
+// memos gives each event that has none the memo its subscribers share
+// its wire encoding in (Event.Encoded).
+func (c *Controller) memos(evs []Event) {
+	for i := range evs {
+		if evs[i].memo == nil {
+			evs[i].memo = new(memo)
+		}
+	}
+}
+
+// hold queues an input's events for release.
 func (c *Controller) hold(evs []Event) {
-	for _, ev := range evs {
-		ev.memo = new(memo)
-		c.outq = append(c.outq, ev)
+	c.memos(evs)
+	c.outq = append(c.outq, evs...)
+}
+
+// encodeQueue is how many inputs' events may wait for the encoder: more
+// than one only in a burst, when the subscribers encode the rest.
+const encodeQueue = 4
+
+// encode fills the memos of the events it is given, until evs is closed:
+// the encoder goroutine of Options.Encode. It only reads the events, whose
+// bodies nobody modifies once emitted (the link encodes them on its own
+// goroutine too), and the memo's sync.Once makes a subscriber that asks
+// first wait for, or do, the same encoding.
+func encode(evs <-chan []Event, enc func(Event) ([]byte, error)) {
+	for batch := range evs {
+		for _, ev := range batch {
+			_, _ = ev.Encoded(enc)
+		}
 	}
 }
 

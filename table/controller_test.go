@@ -335,3 +335,76 @@ func TestRestartPublishesState(t *testing.T) {
 	assert.Equal(t, "camera", got.PauseReason)
 	assert.Equal(t, h2.c.Snapshot().Seq, got.Seq)
 }
+
+// encodeWaitJournal is a journal whose card appends wait until the state
+// showing the card has been encoded: it stands for an fsync long enough
+// for the encoder to finish first, and fails the append if the encoding
+// only starts after the append returns.
+type encodeWaitJournal struct {
+	memJournal
+	encoded <-chan uint64 // seqs of the state events encoded
+}
+
+func (j *encodeWaitJournal) Append(e Entry) (uint64, error) {
+	if e.Kind == "card" {
+		timeout := time.After(5 * time.Second)
+		for {
+			select {
+			case <-j.encoded:
+				return j.memJournal.Append(e)
+			case <-timeout:
+				return 0, errors.New("the card's state was not encoded while its append ran")
+			}
+		}
+	}
+	return j.memJournal.Append(e)
+}
+
+func TestEncodeWhileJournalSyncs(t *testing.T) {
+	encoded := make(chan uint64, 64)
+	var mu sync.Mutex
+	calls := map[uint64]int{} // encodings per event seq (states: by their Seq)
+	enc := func(ev Event) ([]byte, error) {
+		seq := ev.Seq
+		if st, ok := ev.Body.(*State); ok {
+			seq = st.Seq
+			defer func() { encoded <- seq }()
+		}
+		mu.Lock()
+		calls[seq]++
+		mu.Unlock()
+		return []byte(ev.Kind()), nil
+	}
+	j := &encodeWaitJournal{encoded: encoded}
+	h := startWith(t, "000", j, clockwork.NewFakeClockAt(time.Date(2026, 11, 21, 23, 58, 40, 0, time.UTC)),
+		func(o *Options) { o.Encode = enc })
+	h.waitPhase(PhaseBetting)
+	require.NoError(t, h.submit(BetsClosed{Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
+	for len(encoded) > 0 {
+		<-encoded // the states before the cards
+	}
+	for _, c := range []string{"Ts", "6d", "7c", "5h"} {
+		require.NoError(t, h.card(c), "card %s", c)
+	}
+	// The subscribers get the encoder's bytes, made once per event.
+	var cards int
+	for drained := false; !drained; {
+		select {
+		case ev := <-h.events:
+			b, err := ev.Encoded(enc)
+			require.NoError(t, err)
+			assert.Equal(t, ev.Kind(), string(b))
+			if ev.Kind() == "card_dealt" {
+				cards++
+			}
+		default:
+			drained = true
+		}
+	}
+	assert.Equal(t, 4, cards)
+	mu.Lock()
+	defer mu.Unlock()
+	for seq, n := range calls {
+		assert.LessOrEqual(t, n, 2, "seq %d encoded %d times", seq, n) // an event and a state may share a seq
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/livetable/livetable/studio/localctl"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/supervisors"
+	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/continuity"
 	"github.com/livetable/livetable/table/journal"
@@ -177,6 +178,9 @@ func (d *tabled) newController(context.Context, *errgroup.Group) error {
 	}
 	d.onClose(func() { _ = refusals.Close() })
 	copts.Refusals = refusals
+	// The link and the console publish wire.Encode's bytes: encoded
+	// while the journal syncs, off the card's path.
+	copts.Encode = wire.Encode
 	d.copts = copts
 	if d.ctrl, err = table.New(copts, tlog); err != nil {
 		return err
