@@ -456,9 +456,28 @@ func (p *pumper) launch() {
 	p.l.inFlight.Store(int64(len(p.fl)))
 }
 
+// ackSaveLag bounds how many acknowledged records the outbox's ack file
+// may lag behind while the window never empties (a backlog after an
+// outage): the records a crash would have published twice.
+const ackSaveLag = 256
+
 // settle marks the records at the head the broker has acknowledged, and
-// stalls the window at one that failed.
+// stalls the window at one that failed. The outbox's ack file is written
+// once the window is empty (after a card's state, not between its event
+// and its state, which is on its way to the players then), or every
+// ackSaveLag records.
 func (p *pumper) settle() error {
+	if err := p.ackHeads(); err != nil {
+		return err
+	}
+	if len(p.fl) == 0 || p.ob.AckLag() >= ackSaveLag {
+		return p.ob.SaveAck()
+	}
+	return nil
+}
+
+// ackHeads marks the records at the head the broker has acknowledged.
+func (p *pumper) ackHeads() error {
 	l := p.l
 	for len(p.fl) > 0 && !p.stalled {
 		select {

@@ -140,7 +140,9 @@ type outbox struct {
 	lastSeq    uint64
 	ackedPos   uint64
 	ackedSeq   uint64
-	closed     bool
+	// savedPos is the ackedPos the ack file holds (SaveAck).
+	savedPos uint64
+	closed   bool
 
 	// unwritten are the records Append encoded and Flush has not written
 	// yet; only the appending goroutine (and Close, after it) touches it.
@@ -168,6 +170,7 @@ func openOutbox(fsys vfs.FS, dir string, maxBytes, compactBytes, memMax int64, l
 	}
 	ob.ackf = ackf
 	ob.ackedPos, ob.ackedSeq = ob.readAck()
+	ob.savedPos = ob.ackedPos
 
 	f, err := fsys.OpenFile(filepath.Join(dir, outboxLogName), os.O_RDWR|os.O_CREATE, 0o640)
 	if err != nil {
@@ -542,7 +545,12 @@ func (ob *outbox) readBackLocked(r *record) ([]byte, error) {
 }
 
 // Ack marks the head record, which must be at pos, acknowledged by the
-// broker, and persists the mark (without fsync: see the file comment).
+// broker. The mark is persisted by SaveAck (and Close), not here: the
+// link writes it once the broker has acknowledged everything in flight,
+// after the card's event and state rather than between them, where
+// each write cost a system call on the pump's goroutine. A mark that
+// lags only makes a restart publish again records the broker already
+// had, which the contract allows (subscribers keep the highest seq).
 func (ob *outbox) Ack(pos uint64) error {
 	ob.mu.Lock()
 	defer ob.mu.Unlock()
@@ -561,7 +569,36 @@ func (ob *outbox) Ack(pos uint64) error {
 	}
 	ob.headOffset = r.end
 	ob.ackedPos, ob.ackedSeq = r.pos, max(ob.ackedSeq, r.seq)
-	return ob.writeAckLocked()
+	return nil
+}
+
+// AckLag is how many acknowledged records the ack file does not cover yet.
+func (ob *outbox) AckLag() uint64 {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	return ob.ackedPos - ob.savedPos
+}
+
+// SaveAck persists the acknowledgement mark, when it moved, without fsync
+// (see the file comment).
+func (ob *outbox) SaveAck() error {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	if ob.closed {
+		return ErrOutboxClosed
+	}
+	return ob.saveAckLocked()
+}
+
+func (ob *outbox) saveAckLocked() error {
+	if ob.ackedPos == ob.savedPos {
+		return nil
+	}
+	if err := ob.writeAckLocked(); err != nil {
+		return err
+	}
+	ob.savedPos = ob.ackedPos
+	return nil
 }
 
 func (ob *outbox) writeAckLocked() error {
@@ -654,6 +691,7 @@ func (ob *outbox) Close() error {
 		return nil
 	}
 	ob.closed = true
+	errSave := ob.saveAckLocked()
 	ob.mu.Unlock()
 	var errWrite error
 	if len(ob.unwritten) > 0 {
@@ -664,7 +702,7 @@ func (ob *outbox) Close() error {
 	errAck := ob.ackf.Sync()
 	ob.fileMu.Lock()
 	defer ob.fileMu.Unlock()
-	errs := errors.Join(errWrite, errAck, ob.f.Sync(), ob.ackf.Close(), ob.f.Close())
+	errs := errors.Join(errWrite, errSave, errAck, ob.f.Sync(), ob.ackf.Close(), ob.f.Close())
 	if errs != nil {
 		return fmt.Errorf("mqttlink: close outbox: %w", errs)
 	}

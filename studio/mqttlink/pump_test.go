@@ -303,3 +303,20 @@ func TestPumpPublishesOnlyOnAnOpenConnection(t *testing.T) {
 	r.gate.release <- struct{}{} // the link's OnConnect kicks the gate
 	assert.Equal(t, []uint64{1, 2, 3}, seqs(r.take(3)))
 }
+
+// The outbox's ack file is written once the window empties: not between
+// a card's event and its state, and not once per record.
+func TestPumpSavesAckWhenWindowEmpties(t *testing.T) {
+	r := startPump(t, 32)
+	r.send(1, true)
+	ps := r.take(2)
+	ps[0].tok.finish(nil)
+	require.Eventually(t, func() bool { return r.ob.Depth() == 1 }, 10*time.Second, time.Millisecond)
+	pos, _ := r.ob.readAck()
+	assert.Zero(t, pos, "the event's ack is kept in memory while its state is in flight")
+	ps[1].tok.finish(nil)
+	require.Eventually(t, func() bool {
+		pos, seq := r.ob.readAck()
+		return pos == 2 && seq == 1
+	}, 10*time.Second, time.Millisecond, "the ack file covers both once the window is empty")
+}

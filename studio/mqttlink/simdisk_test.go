@@ -82,6 +82,9 @@ func simOutboxWorkload(d *disk.Disk, seed uint64, n int) simOutboxRun {
 			}
 			run.acked++
 		}
+		if rng.IntN(2) == 0 && fail(ob.SaveAck()) { // the link's settle
+			break
+		}
 	}
 	return run
 }
