@@ -135,7 +135,9 @@ func startCrowdTable(tb testing.TB, players int) *crowdTable {
 		states: make(chan stateAt, 1<<12), events: make(chan []byte, 1<<16), results: make(chan crowdResult, 16),
 		replies: map[string][]wire.Reply{}}
 	for i := range players {
-		b := round.Bet{Seat: 1, Player: fmt.Sprintf("p%05d", i), Main: 1000}
+		// Players named as a backend names them, by UUID: a 10,000-player
+		// bets_closed is then about 770 KB (mqttlink.MaxBatchBytes).
+		b := round.Bet{Seat: 1, Player: fmt.Sprintf("%08x-7d1e-4c2a-9b3f-%012x", i*2654435761%(1<<32), i), Main: 1000}
 		if i%4 == 0 {
 			b.Side = []round.SideStake{{Kind: sidebets.Kind("bust_it"), Stake: 100}}
 		}

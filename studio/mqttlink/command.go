@@ -25,10 +25,14 @@ const CommandSchema = wire.Version
 // MaxBatchBytes bounds.
 const MaxCommandBytes = 64 << 10
 
-// MaxBatchBytes bounds a bets_closed or decisions command: 10,000 entries
-// with player ids of a dozen characters. The journal keeps the command
-// as one record, whose limit (1 MiB) it stays well under.
-const MaxBatchBytes = 512 << 10
+// MaxBatchBytes bounds a bets_closed or decisions command: 10,000 players
+// named by UUIDs, a side bet on one in four, is about 770 KB. It stays
+// under the 1 MiB (1,048,576-byte) payload a NATS server takes by default
+// (max_payload), with room for the MQTT header and topic, so the crowd's
+// commands pass the clustered layout too; the journal keeps the command
+// as one record, whose limit (journal.DefaultOptions: 2 MiB) it stays
+// well under.
+const MaxBatchBytes = 1000 << 10
 
 // maxIDLen bounds a command id, which is stored in the reply ledger.
 const maxIDLen = 128

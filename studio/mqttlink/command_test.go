@@ -165,7 +165,12 @@ func TestDecodeBatchLimits(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	assert.Contains(t, ce.Reason, "at most 10000")
 
-	_, err = mqttlink.DecodeCommand(batch(5000, strings.Repeat("x", 60)))
+	// 10,000 players named by UUIDs fit; ids of 100 characters do not.
+	uuids := batch(table.MaxBatchEntries, "-7d1e-4c2a-9b3f-00000000000000") // ids of 36 characters
+	require.LessOrEqual(t, len(uuids), mqttlink.MaxBatchBytes)
+	_, err = mqttlink.DecodeCommand(uuids)
+	require.NoError(t, err)
+	_, err = mqttlink.DecodeCommand(batch(table.MaxBatchEntries, strings.Repeat("x", 94)))
 	require.ErrorAs(t, err, &ce)
 	assert.Contains(t, ce.Reason, "larger than")
 

@@ -22,7 +22,7 @@ const CmdDecisions = "decisions"
 // batch for a round that is not in play, sent while the table takes no
 // decisions (dealing, the dealer's turn, settled, paused), or none of
 // whose entries applies is rejected whole and changes nothing. A player
-// appears once per batch. At most 10000 entries and 512 KiB; a larger
+// appears once per batch. At most 10000 entries and 1000 KiB; a larger
 // crowd sends several batches. Rate limited like other commands: one
 // batch is one command. The id makes it idempotent: the same id again
 // gets the first reply, per-entry verdicts included.
