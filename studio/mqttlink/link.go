@@ -358,12 +358,13 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 				events = nil // the controller stopped; publish what is left
 				continue
 			}
-			// Each event is launched as soon as it is encoded and in the
-			// outbox: a card's event goes to paho while its state is being
-			// encoded (the state's JSON is most of the encoding). What else
+			// Each event is launched as soon as it is in the outbox (the
+			// controller encoded it while the journal synced). What else
 			// is queued is taken now (a card's event and state come
-			// together), and the file gets one write after them all,
-			// overlapping the broker round trip.
+			// together). The file gets their write once the broker has
+			// acknowledged them (turn: the window is empty), not between
+			// the launches and paho's socket writes, which would wait
+			// behind it; a backlog is written every flushBytes.
 			for n := 0; ; n++ {
 				if err := p.take(ev); err != nil {
 					return err
@@ -383,7 +384,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 					break
 				}
 			}
-			if err := ob.Flush(); err != nil {
+			if err := p.took(); err != nil {
 				return err
 			}
 		case <-gate.Released():
@@ -576,9 +577,30 @@ func (p *pumper) turn() (held bool, err error) {
 		p.stalled = false
 		p.again()
 	}
+	if len(p.fl) == 0 {
+		// Nothing in flight: the outbox file gets what was taken since
+		// its last write (before launch, which may need a record it
+		// holds only there: a spilled one).
+		if err := p.ob.Flush(); err != nil {
+			return held, err
+		}
+	}
 	p.launch()
 	return held, nil
 }
+
+// took follows a batch of takes: the outbox file gets them now only when
+// flushBytes have gathered (see turn).
+func (p *pumper) took() error {
+	if p.ob.Unwritten() >= flushBytes {
+		return p.ob.Flush()
+	}
+	return nil
+}
+
+// flushBytes is how much the pump takes into the outbox, while records
+// are in flight, before it writes them to the file all the same.
+const flushBytes = 64 << 10
 
 // room reports whether the pump may take events: not while the outbox is
 // full (a long broker outage), when the controller's queue holds them.

@@ -418,6 +418,10 @@ func (ob *outbox) Append(entries []entry) error {
 	return nil
 }
 
+// Unwritten is how many bytes Append encoded that Flush has not written.
+// Called by the appending goroutine.
+func (ob *outbox) Unwritten() int { return len(ob.unwritten) }
+
 // Flush writes what Append encoded since the last Flush, with one write,
 // and compacts events.log when its acknowledged head has grown large.
 // Called by the appending goroutine.

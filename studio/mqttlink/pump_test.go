@@ -320,3 +320,26 @@ func TestPumpSavesAckWhenWindowEmpties(t *testing.T) {
 		return pos == 2 && seq == 1
 	}, 10*time.Second, time.Millisecond, "the ack file covers both once the window is empty")
 }
+
+// The outbox file gets a card's event and state once the broker has
+// acknowledged both, in one write: not between their launches and
+// paho's socket writes.
+func TestPumpWritesOutboxWhenWindowEmpties(t *testing.T) {
+	r := startPump(t, 32)
+	written := func() int64 {
+		r.ob.mu.Lock()
+		defer r.ob.mu.Unlock()
+		return r.ob.written
+	}
+	r.send(1, true)
+	ps := r.take(2)
+	assert.Zero(t, written(), "nothing written while both are in flight")
+	ps[0].tok.finish(nil)
+	require.Eventually(t, func() bool { return r.ob.Depth() == 1 }, 10*time.Second, time.Millisecond)
+	assert.Zero(t, written(), "nothing written while the state is in flight")
+	ps[1].tok.finish(nil)
+	require.Eventually(t, func() bool { return written() > 0 }, 10*time.Second, time.Millisecond)
+	r.ob.mu.Lock()
+	defer r.ob.mu.Unlock()
+	assert.Equal(t, r.ob.fileBytes, r.ob.written, "both records in one write")
+}

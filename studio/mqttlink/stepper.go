@@ -82,7 +82,8 @@ func (l *Link) Stepper(client paho.Client, sub Submitter) (*Stepper, error) {
 }
 
 // Take is the pump taking a batch of the controller's events: each into
-// the outbox (and launched when the window has room), then one write.
+// the outbox (and launched when the window has room); the file gets them
+// once nothing is in flight (Turn) or a backlog has gathered.
 // It takes none while the outbox is full (false): they wait for room.
 func (s *Stepper) Take(evs []table.Event) (bool, error) {
 	if !s.p.room() {
@@ -93,7 +94,7 @@ func (s *Stepper) Take(evs []table.Event) (bool, error) {
 			return true, err
 		}
 	}
-	return true, s.ob.Flush()
+	return true, s.p.took()
 }
 
 // Turn is the top of the pump's loop: settle what the broker acknowledged,
