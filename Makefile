@@ -19,7 +19,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # apt-get needs root; use sudo when we are not root and it exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: modtidy contract deps-node deps-asyncapi monitoring deps-promtool package package-check deps-nfpm help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
+.PHONY: pgo modtidy contract deps-node deps-asyncapi monitoring deps-promtool package package-check deps-nfpm help run test bench fuzz lint check build deps deps-go deps-mosquitto deps-nats deps-chromium deps-clients scenarios clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -56,6 +56,11 @@ sim: deps-go ## the deterministic simulation (docs/simulation.md): SEEDS seeds (
 	@$(GO) build -o $${TMPDIR:-/tmp}/livetable-tablesim ./cmd/tablesim
 	@$${TMPDIR:-/tmp}/livetable-tablesim $(SIMFLAGS) $(if $(SEED),-seed $(SEED),-seeds $${SEEDS:-10000})
 
+# bjsim's build reads cmd/bjsim/default.pgo (Go's profile-guided
+# optimisation); this remakes it from a run of bjsim rtp on every game.
+pgo: deps-go ## remake cmd/bjsim/default.pgo, the profile bjsim's build is optimised with, from a bjsim rtp run
+	$(GO) run ./cmd/bjsim rtp --game all --rounds 20000000 --cpuprofile $(CURDIR)/cmd/bjsim/default.pgo
+
 bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench . -benchmem ./table/round/ ./table/sidebets/ ./table/strategy/ ./firmware-protocols/shoeproto/
 	$(GO) test -run '^$$' -bench Analyze -cpu 1 ./table/strategy/exact/
@@ -71,6 +76,7 @@ bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench CommandFlood -benchtime=1x -timeout 10m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench CrowdRound10k -benchtime=1000x -timeout 30m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench . -benchmem ./table/rtp/ ./studio/console/
+	$(GO) test -run '^$$' -bench Round000 -cpu 1 -pgo=$(CURDIR)/cmd/bjsim/default.pgo ./table/rtp/
 	$(GO) run ./cmd/bjsim sidebets --game all
 	$(GO) run ./cmd/bjsim rtp --game 000
 
