@@ -227,3 +227,37 @@ func TestCommandFlood(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(ledger), "\n"), "only the accepted command is written to the ledger: %s", ledger)
 }
+
+// An id the controller knows from another command (taken before this
+// link's ledger remembers, or by another path) and sent with another body
+// is refused as reused, and the refusal does not stick to the id at the
+// link: the command's own retry gets the controller's answer, accepted.
+func TestReusedIDDoesNotHideItsCommand(t *testing.T) {
+	b := startBroker(t)
+	opts := testOptions(t, b.URL())
+	topics := mqttlink.TopicsFor("s1", "t1")
+	backend := mqttlinktest.Subscribe(t, b.URL(), topics.Replies, mqttlinktest.SubscriberOptions{ClientID: "backend", CleanSession: true})
+	ctrl := &mqttlinktest.Submitter{Reject: func(in table.Input) error {
+		// The controller's ledger: k1 is seat 1's hit, applied before.
+		if d, ok := in.(table.Decision); ok && d.ID == "k1" && (d.Seat != 1 || d.Action != "hit") {
+			return fmt.Errorf("%w: %q", table.ErrCommandIDReused, d.ID)
+		}
+		return nil
+	}}
+	r := startLink(t, opts, ctrl)
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+	ctx := context.Background()
+	for i, st := range []struct {
+		payload string
+		want    mqttlink.Reply
+	}{
+		{`{"schema":2,"id":"k1","type":"decision","seat":7,"player":"mallory","action":"double"}`,
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "k1", Reason: `table: id reused with a different command: "k1"`}},
+		{`{"schema":2,"id":"k1","type":"decision","seat":1,"action":"hit"}`,
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "k1", Accepted: true}},
+	} {
+		require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", []byte(st.payload)))
+		require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == i+1 }, waitFor, poll)
+		assert.Equal(t, st.want, replies(t, backend, topics.Replies)[i], st.payload)
+	}
+}

@@ -820,6 +820,15 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 			remember = false
 		case serr != nil:
 			rep.Accepted, rep.Reason = false, serr.Error()
+			if errors.Is(serr, table.ErrCommandIDReused) {
+				// The id is another command's, which the controller
+				// took without this link (before the ledger's memory, or
+				// from another path): remembered here under this body,
+				// it would make that command's own retry "reused" at the
+				// link instead of the controller's first answer (the
+				// simulation's seed 464). The controller answers it.
+				remember = false
+			}
 		}
 	}
 	// Accepted commands show in the events; rejected ones are logged, but
