@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/livetable/livetable/table/card"
@@ -213,6 +214,13 @@ type inputEnvelope struct {
 // data a second time (the bytes are the same as json.Marshal's of
 // inputEnvelope, so journals and their hash chains do not change).
 func EncodeInput(in Input) ([]byte, error) {
+	if v, ok := in.(CardDrawn); ok {
+		// Every card's path: written by hand when json.Marshal would
+		// write it the same (FuzzEncodeCardDrawn), a tenth of the time.
+		if b, ok := appendCardDrawn(make([]byte, 0, 192), v); ok {
+			return b, nil
+		}
+	}
 	data, err := json.Marshal(in)
 	if err != nil {
 		return nil, fmt.Errorf("table: encode %s: %w", in.Kind(), err)
@@ -393,3 +401,35 @@ type DeviceAlarm struct {
 // Kind implements Input.
 func (DeviceAlarm) Kind() string { return "device_alarm" }
 func (DeviceAlarm) isInput()     {}
+
+// appendCardDrawn appends EncodeInput's bytes for v, the ones json.Marshal
+// makes, when that needs no escaping: a valid card, and strings of
+// printable ASCII without the characters JSON escapes (" \ < > &). ok is
+// false otherwise, and EncodeInput takes the general path.
+func appendCardDrawn(b []byte, v CardDrawn) (_ []byte, ok bool) {
+	card, err := v.Card.MarshalText()
+	if err != nil {
+		return nil, false
+	}
+	b = append(b, `{"kind":"card","data":{"card":"`...)
+	b = append(b, card...)
+	b = append(b, '"')
+	if v.DeviceSeq != 0 {
+		b = strconv.AppendUint(append(b, `,"device_seq":`...), v.DeviceSeq, 10)
+	}
+	if v.DeviceTimeMS != 0 {
+		b = strconv.AppendInt(append(b, `,"device_time_ms":`...), v.DeviceTimeMS, 10)
+	}
+	for _, f := range [...]struct{ key, val string }{{`,"shoe_id":"`, v.ShoeID}, {`,"device":"`, v.Device}, {`,"code":"`, v.Code}} {
+		if f.val == "" {
+			continue
+		}
+		for i := 0; i < len(f.val); i++ {
+			if c := f.val[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return nil, false
+			}
+		}
+		b = append(append(append(b, f.key...), f.val...), '"')
+	}
+	return append(b, "}}"...), true
+}

@@ -3,6 +3,7 @@ package table
 import (
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,4 +108,54 @@ func FuzzDecodeInput(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { checkDecodeSame(t, b) })
+}
+
+// encodeInputSlow is EncodeInput's general path alone: json.Marshal of the
+// input in its envelope.
+func encodeInputSlow(in Input) ([]byte, error) {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(inputEnvelope{Kind: in.Kind(), Data: data})
+}
+
+// FuzzEncodeCardDrawn: a card's input written by hand is json.Marshal's,
+// byte for byte (journals are hash-chained over these bytes), or the
+// general path writes it; an invalid card fails on both.
+func FuzzEncodeCardDrawn(f *testing.F) {
+	f.Add(uint8(12), uint8(3), uint64(7), int64(123456), "S1", "shoe-a1", "E2801160000001")
+	f.Add(uint8(1), uint8(1), uint64(0), int64(0), "", "", "")
+	f.Add(uint8(10), uint8(4), uint64(1<<63), int64(-5), "S<1>&", "d\"ev\\", "\u2028\x00é")
+	f.Add(uint8(0), uint8(9), uint64(1), int64(1), "S", "d", "c")
+	f.Fuzz(func(t *testing.T, rank, suit uint8, seq uint64, ms int64, shoe, device, code string) {
+		in := CardDrawn{Card: card.Card{Rank: card.Rank(rank), Suit: card.Suit(suit)}, DeviceSeq: seq, DeviceTimeMS: ms,
+			ShoeID: shoe, Device: device, Code: code}
+		want, werr := encodeInputSlow(in)
+		got, err := EncodeInput(in)
+		if werr != nil {
+			require.Error(t, err)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+		back, err := DecodeInput(got)
+		require.NoError(t, err)
+		if utf8.ValidString(shoe) && utf8.ValidString(device) && utf8.ValidString(code) { // json.Marshal writes bad UTF-8 as U+FFFD
+			require.Equal(t, in, back)
+		}
+	})
+}
+
+// TestEncodeCardDrawnFastPath: the cards a shoe sends take the hand-written
+// path (this is what the fuzz target compares with json.Marshal).
+func TestEncodeCardDrawnFastPath(t *testing.T) {
+	in := CardDrawn{Card: card.MustParse("Td"), DeviceSeq: 42, DeviceTimeMS: 99, ShoeID: "SH-000001", Device: "shoe-a1/3", Code: "E2801160ABCD"}
+	b, ok := appendCardDrawn(nil, in)
+	require.True(t, ok)
+	want, err := encodeInputSlow(in)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(b))
+	_, ok = appendCardDrawn(nil, CardDrawn{Card: card.MustParse("Td"), ShoeID: "S<1>"})
+	assert.False(t, ok, "a string json.Marshal escapes takes the general path")
 }
