@@ -173,8 +173,10 @@ type Round struct {
 	// solo is the round's only player when it has one box with one
 	// player of its own (no bet behind): the simulator's every round. The
 	// scans over boxes and players read it directly.
-	solo   *player
-	settle Settlement
+	solo *player
+	// soloBox is solo's box, r.boxes[0], read without its index.
+	soloBox *box
+	settle  Settlement
 	// unbuilt: finish totalled the round (quickNet, quickRounding) and
 	// left settle to be built when Settlement asks (settleQuick).
 	unbuilt       bool
@@ -244,15 +246,16 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		// One bet, one box (every round of a simulator): no seats to
 		// collect and sort, no pass for bets behind.
 		r.boxes = growBoxes(r.boxes, 1)
-		r.boxes[0].seat = bets[0].Seat
+		bx, b := &r.boxes[0], &bets[0]
+		bx.seat = b.Seat
 		if cap(r.slots) == 0 {
 			r.slots = make([]slotRef, 1)
 		}
 		r.slots = r.slots[:1] // addPlayer writes it
-		r.addPlayer(&r.boxes[0], &bets[0], 0)
-		r.solo = &r.boxes[0].players[0]
+		r.addPlayer(bx, b, 0)
+		r.solo, r.soloBox = &bx.players[0], bx
 	} else {
-		r.solo = nil
+		r.solo, r.soloBox = nil, nil
 		r.layout(bets)
 	}
 	r.crowd = false
@@ -714,7 +717,7 @@ func (r *Round) dealSolo(cs []card.Card) int {
 	if !cs[0].Valid() || !cs[1].Valid() || !cs[2].Valid() || len(cs) > 3 && !cs[3].Valid() {
 		return 0
 	}
-	bx, h := &r.boxes[0], &r.solo.hands[0]
+	bx, h := r.soloBox, &r.solo.hands[0]
 	r.cardsUsed += len(cs)
 	r.dealPos = len(cs)
 	r.solo.cursor += 2
@@ -746,9 +749,9 @@ func (r *Round) boxDealt(bx *box, h *hand, c card.Card) {
 func (r *Round) Decide(seat int, player string, a Action, dst []Event) ([]Event, error) {
 	r.out = dst
 	var err error
-	if p := r.solo; p != nil && r.phase == PhasePlay && p.awaiting && r.boxes[0].seat == seat && (player == "" || player == p.id) {
+	if p := r.solo; p != nil && r.phase == PhasePlay && p.awaiting && r.soloBox.seat == seat && (player == "" || player == p.id) {
 		// What applyDecision does for the lone player it finds.
-		err = r.decide(&r.boxes[0], p, a, false)
+		err = r.decide(r.soloBox, p, a, false)
 	} else if r.phase != PhaseSettled && r.phase != PhaseNew {
 		err = r.applyDecision(seat, player, a, false)
 	} else {
@@ -1270,8 +1273,8 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 	}
 	var bx *box
 	p := r.solo
-	if p != nil && r.boxes[0].seat == seat && (id == "" || id == p.id) {
-		bx = &r.boxes[0] // what findPlayer finds, without the call
+	if p != nil && r.soloBox.seat == seat && (id == "" || id == p.id) {
+		bx = r.soloBox // what findPlayer finds, without the call
 	} else {
 		var err error
 		if bx, p, err = r.findPlayer(seat, id); err != nil {

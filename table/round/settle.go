@@ -119,7 +119,7 @@ func (r *Round) settleAll() {
 		// owner to find for bets behind, no loops.
 		s.Seats = append(s.Seats, SeatResult{})
 		sr := &s.Seats[len(s.Seats)-1]
-		r.settlePlayer(&r.boxes[0], p, sr)
+		r.settlePlayer(r.soloBox, p, sr)
 		s.Net += sr.Net
 		return
 	}
