@@ -493,7 +493,7 @@ func rejectedCount(b *wire.BatchReply) int {
 // times, per round, from the input that settles the round to the last
 // settlement_chunk at the backend: the dealer's last card (card-p50/p99;
 // goal 200 ms), or, when the dealer stood on his first two cards, the
-// backend's last batch (batch-p50/p99, its 450 KB transfer and decoding
+// backend's last batch (batch-p50/p99, its transfer of about 780 KB with UUID player ids, and its decoding
 // included). Every round is checked as TestCrowdRoundOverMosquitto
 // checks it, once its last chunk is in (outside the timed part). load1 is the host's load average,
 // rss-MiB the whole test process's (daemon, backend and their copies of
