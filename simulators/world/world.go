@@ -541,8 +541,10 @@ func (w *world) state() table.State {
 // it fires), zero when none runs. The table shows it on the wall clock as
 // it was when the timer was armed: the world reads it before any step of
 // the wall clock (tick), so it knows the step in force then.
-func (w *world) deadline() time.Time {
-	st := w.c.Snapshot()
+func (w *world) deadline() time.Time { return w.deadlineOf(w.c.Snapshot()) }
+
+// deadlineOf is deadline as snapshot st shows it.
+func (w *world) deadlineOf(st table.State) time.Time {
 	if st.Timer == nil || st.Timer.Stopped || st.Timer.Deadline.IsZero() {
 		w.tmKey = ""
 		return time.Time{}
@@ -597,8 +599,14 @@ func (w *world) fire() {
 // deadline, waits until the controller's loop has taken the timer's input
 // (so the next input comes after it, every run alike).
 func (w *world) advance(d time.Duration) {
-	dl := w.deadline()
+	// The deadline from the snapshot the wait below compares with: a
+	// timer that fires on its own (one that passed while the daemon was
+	// down fires as it starts) may change the snapshot at any moment, and
+	// a deadline read from the one before it, with the snapshot after,
+	// waited for a timer that had fired already (seeds 6370 and 6826
+	// under load, about one in 10,000).
 	st := w.c.Snapshot()
+	dl := w.deadlineOf(st)
 	due := !dl.IsZero() && !w.clk.Mono().Add(d).Before(dl)
 	w.clk.Advance(d)
 	if !due {
