@@ -111,18 +111,13 @@ func (r *Round) settleQuick() bool {
 // settleAll builds the settlement of every wager.
 func (r *Round) settleAll() {
 	r.unbuilt = false
+	if p := r.solo; p != nil {
+		r.settleSolo(p)
+		return
+	}
 	r.resetSettlement()
 	r.fillDealer()
 	s := &r.settle
-	if p := r.solo; p != nil {
-		// One box, one player of its own (every simulated round): no
-		// owner to find for bets behind, no loops.
-		s.Seats = append(s.Seats, SeatResult{})
-		sr := &s.Seats[len(s.Seats)-1]
-		r.settlePlayer(r.soloBox, p, sr)
-		s.Net += sr.Net
-		return
-	}
 	for i := range r.boxes {
 		bx := &r.boxes[i]
 		var owner *player
@@ -143,6 +138,50 @@ func (r *Round) settleAll() {
 			s.Net += sr.Net
 		}
 	}
+}
+
+// settleSolo is settleAll for a round of one box and one player of its
+// own (every simulated round, and the daemon's with one player): no owner
+// to find for bets behind, no loops. The settlement's one seat result
+// (and its hands) is written field by field over the last round's, in
+// place: resetSettlement and an append would zero it whole first, and
+// its pointer fields take a write-barrier check each time they are
+// written. Every field of the settlement is written here.
+func (r *Round) settleSolo(p *player) {
+	s := &r.settle
+	s.Void, s.Net, s.Rounding, s.Players, s.Chunks = false, 0, 0, 0, 0
+	if s.Reason != "" {
+		s.Reason = ""
+	}
+	r.fillDealer()
+	r.sideBuf, r.wagerBuf = r.sideBuf[:0], r.wagerBuf[:0]
+	if cap(s.Seats) == 0 {
+		s.Seats = make([]SeatResult, 1, 8)
+	}
+	s.Seats = s.Seats[:1]
+	sr := &s.Seats[0]
+	bx := r.soloBox
+	sr.Seat, sr.Player, sr.Behind, sr.Slot = bx.seat, p.id, false, int(p.slot)
+	sr.Side, sr.Insurance = nil, nil
+	n := p.n
+	if cap(r.handBuf) < 2 {
+		r.handBuf = make([]HandResult, 2, 16)
+	}
+	r.handBuf = r.handBuf[:n]
+	sr.Hands = r.handBuf[:n:n]
+	dt, dbj := s.Dealer.Total, s.Dealer.Blackjack
+	h := &p.hands[0]
+	s.Rounding = r.settleHand(h, 0, dt, dbj)
+	setHand(&sr.Hands[0], h)
+	sr.MainNet, sr.Net = h.net, 0
+	if n == 2 {
+		h = &p.hands[1]
+		s.Rounding += r.settleHand(h, 1, dt, dbj)
+		setHand(&sr.Hands[1], h)
+		sr.MainNet += h.net
+	}
+	r.closeSeat(bx, p, sr)
+	s.Net = sr.Net
 }
 
 // Net is the settled round's net over every player (Settlement().Net) and
