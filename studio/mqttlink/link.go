@@ -50,7 +50,11 @@ type Link struct {
 	topics Topics
 	tls    *tls.Config
 
-	running   atomic.Bool
+	running atomic.Bool
+	// conn is the broker connection paho writes to now (open), which
+	// the pump tells of the batches it publishes.
+	conn      atomic.Pointer[gatherConn]
+	gathered  atomic.Uint64 // socket writes that carried a batch (Stats)
 	connected atomic.Bool
 	ready     atomic.Bool // subscribed to commands and online
 	// attempt is the broker of the latest connection attempt, broker the
@@ -179,6 +183,7 @@ func (l *Link) clientOptions(q *commandQueue, connected chan struct{}, store *co
 		// would double every failed attempt during a failover.
 		SetProtocolVersion(4).
 		SetStore(store).
+		SetCustomOpenConnectionFn(l.open).
 		// Called on paho's connecting goroutine before each attempt: what
 		// the store holds will be resent, and nothing new may overtake it.
 		SetConnectionAttemptHandler(func(u *url.URL, cfg *tls.Config) *tls.Config {
@@ -358,13 +363,15 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 				events = nil // the controller stopped; publish what is left
 				continue
 			}
-			// Each event is launched as soon as it is in the outbox (the
-			// controller encoded it while the journal synced). What else
-			// is queued is taken now (a card's event and state come
-			// together). The file gets their write once the broker has
-			// acknowledged them (turn: the window is empty), not between
-			// the launches and paho's socket writes, which would wait
-			// behind it; a backlog is written every flushBytes.
+			// What else is queued is taken too (a card's event and
+			// state come together), then launched as one batch, which
+			// the connection writes to the socket at once (gatherConn):
+			// the state reaches the players with the event, not a
+			// broker wake-up after it. The file gets their write once
+			// the broker has acknowledged them (turn: the window is
+			// empty), not between the launches and paho's socket
+			// writes, which would wait behind it; a backlog is written
+			// every flushBytes.
 			for n := 0; ; n++ {
 				if err := p.take(ev); err != nil {
 					return err
@@ -415,7 +422,8 @@ type pumper struct {
 	// armRetry, when set, is the back-off the driver must wait before it
 	// clears retrying; the driver zeroes it when it has armed its timer.
 	armRetry time.Duration
-	full     bool // the outbox reached its bound (logged once)
+	full     bool     // the outbox reached its bound (logged once)
+	next     []record // launch's batch, kept for its capacity
 	one      [1]entry
 	seen     *recent
 }
@@ -439,7 +447,9 @@ func (p *pumper) failed() bool {
 	return false
 }
 
-// launch publishes pending records while the window has room.
+// launch publishes pending records while the window has room. Records
+// launched together (a card's event and state) are announced to the
+// connection as one batch, which it writes to the socket at once.
 func (p *pumper) launch() {
 	if p.stalled || len(p.fl) >= p.l.opts.MaxInflight {
 		return
@@ -447,13 +457,20 @@ func (p *pumper) launch() {
 	if _, ok := p.ob.Pending(len(p.fl)); !ok || !p.client.IsConnectionOpen() || p.gate.Held() || p.failed() {
 		return
 	}
-	for len(p.fl) < p.l.opts.MaxInflight {
-		next, ok := p.ob.Pending(len(p.fl))
+	next := p.next[:0]
+	for len(p.fl)+len(next) < p.l.opts.MaxInflight {
+		rec, ok := p.ob.Pending(len(p.fl) + len(next))
 		if !ok || p.gate.Held() {
 			break
 		}
-		p.fl = append(p.fl, p.l.launch(p.client, next))
+		next = append(next, rec)
 	}
+	p.l.gatherNext(len(next))
+	for i := range next {
+		p.fl = append(p.fl, p.l.launch(p.client, next[i]))
+		next[i] = record{}
+	}
+	p.next = next[:0]
 	p.l.inFlight.Store(int64(len(p.fl)))
 }
 
@@ -525,9 +542,8 @@ func (p *pumper) again() {
 	p.l.republished.Add(uint64(len(p.fl)))
 }
 
-// take encodes ev into the outbox (a replayed one is skipped) and
-// launches what may be in flight. The caller flushes the outbox after a
-// batch.
+// take encodes ev into the outbox (a replayed one is skipped). The
+// caller calls took after a batch, which launches it.
 func (p *pumper) take(ev table.Event) error {
 	l := p.l
 	if ev.Seq != 0 {
@@ -556,11 +572,7 @@ func (p *pumper) take(ev table.Event) error {
 		p.seen.add(ev.Seq, payload)
 	}
 	p.one[0] = entry{seq: ev.Seq, state: ev.Kind() == StateKind, payload: payload}
-	if err := p.ob.Append(p.one[:]); err != nil {
-		return err
-	}
-	p.launch()
-	return nil
+	return p.ob.Append(p.one[:])
 }
 
 // turn is the top of the pump's loop: it settles what the broker
@@ -589,9 +601,11 @@ func (p *pumper) turn() (held bool, err error) {
 	return held, nil
 }
 
-// took follows a batch of takes: the outbox file gets them now only when
+// took follows a batch of takes: it launches what may be in flight (the
+// batch together), and the outbox file gets them now only when
 // flushBytes have gathered (see turn).
 func (p *pumper) took() error {
+	p.launch()
 	if p.ob.Unwritten() >= flushBytes {
 		return p.ob.Flush()
 	}

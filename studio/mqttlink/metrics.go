@@ -90,6 +90,9 @@ type Stats struct {
 	// written since the last one durable, so events/OutboxSyncs is the
 	// group-commit factor.
 	OutboxSyncs uint64
+	// GatheredWrites counts socket writes that carried a batch of
+	// packets together (a card's event and state: gatherConn).
+	GatheredWrites uint64
 	// Accepted and Rejected count answered commands; Repeats counts
 	// repeated ids answered from the ledger.
 	Accepted uint64
@@ -144,11 +147,13 @@ func (l *Link) Stats() Stats {
 		Conflicts:   l.conflicts.Load(),
 		Gaps:        l.gaps.Load(),
 		OutboxSyncs: l.outboxSyncs(),
-		Accepted:    l.accepted.Load(),
-		Rejected:    l.rejected.Load(),
-		Repeats:     l.repeats.Load(),
-		Limited:     l.limited.Load(),
-		Dropped:     l.cmdDropped.Load(),
+
+		GatheredWrites: l.gathered.Load(),
+		Accepted:       l.accepted.Load(),
+		Rejected:       l.rejected.Load(),
+		Repeats:        l.repeats.Load(),
+		Limited:        l.limited.Load(),
+		Dropped:        l.cmdDropped.Load(),
 
 		ResendRequests: l.resendRequests.Load(),
 		Resent:         l.resent.Load(),

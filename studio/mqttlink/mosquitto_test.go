@@ -170,6 +170,9 @@ func TestMosquittoEventsBeforeFirstConnect(t *testing.T) {
 	mq.Restart()
 	feed(r, 101, 200)
 	checkExactlyOnceAcrossRestart(t, sub, 200)
+	// What waited was launched in windows at the connection, each
+	// written to the socket at once (gatherConn), and arrived whole.
+	assert.NotZero(t, r.link.Stats().GatheredWrites, "batches written together")
 }
 
 // TestMosquittoOutboxFullHoldsEvents: with the broker away long enough to
