@@ -61,7 +61,8 @@ func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 }
 
 // bareLoop writes CARD frames into a pty master; a plain loop reads the
-// slave through go.bug.st/serial and signals when a whole frame is in.
+// slave through serialport.Open's port and signals when a whole frame is
+// in.
 type bareLoop struct {
 	master *os.File
 	frame  []byte

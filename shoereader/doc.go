@@ -5,10 +5,13 @@
 // # Port seam
 //
 // The reader takes an Opener that returns a Port (a subset of
-// go.bug.st/serial.Port). The real opener, over go.bug.st/serial and its
-// USB enumerator, is in the serialport subpackage and only cmd/* uses it;
-// tests use shoetest's in-memory port or the simulated shoe's pty.
-// Reconnecting is calling the Opener again, with exponential backoff.
+// go.bug.st/serial.Port). The real opener is in the serialport subpackage
+// and only cmd/* uses it: go.bug.st/serial and its USB enumerator find and
+// configure the tty, and on Linux the bytes go through Go's runtime poller
+// (no thread blocked per read, no descriptor limit); tests use shoetest's
+// in-memory port or the simulated shoe's pty. Any error from Read or Write
+// (serialport.ErrHangup when the device goes away) ends the connection;
+// reconnecting is calling the Opener again, with exponential backoff.
 //
 // # Protocol seam
 //

@@ -23,7 +23,7 @@ func testLog(t *testing.T) zerolog.Logger {
 }
 
 // rig is a simulated shoe on a real pty and a reader opening its slave
-// path with go.bug.st/serial, both stopped and waited for at cleanup.
+// path with serialport.Open, both stopped and waited for at cleanup.
 type rig struct {
 	dev    *shoe.Device
 	reader *shoereader.Reader

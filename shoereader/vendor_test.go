@@ -21,7 +21,7 @@ import (
 
 // vendorRig is a hand-played vendor-B device on the master side of a real
 // pty, and a reader speaking lineproto on its slave path through
-// go.bug.st/serial, as tabled opens a shoe.
+// serialport.Opener, as tabled opens a shoe.
 type vendorRig struct {
 	master *os.File
 	events chan shoereader.Event
