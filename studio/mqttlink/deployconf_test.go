@@ -1,6 +1,8 @@
 package mqttlink_test
 
 import (
+	"bytes"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -11,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/stretchr/testify/require"
 
+	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
 )
 
@@ -89,6 +93,51 @@ func TestDeployMosquittoConfig(t *testing.T) {
 	// The TLS listener wants a client certificate.
 	_, err = connect(url, "deploy-nocert", "backend", "backend-pass", ca.ClientTLS(t, "", ""))
 	require.Error(t, err)
+
+	checkPacketCap(t, url, clientTLS)
+}
+
+// checkPacketCap checks the config's max_packet_size: the largest command
+// a table takes (a batch of mqttlink.MaxBatchBytes) passes; a larger one
+// disconnects its sender and reaches nobody.
+func checkPacketCap(t *testing.T, url string, clientTLS *tls.Config) {
+	const topic = "livetable/studio1/t1/commands/decisions"
+	got := make(chan int, 16)
+	sub, err := connect(url, "deploy-table", "backend", "backend-pass", clientTLS)
+	require.NoError(t, err)
+	defer sub.Disconnect(0)
+	tok := sub.Subscribe(topic, 1, func(_ paho.Client, m paho.Message) { got <- len(m.Payload()) })
+	require.True(t, tok.WaitTimeout(waitFor))
+	require.NoError(t, tok.Error())
+
+	pub, err := connect(url, "deploy-backend", "backend", "backend-pass", clientTLS)
+	require.NoError(t, err)
+	defer pub.Disconnect(0)
+	send := func(n int) paho.Token { return pub.Publish(topic, 1, false, bytes.Repeat([]byte{'x'}, n)) }
+	tok = send(mqttlink.MaxBatchBytes)
+	require.True(t, tok.WaitTimeout(waitFor))
+	require.NoError(t, tok.Error())
+	select {
+	case n := <-got:
+		require.Equal(t, mqttlink.MaxBatchBytes, n, "the largest batch passes")
+	case <-time.After(waitFor):
+		t.Fatal("a batch of MaxBatchBytes did not arrive")
+	}
+
+	send(2 << 20) // 2 MiB: the broker drops the sender
+	require.Eventually(t, func() bool { return !pub.IsConnectionOpen() }, waitFor, poll, "the sender of an oversized packet is disconnected")
+	marker, err := connect(url, "deploy-marker", "backend", "backend-pass", clientTLS)
+	require.NoError(t, err)
+	defer marker.Disconnect(0)
+	tok = marker.Publish(topic, 1, false, []byte("marker"))
+	require.True(t, tok.WaitTimeout(waitFor))
+	require.NoError(t, tok.Error())
+	select {
+	case n := <-got:
+		require.Equal(t, len("marker"), n, "the oversized packet reached the table")
+	case <-time.After(waitFor):
+		t.Fatal("the marker did not arrive")
+	}
 }
 
 func freeTCPPort(t *testing.T) int {

@@ -349,4 +349,19 @@ func TestNATSClusterPermissions(t *testing.T) {
 	assert.Equal(t, "dec-1", reps[0].ID)
 	assert.Len(t, ctrl.Inputs(), 1)
 	assert.Empty(t, backend.MessagesOn(t2.State), "t1's user cannot publish t2's state")
+
+	// Every command a backend sends passes, each on a table nobody plays
+	// here, from a connection of its own.
+	bo := c.subscriberOptions(t, "backend", "backend", true, nil)
+	for _, cmd := range []string{mqttlink.CmdBetsClosed, mqttlink.CmdDecision, mqttlink.CmdInsurance, mqttlink.CmdResend, mqttlink.CmdDecisions} {
+		topic := "livetable/studio1/t3/commands/" + cmd
+		bc, err := connect(urls[0], "backend-"+cmd, bo.Username, bo.Password, bo.TLS)
+		require.NoError(t, err, cmd)
+		tok := bc.Publish(topic, 1, false, []byte(`{}`))
+		require.True(t, tok.WaitTimeout(waitFor), cmd)
+		require.NoError(t, tok.Error(), cmd)
+		bc.Disconnect(0)
+		require.Eventually(t, func() bool { return len(backend.MessagesOn(topic)) == 1 }, waitFor, poll,
+			"the permissions let a backend send %s", cmd)
+	}
 }

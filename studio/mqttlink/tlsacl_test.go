@@ -133,6 +133,23 @@ func TestMosquittoTLSAndACL(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Count(mq.Output(), "Denied PUBLISH") == len(denied) }, waitFor, poll,
 		"every intruding publication is denied by the ACL")
 	assert.Empty(t, otherTable.Messages(), "table t2 sees nothing of t1's commands")
+	// Every command a backend sends passes the shipped ACL: each on a
+	// table nobody plays here (the payload does not matter to the
+	// broker), each from its own connection (a denied one would end it),
+	// each seen by the backend's subscription (a denied one reaches
+	// nobody).
+	for _, cmd := range []string{mqttlink.CmdBetsClosed, mqttlink.CmdDecision, mqttlink.CmdInsurance, mqttlink.CmdResend, mqttlink.CmdDecisions} {
+		topic := "livetable/studio1/t3/commands/" + cmd
+		c, err := connect(url, "backend-"+cmd, "backend", "backend-pass", clientTLS)
+		require.NoError(t, err, cmd)
+		tok := c.Publish(topic, 1, false, []byte(`{}`))
+		require.True(t, tok.WaitTimeout(waitFor), cmd)
+		require.NoError(t, tok.Error(), cmd)
+		c.Disconnect(0)
+		require.Eventually(t, func() bool { return len(backend.MessagesOn(topic)) == 1 }, waitFor, poll,
+			"the ACL lets a backend send %s", cmd)
+	}
+	assert.Equal(t, len(denied), strings.Count(mq.Output(), "Denied PUBLISH"))
 	// Allowed ones, after the denied ones on the same broker.
 	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", decision("ok-1")))
 	require.NoError(t, supervisor.Publish(ctx, topics.Root+"commands/supervisor", pause("ok-2")))
