@@ -730,18 +730,33 @@ func (r *Round) dealSolo(cs []card.Card) int {
 	if !cs[0].Valid() || !cs[1].Valid() || !cs[2].Valid() || len(cs) > 3 && !cs[3].Valid() {
 		return 0
 	}
-	bx, h := r.soloBox, &r.solo.hands[0]
+	bx, h, d := r.soloBox, &r.solo.hands[0], &r.dealer
 	r.cardsUsed += len(cs)
 	r.dealPos = len(cs)
 	r.solo.cursor += 2
 	bx.stream = append(bx.stream, cs[0], cs[2])
+	// The four cards' events as boxDealt and dealerCard emit them,
+	// written out: their calls were a sixth of the deal's cost.
 	h.add(cs[0])
-	r.boxDealt(bx, h, cs[0])
-	r.dealerCard(cs[1])
+	if e := r.emit(EvCardDealt); e != nil {
+		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[0], int8(h.best), h.soft, 1
+	}
+	d.add(cs[1]) // the up card
+	if e := r.emit(EvCardDealt); e != nil {
+		e.Card, e.Total, e.Soft = cs[1], int8(d.best), d.soft
+	}
 	h.add(cs[2])
-	r.boxDealt(bx, h, cs[2])
+	if e := r.emit(EvCardDealt); e != nil {
+		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[2], int8(h.best), h.soft, 1
+	}
 	if len(cs) > 3 {
-		r.dealerCard(cs[3])
+		// The hole card (dealEnd has it where the game has one), face
+		// down: its value is not published until turned.
+		d.add(cs[3])
+		r.holeDealt = true
+		if e := r.emit(EvCardDealt); e != nil {
+			e.Hole = true
+		}
 	}
 	r.afterDeal()
 	return len(cs)
