@@ -870,7 +870,7 @@ func (r *Round) take(c card.Card) error {
 				r.queue = r.queue[:len(r.queue)-1]
 				r.refreshQueue(bx)
 			}
-			r.progress()
+			r.progressFrom(bx)
 			return nil
 		case PhaseDealer:
 			if !r.dealerNeeds {
@@ -1397,7 +1397,7 @@ func (r *Round) decide(bx *box, p *player, a Action, auto bool) error {
 		r.fillDealt(bx, p)
 	}
 	r.refreshQueue(bx)
-	r.progress()
+	r.progressFrom(bx)
 	return nil
 }
 
@@ -1444,6 +1444,18 @@ func (r *Round) applyTimeout() error {
 		}
 	}
 	return nil
+}
+
+// progressFrom is progress after an input to box bx in play (the phase is
+// PhasePlay). When bx is
+// a lone player's box that waits for a decision or a card, progress would
+// find just that and return: a lone player's round (every simulated
+// round) skips the call, a dozen times a round.
+func (r *Round) progressFrom(bx *box) {
+	if bx == r.soloBox && bx.activated && !r.first && bx.awaiting|bx.waiting != 0 { // counts, never negative
+		return
+	}
+	r.progress()
 }
 
 func (r *Round) progress() {
