@@ -247,15 +247,7 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	if len(bets) == 1 && !bets[0].Behind {
 		// One bet, one box (every round of a simulator): no seats to
 		// collect and sort, no pass for bets behind.
-		r.boxes = growBoxes(r.boxes, 1)
-		bx, b := &r.boxes[0], &bets[0]
-		bx.seat = b.Seat
-		if cap(r.slots) == 0 {
-			r.slots = make([]slotRef, 1)
-		}
-		r.slots = r.slots[:1] // addPlayer writes it
-		r.addPlayer(bx, b, 0)
-		r.solo, r.soloBox = &bx.players[0], bx
+		r.startSolo(&bets[0])
 	} else {
 		r.solo, r.soloBox = nil, nil
 		r.layout(bets)
@@ -278,6 +270,47 @@ func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 		e.Players = int32(len(bets))
 	}
 	return r.out, nil
+}
+
+// startSolo opens the box of a round's one bet b (not behind) and puts
+// its player on it, as growBoxes and addPlayer do, in place: the box and
+// the player of the round before (every simulated round has one of each)
+// are reset field by field, without growBoxes' loop and addPlayer's
+// call.
+func (r *Round) startSolo(b *Bet) {
+	if cap(r.boxes) == 0 {
+		r.boxes = make([]box, 1)
+	}
+	r.boxes = r.boxes[:1]
+	bx := &r.boxes[0]
+	bx.seat, bx.pos, bx.stream = b.Seat, 0, bx.stream[:0]
+	if bx.index != nil {
+		bx.index = nil
+	}
+	bx.waiting, bx.awaiting, bx.inQueue, bx.activated, bx.crowd = 0, 0, false, false, false
+	if cap(bx.players) == 0 {
+		bx.players = make([]player, 1)
+	} else {
+		bx.players = bx.players[:1]
+		bx.players[0].reset()
+	}
+	p := &bx.players[0]
+	p.id, p.main, p.side, p.slot = b.Player, b.Main, b.Side, 0
+	if cap(r.slots) == 0 {
+		r.slots = make([]slotRef, 1)
+	}
+	r.slots = r.slots[:1]
+	r.slots[0] = slotRef{}
+	p.behind, p.followDbl, p.followSpl = false, b.FollowDouble, b.FollowSplit
+	p.n = 1
+	p.hands[0].base, p.hands[0].stake = b.Main, b.Main
+	p.owner = 0
+	if r.rs.RoundCap > 0 {
+		r.owners = append(r.owners, owner{id: b.Player, staked: b.Main + sideTotal(b.Side)})
+	}
+	if r.solo != p || r.soloBox != bx {
+		r.solo, r.soloBox = p, bx // pointers: stored only when they change
+	}
 }
 
 // layout opens a box per seat with a bet, in seat order, and puts the
