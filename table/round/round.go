@@ -1352,23 +1352,12 @@ func (r *Round) applyDecision(seat int, id string, a Action, auto bool) error {
 // awaited (the caller checked): applyDecision found p by seat and id, a
 // batch (DecideBatch) and the timeout by slot or in place.
 func (r *Round) decide(bx *box, p *player, a Action, auto bool) error {
-	h := &p.hands[p.cur]
-	switch a {
-	case ActHit, ActStand:
-	case ActDouble:
-		if no := r.canDouble(p, h); no.why != "" {
-			return r.illegal(no, bx.seat, p.id, "double")
+	// A hit or a stand is always open; the other actions are checked, and
+	// applied, out of line: most decisions are hits and stands.
+	if a != ActHit && a != ActStand {
+		if err := r.checkAction(bx, p, a); err != nil {
+			return err
 		}
-	case ActSplit:
-		if no := r.canSplit(p, h); no.why != "" {
-			return r.illegal(no, bx.seat, p.id, "split")
-		}
-	case ActSurrender:
-		if !r.rs.Surrender || h.n != 2 || h.split {
-			return ruleErr(ErrIllegalAction, bx.seat, p.id, "surrender is not offered")
-		}
-	default:
-		return ruleErr(ErrIllegalAction, bx.seat, p.id, "unknown action %v", a)
 	}
 	// Valid: apply.
 	p.awaiting = false
@@ -1385,15 +1374,52 @@ func (r *Round) decide(bx *box, p *player, a Action, auto bool) error {
 	}
 	switch a {
 	case ActStand:
-		h.done = true
-		r.advance(bx, p)
-	case ActSurrender:
-		h.done = true
-		h.surrender = true
+		p.hands[hi].done = true
 		r.advance(bx, p)
 	case ActHit:
 		r.want(bx, p, hi)
 		r.fillDealt(bx, p)
+	default:
+		r.applyAction(bx, p, a)
+	}
+	r.refreshQueue(bx)
+	r.progressFrom(bx)
+	return nil
+}
+
+// checkAction returns the error of a double, split or surrender that the
+// hand awaiting player p's decision cannot take, or of an unknown action.
+func (r *Round) checkAction(bx *box, p *player, a Action) error {
+	h := &p.hands[p.cur]
+	switch a {
+	case ActDouble:
+		if no := r.canDouble(p, h); no.why != "" {
+			return r.illegal(no, bx.seat, p.id, "double")
+		}
+	case ActSplit:
+		if no := r.canSplit(p, h); no.why != "" {
+			return r.illegal(no, bx.seat, p.id, "split")
+		}
+	case ActSurrender:
+		if !r.rs.Surrender || h.n != 2 || h.split {
+			return ruleErr(ErrIllegalAction, bx.seat, p.id, "surrender is not offered")
+		}
+	default:
+		return ruleErr(ErrIllegalAction, bx.seat, p.id, "unknown action %v", a)
+	}
+	return nil
+}
+
+// applyAction applies a surrender, double or split that checkAction
+// allowed to player p's hand awaiting it.
+func (r *Round) applyAction(bx *box, p *player, a Action) {
+	hi := p.cur
+	h := &p.hands[hi]
+	switch a {
+	case ActSurrender:
+		h.done = true
+		h.surrender = true
+		r.advance(bx, p)
 	case ActDouble:
 		t, soft := h.total()
 		h.doubled = true
@@ -1429,9 +1455,6 @@ func (r *Round) decide(bx *box, p *player, a Action, auto bool) error {
 		}
 		r.fillDealt(bx, p)
 	}
-	r.refreshQueue(bx)
-	r.progressFrom(bx)
-	return nil
 }
 
 func (r *Round) illegal(no refusal, seat int, id, what string) error {
