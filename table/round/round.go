@@ -1142,6 +1142,14 @@ func (r *Round) afterInsurance() {
 
 func (r *Round) activate(bx *box) {
 	bx.activated = true
+	if p := r.solo; p != nil {
+		// The lone player (never behind): the loop below for him.
+		if !p.done && p.nslots == 0 && !p.awaiting {
+			r.advance(bx, p)
+		}
+		r.refreshQueue(bx)
+		return
+	}
 	for j := range bx.players {
 		p := &bx.players[j]
 		if p.behind {
@@ -1254,18 +1262,19 @@ func (r *Round) refreshQueue(bx *box) {
 }
 
 func (r *Round) options(p *player, h *hand) Options {
-	var o Options
-	o.add(ActHit)
-	o.add(ActStand)
-	// Only a two-card hand may double, only a pair split: most requests
-	// come for neither, and need no call for the rules' other checks.
-	if h.n == 2 && r.canDouble(p, h).why == "" {
+	o := Options(1<<ActHit | 1<<ActStand)
+	if h.n != 2 {
+		// Only a two-card hand may double, split or surrender: a hand
+		// that has hit may only hit or stand, with no rule to check.
+		return o
+	}
+	if r.canDouble(p, h).why == "" {
 		o.add(ActDouble)
 	}
-	if h.n == 2 && h.c[0].Value() == h.c[1].Value() && r.canSplit(p, h).why == "" {
+	if h.c[0].Value() == h.c[1].Value() && r.canSplit(p, h).why == "" {
 		o.add(ActSplit)
 	}
-	if r.rs.Surrender && h.n == 2 && !h.split {
+	if r.rs.Surrender && !h.split {
 		o.add(ActSurrender)
 	}
 	return o

@@ -53,7 +53,12 @@ func (r *Round) finish() {
 	if r.drop&(1<<EvSettled) != 0 && r.settleQuick() {
 		return
 	}
-	r.settleAll()
+	if p := r.solo; p != nil {
+		r.unbuilt = false
+		r.settleSolo(p) // settleAll's first step, without its call
+	} else {
+		r.settleAll()
+	}
 	if e := r.emit(EvSettled); e != nil {
 		e.Settlement = &r.settle
 	}
