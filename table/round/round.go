@@ -875,6 +875,22 @@ func (r *Round) take(c card.Card) error {
 				break
 			}
 			r.cardsUsed++
+			if p := r.solo; p != nil {
+				// The lone player's box, the queue's only one: what the
+				// general path below does for it.
+				bx := r.soloBox
+				bx.stream = append(bx.stream, c)
+				if p.nslots > 0 && p.cursor == len(bx.stream)-1 {
+					r.fill(bx, p)
+				}
+				if bx.waiting == 0 || bx.awaiting > 0 {
+					// Served, or he must decide before the next card.
+					bx.inQueue = false
+					r.queue = r.queue[:0]
+				}
+				r.progressFrom(bx)
+				return nil
+			}
 			bi := r.queue[0]
 			bx := &r.boxes[bi]
 			bx.stream = append(bx.stream, c)
@@ -882,16 +898,10 @@ func (r *Round) take(c card.Card) error {
 			if bx.crowd {
 				r.crowdCard(bx, c)
 			}
-			if p := r.solo; p != nil {
+			for j := range bx.players {
+				p := &bx.players[j]
 				if p.nslots > 0 && p.cursor == idx {
 					r.fill(bx, p)
-				}
-			} else {
-				for j := range bx.players {
-					p := &bx.players[j]
-					if p.nslots > 0 && p.cursor == idx {
-						r.fill(bx, p)
-					}
 				}
 			}
 			if bx.waiting == 0 || bx.awaiting > 0 {
