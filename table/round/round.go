@@ -1581,7 +1581,12 @@ func (r *Round) startDealer() {
 		// The players' hands do not matter: no scan of thousands of them.
 		r.dealerSecond, r.dealerPlays = true, true
 	} else {
-		live, natural, insured := r.handsState()
+		var live, natural, insured bool
+		if p := r.solo; p != nil {
+			live, natural, insured = p.handsState(r.rs.Charlie) // inlined, no call
+		} else {
+			live, natural, insured = r.handsState()
+		}
 		// No hole card (004): the second card is drawn if it can matter.
 		r.dealerSecond = live || natural || insured
 		r.dealerPlays = live
