@@ -39,6 +39,18 @@ func (cs *cards) add(c card.Card) bool {
 	return true
 }
 
+// first makes c the only card of an empty list: what add gives it,
+// without add's arithmetic (every initial deal of a lone player).
+func (cs *cards) first(c card.Card) {
+	v := uint8(c.Value())
+	cs.c[0], cs.n, cs.hard = c, 1, v
+	if v == 1 {
+		cs.aces, cs.best, cs.soft = 1, 11, true
+	} else {
+		cs.aces, cs.best, cs.soft = 0, v, false
+	}
+}
+
 // total is the best total and whether it is soft (an ace counted 11).
 func (cs *cards) total() (int, bool) { return int(cs.best), cs.soft }
 

@@ -770,11 +770,13 @@ func (r *Round) dealSolo(cs []card.Card) int {
 	bx.stream = append(bx.stream, cs[0], cs[2])
 	// The four cards' events as boxDealt and dealerCard emit them,
 	// written out: their calls were a sixth of the deal's cost.
-	h.add(cs[0])
+	// The hands are empty (nothing is dealt yet): their first cards are
+	// set, not added.
+	h.first(cs[0])
 	if e := r.emit(EvCardDealt); e != nil {
 		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[0], int8(h.best), h.soft, 1
 	}
-	d.add(cs[1]) // the up card
+	d.first(cs[1]) // the up card
 	if e := r.emit(EvCardDealt); e != nil {
 		e.Card, e.Total, e.Soft = cs[1], int8(d.best), d.soft
 	}
