@@ -312,6 +312,9 @@ func dirty(v reflect.Value) {
 		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
 	case reflect.Map:
 		v.Set(reflect.MakeMap(v.Type()))
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		dirty(v.Elem())
 	default:
 		panic("dirty: no value for " + v.Kind().String())
 	}
@@ -465,5 +468,63 @@ func TestCardsIsCard(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFirstIsAdd: cards.first gives an empty list what add gives it, for
+// every card.
+func TestFirstIsAdd(t *testing.T) {
+	for i := 0; i < 52; i++ {
+		c := card.FromIndex(i)
+		var added, set cards
+		added.add(c)
+		set.first(c)
+		require.Equal(t, added, set, "%s", c)
+	}
+}
+
+// TestSettleSoloWritesEveryField: a lone player's settlement is written
+// over the storage of the round before (settleSolo); with every field of
+// that storage dirtied first, it equals a fresh round's settlement, so no
+// field is left unwritten. Hands of one and of two (a split), a side bet.
+func TestSettleSoloWritesEveryField(t *testing.T) {
+	for _, tc := range []struct {
+		game  string
+		bet   Bet
+		cards []string
+		acts  []Action
+	}{
+		{"000", Bet{Seat: 2, Player: "ann", Main: 1000}, []string{"Ts", "9d", "9c", "8h"}, []Action{ActStand}},
+		{"000", Bet{Seat: 1, Player: "bob", Main: 1000}, []string{"8s", "9d", "8c", "8h", "3c", "Td"}, []Action{ActSplit, ActStand, ActStand}},
+		{"001", Bet{Seat: 3, Player: "cy", Main: 1000, Side: []SideStake{{Kind: "perfect_pairs", Stake: 500}}},
+			[]string{"Ts", "9d", "Tc", "8h"}, []Action{ActStand}},
+	} {
+		play := func(r *Round) *Settlement {
+			_, err := r.Start("r", []Bet{tc.bet}, nil)
+			require.NoError(t, err)
+			acts := tc.acts
+			for _, s := range tc.cards {
+				_, err := r.Apply(Input{Type: InCard, Card: card.MustParse(s)}, nil)
+				require.NoError(t, err)
+				for r.Awaiting() > 0 && len(acts) > 0 {
+					_, err := r.Decide(tc.bet.Seat, tc.bet.Player, acts[0], nil)
+					require.NoError(t, err)
+					acts = acts[1:]
+				}
+			}
+			require.Equal(t, PhaseSettled, r.Phase(), "%s %v", tc.game, tc.cards)
+			return r.Settlement().Clone()
+		}
+		want := play(New(game(t, tc.game)))
+		used := New(game(t, tc.game))
+		play(used)
+		s := &used.settle
+		dirty(reflect.ValueOf(s).Elem())
+		s.Seats = make([]SeatResult, 1, 4)
+		dirty(reflect.ValueOf(&s.Seats[0]).Elem())
+		for i := range used.handBuf {
+			dirty(reflect.ValueOf(&used.handBuf[i]).Elem())
+		}
+		require.Equal(t, want, play(used), "%s %v", tc.game, tc.cards)
 	}
 }
