@@ -1550,15 +1550,28 @@ func (r *Round) progress() {
 					r.boxes[i].activated = false
 				}
 			}
-			for r.cur < len(r.boxes) {
-				bx := &r.boxes[r.cur]
-				if !bx.activated {
-					r.activate(bx)
+			if bx := r.soloBox; bx != nil {
+				// One box: the loop below for it, without indexing.
+				if r.cur == 0 {
+					if !bx.activated {
+						r.activate(bx)
+					}
+					if bx.awaiting > 0 || bx.waiting > 0 {
+						return
+					}
+					r.cur = 1
 				}
-				if bx.awaiting > 0 || bx.waiting > 0 {
-					return
+			} else {
+				for r.cur < len(r.boxes) {
+					bx := &r.boxes[r.cur]
+					if !bx.activated {
+						r.activate(bx)
+					}
+					if bx.awaiting > 0 || bx.waiting > 0 {
+						return
+					}
+					r.cur++
 				}
-				r.cur++
 			}
 			r.startDealer()
 		case PhaseDealer:
