@@ -34,13 +34,10 @@ func (r *Round) handResults(n int) []HandResult {
 }
 
 func (r *Round) fillDealer() {
-	s := &r.settle
-	s.Dealer.Cards = r.dealer.list()
-	t, _ := r.dealer.total()
-	s.Dealer.Total = t
-	s.Dealer.Blackjack = r.dealerBJ()
-	s.Dealer.Bust = t > 21
-	s.Dealer.Peeked = r.peeked && s.Dealer.Blackjack
+	// Small enough to be inlined in settleSolo (dealerBJ written out).
+	d, sd := &r.dealer, &r.settle.Dealer
+	bj := d.n == 2 && d.best == 21
+	sd.Cards, sd.Total, sd.Blackjack, sd.Bust, sd.Peeked = d.list(), int(d.best), bj, d.best > 21, r.peeked && bj
 }
 
 // finish settles every wager and ends the round. A caller that does not
