@@ -922,7 +922,13 @@ func (r *Round) take(c card.Card) error {
 				break
 			}
 			r.cardsUsed++
-			r.dealerCard(c)
+			// The dealer's turn: his cards are face up (dealerCard's
+			// second case, without its call: most cards after the deal).
+			d := &r.dealer
+			d.add(c)
+			if e := r.emit(EvCardDealt); e != nil {
+				e.Card, e.Total, e.Soft = c, int8(d.best), d.soft
+			}
 			if r.dealerNeeds = r.dealerNeedsCard(); r.dealerNeeds {
 				return nil // the dealer draws on: the round stays where it is
 			}
