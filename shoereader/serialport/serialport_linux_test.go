@@ -2,7 +2,10 @@ package serialport_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"testing"
@@ -202,4 +205,59 @@ func TestReadAboveFD1024(t *testing.T) {
 		readFull(t, m, frame)
 	}
 	assert.Greater(t, serialport.PortFD(p), 1024)
+}
+
+// TestExclusiveAccess: while the port is open, another open of the tty
+// fails (go.bug.st/serial's TIOCEXCL, set after the poller's descriptor
+// is open), and after Close it opens again. TIOCEXCL does not bind
+// CAP_SYS_ADMIN: as root the test runs itself again as nobody.
+func TestExclusiveAccess(t *testing.T) {
+	if os.Geteuid() == 0 {
+		runAsNobody(t, "TestExclusiveAccess")
+		return
+	}
+	m, s, err := pty.Open()
+	require.NoError(t, err)
+	defer m.Close()
+	defer s.Close()
+	p, err := serialport.Open(s.Name(), serialport.DefaultBaud)
+	require.NoError(t, err)
+
+	_, err = serialport.Open(s.Name(), serialport.DefaultBaud)
+	require.ErrorIs(t, err, syscall.EBUSY, "a second port on the same tty")
+	_, err = os.OpenFile(s.Name(), os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.ErrorIs(t, err, syscall.EBUSY, "another opener of the tty")
+
+	require.NoError(t, p.Close())
+	p, err = serialport.Open(s.Name(), serialport.DefaultBaud)
+	require.NoError(t, err, "the tty is free again after Close")
+	require.NoError(t, p.Close())
+}
+
+// runAsNobody runs the test binary's test `name` as user nobody (65534):
+// a copy of the binary where nobody may run it, and the child's verdict
+// is this test's.
+func runAsNobody(t *testing.T, name string) {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	// Not t.TempDir: its parent is private to this user.
+	dir, err := os.MkdirTemp("", "serialport-nobody-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	bin := filepath.Join(dir, "serialport.test")
+	data, err := os.ReadFile(self)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	cmd := exec.Command(bin, "-test.run", "^"+name+"$", "-test.v", "-test.count=1")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if errors.Is(err, os.ErrPermission) {
+		t.Skipf("cannot run the test as nobody here (%v): TIOCEXCL does not bind root", err)
+	}
+	t.Logf("as nobody:\n%s", out)
+	require.NoError(t, err, "the test as nobody")
+	require.Contains(t, string(out), "--- PASS: "+name, "the test ran, and passed, as nobody")
 }
