@@ -120,7 +120,9 @@ func TestPtyUnplugReplug(t *testing.T) {
 	oldPath := rg.dev.Path()
 
 	require.NoError(t, rg.dev.Unplug())
-	all = append(all, rg.until(t, shoereader.Disconnected)...)
+	lost := rg.until(t, shoereader.Disconnected)
+	require.ErrorIs(t, lost[len(lost)-1].Err, serialport.ErrHangup, "the unplug is read as a hangup")
+	all = append(all, lost...)
 	// A card pulled while unplugged is held by the device and delivered
 	// once after the replug.
 	done := make(chan error, 1)
