@@ -403,12 +403,14 @@ func (r *Reader) Commit(seq uint32) {
 }
 
 // yieldToConsumer lets the consumer woken by an event run before our ACK
-// write and the next blocking read: it waits in this P's run-next slot,
-// and a P held by a goroutine in a syscall is only taken back by sysmon,
-// tens of microseconds later. Yield twice: one time in 61 the scheduler
-// serves the global queue first, which would pick this goroutine again.
-// BenchmarkPtyLatency shows the effect: p99 3x the bare loop's without
-// the yields, 1.2x with them.
+// write and the next read: it waits in this P's run-next slot. Yield
+// twice: one time in 61 the scheduler serves the global queue first,
+// which would pick this goroutine again. BenchmarkPtyLatency shows the
+// effect: when the read was a blocking syscall (go.bug.st/serial's), whose
+// P only sysmon took back tens of microseconds later, p99 3x the bare
+// loop's without the yields, 1.2x with them; with the port in the runtime
+// poller (serialport on Linux) the reader's p50 is 18-21 µs without them,
+// 12-13 µs with them (load 2.6).
 func (r *Reader) yieldToConsumer() {
 	runtime.Gosched()
 	runtime.Gosched()
