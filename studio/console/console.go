@@ -92,6 +92,11 @@ type Options struct {
 	Insecure bool
 	// TableQueue is the queue of the console's one table subscription.
 	TableQueue int
+	// MaxConns bounds the console's open connections, MaxConnsPerHost
+	// those from one remote address: past them a new connection is
+	// closed at once, so that no flood of connections can take the
+	// daemon (and the table) past its memory or file limits.
+	MaxConns, MaxConnsPerHost int
 	// ClientQueue is each browser's queue of messages; a browser whose
 	// queue is full is disconnected (it reconnects from a fresh snapshot).
 	ClientQueue int
@@ -124,17 +129,19 @@ type Options struct {
 // recall.
 func DefaultOptions() Options {
 	return Options{
-		Addr:          "127.0.0.1:8080",
-		SessionTTL:    12 * time.Hour,
-		LoginAttempts: 3,
-		LoginWindow:   5 * time.Minute,
-		TableQueue:    1024,
-		ClientQueue:   256,
-		AlarmLog:      200,
-		RecallRounds:  20,
-		SubmitTimeout: 5 * time.Second,
-		Heartbeat:     15 * time.Second,
-		Clock:         clockwork.NewRealClock(),
+		Addr:            "127.0.0.1:8080",
+		SessionTTL:      12 * time.Hour,
+		LoginAttempts:   3,
+		LoginWindow:     5 * time.Minute,
+		TableQueue:      1024,
+		MaxConns:        256,
+		MaxConnsPerHost: 32,
+		ClientQueue:     256,
+		AlarmLog:        200,
+		RecallRounds:    20,
+		SubmitTimeout:   5 * time.Second,
+		Heartbeat:       15 * time.Second,
+		Clock:           clockwork.NewRealClock(),
 	}
 }
 
@@ -157,6 +164,12 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.ClientQueue <= 0 {
 		o.ClientQueue = d.ClientQueue
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = d.MaxConns
+	}
+	if o.MaxConnsPerHost <= 0 {
+		o.MaxConnsPerHost = d.MaxConnsPerHost
 	}
 	if o.AlarmLog <= 0 {
 		o.AlarmLog = d.AlarmLog
@@ -313,6 +326,8 @@ func (s *Server) Run(ctx context.Context) error {
 		unsubscribe()
 		return fmt.Errorf("console: listen: %w", err)
 	}
+	// Bounded before TLS, so that handshakes count too.
+	ln = newLimitListener(ln, s.opts.MaxConns, s.opts.MaxConnsPerHost, s.metrics, s.log, s.opts.Clock)
 	if s.opts.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(s.opts.TLSCert, s.opts.TLSKey)
 		if err != nil {

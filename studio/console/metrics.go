@@ -38,6 +38,8 @@ type Metrics struct {
 	outboxFn       atomic.Pointer[func() float64]
 	clients        gauge
 	clientsDropped counter
+	conns          gauge
+	connsRefused   counter
 	latencyFn      atomic.Pointer[func() LatencySummary]
 	paused         gauge
 	connectedFn    atomic.Pointer[func() bool]
@@ -106,6 +108,10 @@ func (m *Metrics) write(e *expo) {
 	e.sample("livetable_console_streams", l, "", m.clients.get())
 	e.family("livetable_console_streams_dropped_total", "counter", "Browsers disconnected for falling behind.")
 	e.sample("livetable_console_streams_dropped_total", l, "", m.clientsDropped.get())
+	e.family("livetable_console_connections", "gauge", "Open connections to the console.")
+	e.sample("livetable_console_connections", l, "", m.conns.get())
+	e.family("livetable_console_connections_refused_total", "counter", "Connections to the console closed at once: too many open, in all or from one host.")
+	e.sample("livetable_console_connections_refused_total", l, "", m.connsRefused.get())
 	e.family("livetable_table_paused", "gauge", "1 while the table is paused (by a supervisor or an alarm).")
 	e.sample("livetable_table_paused", l, "", m.paused.get())
 	e.family("livetable_broker_connected", "gauge", "1 while the MQTT link is connected to the broker (-1: not reported).")
