@@ -72,7 +72,8 @@ bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench 'EventToSubscriber|BareHop|OutboxAppend' -benchmem -benchtime=200x ./studio/mqttlink/
 	$(GO) test -run '^$$' -bench StudioTables -benchtime=1x -timeout 30m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench CardToState -benchtime=10000x -count=3 -timeout 20m ./cmd/tabled/
-	$(GO) test -run '^$$' -bench DaemonRSS -benchtime=36000x -timeout 20m ./cmd/tabled/
+	$(GO) test -run '^$$' -bench '^BenchmarkDaemonRSS$$' -benchtime=36000x -timeout 20m ./cmd/tabled/
+	$(GO) test -run '^$$' -bench '^BenchmarkCrowdDaemonRSS$$' -benchtime=300x -timeout 20m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench CommandFlood -benchtime=1x -timeout 10m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench CrowdRound10k -benchtime=1000x -timeout 30m ./cmd/tabled/
 	$(GO) test -run '^$$' -bench . -benchmem ./table/rtp/ ./studio/console/

@@ -129,9 +129,18 @@ func startCrowdTable(tb testing.TB, players int) *crowdTable {
 		default:
 		}
 	})
+	return newCrowdTable(tb, mosq.URL(), "livetable/crowd/t1/", dev, players)
+}
+
+// newCrowdTable is the backend, the overlay and the dealer of a crowd
+// table whose daemon (in this process or its own) is connected to the
+// broker at url under the topic root and reads dev.
+func newCrowdTable(tb testing.TB, url, root string, dev *simshoe.Device, players int) *crowdTable {
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
 	rs, err := rules.Game("002")
 	require.NoError(tb, err)
-	t := &crowdTable{tb: tb, root: "livetable/crowd/t1/", players: players, dev: dev, rs: rs,
+	t := &crowdTable{tb: tb, root: root, players: players, dev: dev, rs: rs,
 		states: make(chan stateAt, 1<<12), events: make(chan []byte, 1<<16), results: make(chan crowdResult, 16),
 		replies: map[string][]wire.Reply{}}
 	for i := range players {
@@ -143,8 +152,8 @@ func startCrowdTable(tb testing.TB, players int) *crowdTable {
 		}
 		t.bets = append(t.bets, b)
 	}
-	t.backend = connectClient(tb, mosq.URL(), "crowd-backend", crowdWait)
-	overlay := connectClient(tb, mosq.URL(), "crowd-overlay", crowdWait)
+	t.backend = connectClient(tb, url, "crowd-backend", crowdWait)
+	overlay := connectClient(tb, url, "crowd-overlay", crowdWait)
 	subscribe := func(c paho.Client, topic string, h paho.MessageHandler) {
 		if tok := c.Subscribe(topic, 1, h); !tok.WaitTimeout(crowdWait) || tok.Error() != nil {
 			tb.Fatalf("subscribe %s: %v", topic, tok.Error())

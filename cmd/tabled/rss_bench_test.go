@@ -37,9 +37,6 @@ import (
 // (issue 21): at most 20 MB after 2,000 rounds.
 func BenchmarkDaemonRSS(b *testing.B) {
 	mosq := mqttlinktest.StartMosquitto(b, mqttlinktest.MosquittoOptions{})
-	dir := b.TempDir()
-	bin := buildShipped(b)
-
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dev, err := simshoe.New(simshoe.Options{Seed: 11, Heartbeat: time.Second}, zerolog.Nop())
@@ -55,53 +52,8 @@ func BenchmarkDaemonRSS(b *testing.B) {
 		_ = dev.Close()
 	})
 
-	// The console's /metrics tells the Go heap apart from the rest.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	consoleAddr := l.Addr().String()
-	_ = l.Close()
-	conf := filepath.Join(dir, "tabled.yaml")
-	yaml := fmt.Sprintf(`studio: bench
-table: rss
-game: "000"
-data_dir: %s
-log_level: warn
-timing: {settle: 20ms, insurance: 200ms}
-broker: {url: %q}
-shoe: {path: %q}
-gpio:
-  shuffler: false
-  pins:
-    - {name: light.red, line: RSSBENCH_RED}
-    - {name: light.yellow, line: RSSBENCH_YELLOW}
-    - {name: light.green, line: RSSBENCH_GREEN}
-console: {addr: %q}
-`, filepath.Join(dir, "data"), mosq.URL(), dev.Path(), consoleAddr)
-	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--config", conf)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	// exited is closed when tabled has exited (waitErr says how): the
-	// deferred stop below must not wait for a value the select has taken
-	// (a tabled that stopped on a bad configuration hung the benchmark).
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(benchWait):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}()
+	d := startShipped(b, "rss", "000", mosq.URL(), dev.Path())
+	exited, consoleAddr := d.exited, d.console
 
 	tb := newBenchTable(b, mosq.URL(), "livetable/bench/rss/")
 	b.ResetTimer()
@@ -113,10 +65,10 @@ console: {addr: %q}
 			b.Fatalf("dealing: %v", err)
 		}
 	case <-exited:
-		b.Fatalf("tabled exited: %v", waitErr)
+		b.Fatalf("tabled exited: %v", d.err)
 	}
 	b.StopTimer()
-	mem, err := procMemory(cmd.Process.Pid)
+	mem, err := procMemory(d.cmd.Process.Pid)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,6 +92,72 @@ console: {addr: %q}
 	} {
 		b.ReportMetric(gm[m.name]/(1<<20), m.unit)
 	}
+}
+
+// shipped is tabled, built as it ships (buildShipped), running as its own
+// process.
+type shipped struct {
+	cmd *exec.Cmd
+	// exited is closed when tabled has exited (err says how): the
+	// cleanup must not wait for a value a select has taken (a tabled
+	// that stopped on a bad configuration hung the benchmark).
+	exited  chan struct{}
+	err     error
+	console string // the console's address (its /metrics has the Go heap)
+}
+
+// startShipped builds tabled as it ships and runs it as table name of
+// studio bench, playing game, on the broker at url and the shoe's pty at
+// shoe, with a production table's configuration (real serial path, the
+// board's GPIO path on the three stand-in lines of gpio_rssbench.go,
+// journal, controller, console, MQTT link); it is stopped (SIGTERM, then
+// SIGKILL) when the benchmark ends.
+func startShipped(b *testing.B, name, game, url, shoe string) *shipped {
+	b.Helper()
+	dir := b.TempDir()
+	bin := buildShipped(b)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := &shipped{exited: make(chan struct{}), console: l.Addr().String()}
+	_ = l.Close()
+	conf := filepath.Join(dir, "tabled.yaml")
+	yaml := fmt.Sprintf(`studio: bench
+table: %s
+game: %q
+data_dir: %s
+log_level: warn
+timing: {settle: 20ms, insurance: 200ms}
+broker: {url: %q}
+shoe: {path: %q}
+gpio:
+  shuffler: false
+  pins:
+    - {name: light.red, line: RSSBENCH_RED}
+    - {name: light.yellow, line: RSSBENCH_YELLOW}
+    - {name: light.green, line: RSSBENCH_GREEN}
+console: {addr: %q}
+`, name, game, filepath.Join(dir, "data"), url, shoe, d.console)
+	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	d.cmd = exec.Command(bin, "--config", conf)
+	d.cmd.Stdout, d.cmd.Stderr = os.Stderr, os.Stderr
+	if err := d.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	go func() { d.err = d.cmd.Wait(); close(d.exited) }()
+	b.Cleanup(func() {
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.exited:
+		case <-time.After(benchWait):
+			_ = d.cmd.Process.Kill()
+			<-d.exited
+		}
+	})
+	return d
 }
 
 // buildShipped builds tabled as `make build` ships it: static (no libc
