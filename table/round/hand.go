@@ -51,6 +51,22 @@ func (cs *cards) first(c card.Card) {
 	}
 }
 
+// second adds c to a list of one card: what add gives it, without add's
+// room check and indexing (every initial deal of a lone player).
+func (cs *cards) second(c card.Card) {
+	v := uint8(c.Value())
+	cs.c[1], cs.n = c, 2
+	cs.hard += v
+	if v == 1 {
+		cs.aces++
+	}
+	cs.soft = cs.aces > 0 && cs.hard <= 11
+	cs.best = cs.hard
+	if cs.soft {
+		cs.best += 10
+	}
+}
+
 // total is the best total and whether it is soft (an ace counted 11).
 func (cs *cards) total() (int, bool) { return int(cs.best), cs.soft }
 

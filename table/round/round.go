@@ -770,8 +770,8 @@ func (r *Round) dealSolo(cs []card.Card) int {
 	bx.stream = append(bx.stream, cs[0], cs[2])
 	// The four cards' events as boxDealt and dealerCard emit them,
 	// written out: their calls were a sixth of the deal's cost.
-	// The hands are empty (nothing is dealt yet): their first cards are
-	// set, not added.
+	// The hands are empty (nothing is dealt yet): their first and second
+	// cards are set (first, second), not added.
 	h.first(cs[0])
 	if e := r.emit(EvCardDealt); e != nil {
 		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[0], int8(h.best), h.soft, 1
@@ -780,14 +780,14 @@ func (r *Round) dealSolo(cs []card.Card) int {
 	if e := r.emit(EvCardDealt); e != nil {
 		e.Card, e.Total, e.Soft = cs[1], int8(d.best), d.soft
 	}
-	h.add(cs[2])
+	h.second(cs[2])
 	if e := r.emit(EvCardDealt); e != nil {
 		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[2], int8(h.best), h.soft, 1
 	}
 	if len(cs) > 3 {
 		// The hole card (dealEnd has it where the game has one), face
 		// down: its value is not published until turned.
-		d.add(cs[3])
+		d.second(cs[3])
 		r.holeDealt = true
 		if e := r.emit(EvCardDealt); e != nil {
 			e.Hole = true

@@ -471,15 +471,22 @@ func TestCardsIsCard(t *testing.T) {
 	}
 }
 
-// TestFirstIsAdd: cards.first gives an empty list what add gives it, for
-// every card.
+// TestFirstIsAdd: cards.first gives an empty list what add gives it, and
+// cards.second a list of one card, for every card and every pair.
 func TestFirstIsAdd(t *testing.T) {
 	for i := 0; i < 52; i++ {
-		c := card.FromIndex(i)
+		a := card.FromIndex(i)
 		var added, set cards
-		added.add(c)
-		set.first(c)
-		require.Equal(t, added, set, "%s", c)
+		added.add(a)
+		set.first(a)
+		require.Equal(t, added, set, "%s", a)
+		for j := 0; j < 52; j++ {
+			b := card.FromIndex(j)
+			added2, set2 := added, set
+			added2.add(b)
+			set2.second(b)
+			require.Equal(t, added2, set2, "%s %s", a, b)
+		}
 	}
 }
 
