@@ -53,10 +53,12 @@ type Link struct {
 	running atomic.Bool
 	// conn is the broker connection paho writes to now (open), which
 	// the pump tells of the batches it publishes.
-	conn      atomic.Pointer[gatherConn]
-	gathered  atomic.Uint64 // socket writes that carried a batch (Stats)
-	connected atomic.Bool
-	ready     atomic.Bool // subscribed to commands and online
+	conn     atomic.Pointer[brokerConn]
+	gathered atomic.Uint64 // socket writes that carried a batch (Stats)
+	// oversizedN counts packets above maxInbound the broker delivered.
+	oversizedN atomic.Uint64
+	connected  atomic.Bool
+	ready      atomic.Bool // subscribed to commands and online
 	// attempt is the broker of the latest connection attempt, broker the
 	// one of the open connection (nil while disconnected).
 	attempt atomic.Pointer[string]
@@ -365,7 +367,7 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 			}
 			// What else is queued is taken too (a card's event and
 			// state come together), then launched as one batch, which
-			// the connection writes to the socket at once (gatherConn):
+			// the connection writes to the socket at once (brokerConn):
 			// the state reaches the players with the event, not a
 			// broker wake-up after it. The file gets their write once
 			// the broker has acknowledged them (turn: the window is

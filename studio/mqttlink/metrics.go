@@ -93,6 +93,9 @@ type Stats struct {
 	// GatheredWrites counts socket writes that carried a batch of
 	// packets together (a card's event and state: gatherConn).
 	GatheredWrites uint64
+	// Oversized counts commands the broker delivered above the largest
+	// the table takes (MaxBatchBytes and headers), refused unread.
+	Oversized uint64
 	// Accepted and Rejected count answered commands; Repeats counts
 	// repeated ids answered from the ledger.
 	Accepted uint64
@@ -149,6 +152,7 @@ func (l *Link) Stats() Stats {
 		OutboxSyncs: l.outboxSyncs(),
 
 		GatheredWrites: l.gathered.Load(),
+		Oversized:      l.oversizedN.Load(),
 		Accepted:       l.accepted.Load(),
 		Rejected:       l.rejected.Load(),
 		Repeats:        l.repeats.Load(),

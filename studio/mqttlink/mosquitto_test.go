@@ -1,8 +1,11 @@
 package mqttlink_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/table"
 )
 
 // eventsPerRound is how many events a scripted round has in these tests
@@ -171,7 +175,7 @@ func TestMosquittoEventsBeforeFirstConnect(t *testing.T) {
 	feed(r, 101, 200)
 	checkExactlyOnceAcrossRestart(t, sub, 200)
 	// What waited was launched in windows at the connection, each
-	// written to the socket at once (gatherConn), and arrived whole.
+	// written to the socket at once (brokerConn), and arrived whole.
 	assert.NotZero(t, r.link.Stats().GatheredWrites, "batches written together")
 }
 
@@ -233,4 +237,37 @@ func TestMosquittoLongOutageReadsBack(t *testing.T) {
 	mq.Restart()
 	checkExactlyOnceAcrossRestart(t, sub, hour)
 	require.Eventually(t, func() bool { return r.link.OutboxDepth() == 0 }, waitFor, poll)
+}
+
+// TestMosquittoOversizedCommand: on a broker without a packet limit (the
+// test's mosquitto has none), a command of 3 MiB, far above the largest
+// the table takes, is refused without being read into memory: the link
+// counts it, answers the next command, and does not get it again after
+// a restart (it was acknowledged, so the persistent session forgot it).
+func TestMosquittoOversizedCommand(t *testing.T) {
+	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
+	topics := mqttlink.TopicsFor("s1", "t1")
+	backend := mqttlinktest.Subscribe(t, mq.URL(), topics.Replies, mqttlinktest.SubscriberOptions{CleanSession: true})
+	opts := testOptions(t, mq.URL())
+	ctrl := &mqttlinktest.Submitter{}
+	r := startLink(t, opts, ctrl)
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+
+	ctx := context.Background()
+	huge := fmt.Appendf(nil, `{"schema":2,"id":"huge","type":"decision","seat":1,"action":"hit","pad":%q}`, strings.Repeat("x", 3<<20))
+	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", huge))
+	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", []byte(`{"schema":2,"id":"ok-1","type":"decision","seat":1,"action":"stand"}`)))
+	require.Eventually(t, func() bool { return len(ctrl.Inputs()) == 1 }, waitFor, poll)
+	assert.Equal(t, []table.Input{table.Decision{Seat: 1, Action: "stand", ID: "ok-1"}}, ctrl.Inputs())
+	assert.Equal(t, uint64(1), r.link.Stats().Oversized)
+
+	// A restart: the session is resumed, the oversized command is gone.
+	r.stop(t)
+	ctrl2 := &mqttlinktest.Submitter{}
+	r2 := startLink(t, opts, ctrl2)
+	require.Eventually(t, func() bool { return r2.link.Stats().Ready }, waitFor, poll)
+	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", []byte(`{"schema":2,"id":"ok-2","type":"decision","seat":1,"action":"stand"}`)))
+	require.Eventually(t, func() bool { return len(ctrl2.Inputs()) == 1 }, waitFor, poll)
+	assert.Equal(t, []table.Input{table.Decision{Seat: 1, Action: "stand", ID: "ok-2"}}, ctrl2.Inputs())
+	assert.Zero(t, r2.link.Stats().Oversized, "not delivered again")
 }

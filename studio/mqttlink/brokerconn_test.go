@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// recConn is the socket under a gatherConn: it records each write.
+// recConn is the socket under a brokerConn: it records each write.
 type recConn struct {
 	net.Conn // nil: anything else panics
 	mu       sync.Mutex
@@ -121,7 +121,7 @@ func TestGatherConnWrites(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := newRecConn()
-			g := newGatherConn(rc, new(atomic.Uint64))
+			g := newBrokerConn(rc, new(atomic.Uint64), nil)
 			g.gather(tc.gather)
 			for _, w := range tc.writes {
 				n, err := g.Write(w)
@@ -144,7 +144,7 @@ func bigPublish(n int) []byte {
 // gatherWait, under paho's write deadline.
 func TestGatherConnWritesAShortBatchLate(t *testing.T) {
 	rc := newRecConn()
-	g := newGatherConn(rc, new(atomic.Uint64))
+	g := newBrokerConn(rc, new(atomic.Uint64), nil)
 	dl := time.Now().Add(time.Hour)
 	require.NoError(t, g.SetWriteDeadline(dl))
 	g.gather(2)
@@ -170,7 +170,7 @@ func TestGatherConnWritesAShortBatchLate(t *testing.T) {
 // again), and nothing held survives it.
 func TestGatherConnWriteError(t *testing.T) {
 	rc := newRecConn()
-	g := newGatherConn(rc, new(atomic.Uint64))
+	g := newBrokerConn(rc, new(atomic.Uint64), nil)
 	g.gather(2)
 	_, err := g.Write(pubEvent)
 	require.NoError(t, err)
@@ -190,7 +190,7 @@ func TestGatherConnWriteError(t *testing.T) {
 // not acknowledged) and stops the late write.
 func TestGatherConnClose(t *testing.T) {
 	rc := newRecConn()
-	g := newGatherConn(rc, new(atomic.Uint64))
+	g := newBrokerConn(rc, new(atomic.Uint64), nil)
 	g.gather(2)
 	_, err := g.Write(pubEvent)
 	require.NoError(t, err)

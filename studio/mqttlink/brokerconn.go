@@ -15,7 +15,7 @@ import (
 	"golang.org/x/net/proxy"
 )
 
-// gatherMax bounds what a gatherConn holds back: a card's event and a
+// gatherMax bounds what a brokerConn holds back: a card's event and a
 // 7-seat state are about 2 KB together; a batch of a crowd's outcomes
 // (up to MaxBatchBytes) is written as it comes.
 const gatherMax = 64 << 10
@@ -26,21 +26,25 @@ const gatherMax = 64 << 10
 // the launches). It bounds the harm of a miscount, not the normal path.
 const gatherWait = 5 * time.Millisecond
 
-// gatherConn is the broker connection as paho writes to it. paho writes
-// every packet with a write of its own from its one writing goroutine, so
-// a card's card_dealt event and the state showing the card, published
-// together, cost two socket writes and reach a subscriber as two
-// segments, the state a wake-up of the broker after the event. The pump
-// announces a batch it is about to publish (gather): the batch's PUBLISH
-// packets are then held until the last of them and go out in one write,
-// in paho's order. Any other packet (an acknowledgement, a ping) takes
-// what is held with it, so nothing is reordered; a batch cut short is
-// written after gatherWait.
+// brokerConn is the broker connection as paho uses it: it gathers the
+// pump's batches into one write (below) and guards the read side
+// (inbound: no packet above maxInbound reaches paho whole).
+//
+// paho writes every packet with a write of its own from its one writing
+// goroutine, so a card's card_dealt event and the state showing it,
+// published together, cost two socket writes and reach a subscriber as
+// two segments, the state a wake-up of the broker after the event. The
+// pump announces a batch it is about to publish (gather): the batch's
+// PUBLISH packets are then held until the last of them and go out in one
+// write, in paho's order. Any other packet (an acknowledgement, a ping)
+// takes what is held with it, so nothing is reordered; a batch cut short
+// is written after gatherWait.
 //
 // Write deadlines pass through (paho sets one around each write when its
 // WriteTimeout is set); the late flush uses paho's last one, or none.
-type gatherConn struct {
+type brokerConn struct {
 	net.Conn
+	in *inbound // the read side; only paho's reading goroutine uses it
 
 	// gathered counts the writes that carried more than one packet.
 	gathered *atomic.Uint64
@@ -53,16 +57,19 @@ type gatherConn struct {
 	late     *time.Timer
 }
 
-func newGatherConn(c net.Conn, gathered *atomic.Uint64) *gatherConn {
-	g := &gatherConn{Conn: c, gathered: gathered}
+func newBrokerConn(c net.Conn, gathered *atomic.Uint64, cut func(topic string, size int)) *brokerConn {
+	g := &brokerConn{Conn: c, gathered: gathered, in: newInbound(c, maxInbound, cut)}
 	g.late = time.AfterFunc(time.Hour, g.flushLate)
 	g.late.Stop()
 	return g
 }
 
+// Read is paho's read of the connection, through inbound.
+func (g *brokerConn) Read(p []byte) (int, error) { return g.in.Read(p) }
+
 // gather announces that the next n PUBLISH packets paho writes are one
 // batch, to be written together.
-func (g *gatherConn) gather(n int) {
+func (g *brokerConn) gather(n int) {
 	if n < 2 {
 		return
 	}
@@ -76,7 +83,7 @@ func (g *gatherConn) gather(n int) {
 func isPublish(b []byte) bool { return len(b) > 0 && b[0]>>4 == 3 }
 
 // Write is paho's write of one packet.
-func (g *gatherConn) Write(b []byte) (int, error) {
+func (g *brokerConn) Write(b []byte) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.want > 0 && isPublish(b) {
@@ -104,7 +111,7 @@ func (g *gatherConn) Write(b []byte) (int, error) {
 // writeHeldLocked writes what is held. A write that fails leaves the
 // connection broken: paho sees the error (or the next one), drops the
 // connection and sends again what the broker has not acknowledged.
-func (g *gatherConn) writeHeldLocked() error {
+func (g *brokerConn) writeHeldLocked() error {
 	g.late.Stop()
 	_, err := g.Conn.Write(g.held)
 	if err == nil && g.heldN > 1 {
@@ -118,7 +125,7 @@ func (g *gatherConn) writeHeldLocked() error {
 }
 
 // flushLate writes a batch cut short.
-func (g *gatherConn) flushLate() {
+func (g *brokerConn) flushLate() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.held) == 0 {
@@ -136,7 +143,7 @@ func (g *gatherConn) flushLate() {
 }
 
 // SetWriteDeadline records paho's deadline for the late flush.
-func (g *gatherConn) SetWriteDeadline(t time.Time) error {
+func (g *brokerConn) SetWriteDeadline(t time.Time) error {
 	g.mu.Lock()
 	g.deadline = t
 	g.mu.Unlock()
@@ -144,7 +151,7 @@ func (g *gatherConn) SetWriteDeadline(t time.Time) error {
 }
 
 // SetDeadline is SetReadDeadline and SetWriteDeadline together.
-func (g *gatherConn) SetDeadline(t time.Time) error {
+func (g *brokerConn) SetDeadline(t time.Time) error {
 	g.mu.Lock()
 	g.deadline = t
 	g.mu.Unlock()
@@ -153,7 +160,7 @@ func (g *gatherConn) SetDeadline(t time.Time) error {
 
 // Close stops the late flush; what is held is lost with the connection,
 // and paho sends it again on the next one (it is not acknowledged).
-func (g *gatherConn) Close() error {
+func (g *brokerConn) Close() error {
 	g.mu.Lock()
 	g.late.Stop()
 	g.held, g.heldN, g.want = g.held[:0], 0, 0
@@ -167,7 +174,7 @@ var errScheme = errors.New("mqttlink: unsupported broker URL scheme")
 // open is paho's connection opener (SetCustomOpenConnectionFn): it dials
 // as paho's own opener does (the same schemes, the proxy from the
 // environment, TLS from the options) and wraps the connection in a
-// gatherConn the pump can announce its batches to.
+// brokerConn the pump can announce its batches to.
 func (l *Link) open(u *url.URL, o paho.ClientOptions) (net.Conn, error) {
 	d := o.Dialer
 	if d == nil {
@@ -202,7 +209,7 @@ func (l *Link) open(u *url.URL, o paho.ClientOptions) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := newGatherConn(c, &l.gathered)
+	g := newBrokerConn(c, &l.gathered, l.oversized)
 	l.conn.Store(g)
 	return g, nil
 }
@@ -226,9 +233,17 @@ func dialTLS(d *net.Dialer, host string, cfg *tls.Config) (net.Conn, error) {
 }
 
 // gatherNext announces to the connection that the next n PUBLISH packets
-// are one batch (see gatherConn).
+// are one batch (see brokerConn).
 func (l *Link) gatherNext(n int) {
 	if g := l.conn.Load(); g != nil {
 		g.gather(n)
 	}
+}
+
+// oversized is told of a command the broker delivered above maxInbound,
+// whose payload the connection dropped (inbound).
+func (l *Link) oversized(topic string, size int) {
+	n := l.oversizedN.Add(1)
+	l.log.Error().Str("topic", topic).Int("bytes", size).Int("max_bytes", maxInbound).Uint64("count", n).
+		Msg("broker delivered a packet above the largest command; its payload was dropped and it is refused as empty (set the broker's packet limit: deploy/mosquitto max_packet_size)")
 }
