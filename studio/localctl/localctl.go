@@ -119,14 +119,29 @@ func (s *Server) Run(ctx context.Context) error {
 		<-ctx.Done()
 		_ = s.ln.Close()
 	}()
+	var backoff time.Duration
 	for {
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("localctl: accept: %w", err)
+			if !transientAccept(err) {
+				return fmt.Errorf("localctl: accept: %w", err)
+			}
+			// Out of file descriptors (or a connection aborted before it
+			// was taken): the daemon, and the table, must not stop for
+			// it. Wait and take connections again, as net/http does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn().Err(err).Dur("retry_in", backoff).Msg("local socket: accept failed; retrying")
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			continue
 		}
+		backoff = 0
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -263,4 +278,13 @@ func Do(ctx context.Context, path string, req Request) (Reply, error) {
 		return Reply{}, fmt.Errorf("localctl: reply: %w", err)
 	}
 	return rep, nil
+}
+
+// transientAccept reports an accept error that passes: the process or
+// the system out of file descriptors or memory for a socket, or a
+// connection aborted before it was accepted.
+func transientAccept(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) ||
+		errors.Is(err, syscall.ECONNABORTED)
 }
