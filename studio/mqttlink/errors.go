@@ -45,6 +45,12 @@ var (
 	// many (Options.CommandRate, CommandBurst). It also satisfies
 	// Nothing was applied; the same id may be sent again later.
 	ErrRateLimited = errors.New("mqttlink: rate limited")
+
+	// ErrRetainedCommand is a command the broker delivered as a retained
+	// message (its sender set the retain flag): the broker would deliver
+	// it again at every subscription, and once its id had left the
+	// ledgers it would be applied again, so it is refused.
+	ErrRetainedCommand = errors.New("mqttlink: retained command")
 )
 
 // CommandError is a rejected command: the reason travels back to the sender

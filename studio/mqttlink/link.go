@@ -785,10 +785,19 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 			return prev, false, nil
 		}
 	}
+	remember := id != ""
+	if derr == nil && msg.Retained() {
+		// Delivered because the table subscribed, from the broker's
+		// retained store: a command is meant once, and a retained one
+		// comes back at every (re)subscription, applied anew once its id
+		// has left the ledgers. Not remembered: the same id sent as a
+		// plain message is answered afresh.
+		derr, remember = reject(id, ErrRetainedCommand, fmt.Sprintf(
+			"retained command refused: commands are sent without the retain flag; clear it with an empty retained message on %s", msg.Topic())), false
+	}
 	if derr == nil {
 		derr = guard.authorise(cmd, l.topics.Root, l.opts.Supervisors, l.opts.Now())
 	}
-	remember := id != ""
 	if derr == nil {
 		if ok, why := lim.allow(sender(cmd), l.opts.Now()); !ok {
 			// Not the table's verdict: not remembered, so the same id

@@ -271,3 +271,33 @@ func TestMosquittoOversizedCommand(t *testing.T) {
 	assert.Equal(t, []table.Input{table.Decision{Seat: 1, Action: "stand", ID: "ok-2"}}, ctrl2.Inputs())
 	assert.Zero(t, r2.link.Stats().Oversized, "not delivered again")
 }
+
+// TestMosquittoRetainedCommandRefused: a command published with the
+// retain flag stays at the broker and comes to the table at every
+// subscription; once its id had left the ledgers it would be applied
+// again (a stale bets_closed in a later round). Delivered from the
+// broker's retained store it is refused, not remembered, and answered
+// with how to clear it; plain commands go on as before.
+func TestMosquittoRetainedCommandRefused(t *testing.T) {
+	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
+	topics := mqttlink.TopicsFor("s1", "t1")
+	backend := mqttlinktest.Subscribe(t, mq.URL(), topics.Replies, mqttlinktest.SubscriberOptions{CleanSession: true})
+	topic := topics.Root + "commands/decision"
+	tok := backend.Client().Publish(topic, 1, true, []byte(`{"schema":2,"id":"stale-1","type":"decision","seat":1,"action":"hit"}`))
+	require.True(t, tok.WaitTimeout(waitFor))
+	require.NoError(t, tok.Error())
+
+	ctrl := &mqttlinktest.Submitter{}
+	r := startLink(t, testOptions(t, mq.URL()), ctrl)
+	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == 1 }, waitFor, poll)
+	rep := replies(t, backend, topics.Replies)[0]
+	assert.Equal(t, "stale-1", rep.ID)
+	assert.False(t, rep.Accepted)
+	assert.Contains(t, rep.Reason, "retained command refused")
+	assert.Empty(t, ctrl.Inputs(), "the retained command reached the table")
+
+	require.NoError(t, backend.Publish(context.Background(), topic, []byte(`{"schema":2,"id":"ok-1","type":"decision","seat":1,"action":"stand"}`)))
+	require.Eventually(t, func() bool { return len(ctrl.Inputs()) == 1 }, waitFor, poll)
+	assert.Equal(t, []table.Input{table.Decision{Seat: 1, Action: "stand", ID: "ok-1"}}, ctrl.Inputs())
+	assert.Zero(t, r.link.Stats().Oversized)
+}
