@@ -932,7 +932,7 @@ func (r *Round) take(c card.Card) error {
 			if r.dealerNeeds = r.dealerNeedsCard(); r.dealerNeeds {
 				return nil // the dealer draws on: the round stays where it is
 			}
-			r.progress()
+			r.dealerDone() // what progress does in the dealer's turn when his hand is complete
 			return nil
 		}
 	}
@@ -1265,9 +1265,14 @@ func (r *Round) fill(bx *box, p *player) {
 		}
 		if p.nslots == 0 {
 			bx.waiting--
-			// The next hand may need a card already in the stream
-			// (common draw), so loop.
-			r.advance(bx, p)
+			if h.done && hi == p.n-1 && p.cur == hi {
+				// The player's last hand: advance would find him done.
+				p.cur, p.done = p.n, true
+			} else {
+				// The next hand may need a card already in the stream
+				// (common draw), so loop.
+				r.advance(bx, p)
+			}
 		}
 	}
 }
@@ -1402,7 +1407,12 @@ func (r *Round) decide(bx *box, p *player, a Action, auto bool) error {
 	switch a {
 	case ActStand:
 		p.hands[hi].done = true
-		r.advance(bx, p)
+		if hi == p.n-1 {
+			// The player's last hand: advance would find him done.
+			p.cur, p.done = p.n, true
+		} else {
+			r.advance(bx, p)
+		}
 	case ActHit:
 		r.want(bx, p, hi)
 		r.fillDealt(bx, p)
@@ -1584,16 +1594,21 @@ func (r *Round) progress() {
 			if r.dealerNeeds {
 				return
 			}
-			if e := r.emit(EvDealerDone); e != nil {
-				t, soft := r.dealer.total()
-				e.Total, e.Soft = int8(t), soft
-			}
-			r.finish()
+			r.dealerDone()
 			return
 		default:
 			return
 		}
 	}
+}
+
+// dealerDone ends the dealer's turn, his hand complete, and settles.
+func (r *Round) dealerDone() {
+	if e := r.emit(EvDealerDone); e != nil {
+		t, soft := r.dealer.total()
+		e.Total, e.Soft = int8(t), soft
+	}
+	r.finish()
 }
 
 func (r *Round) startDealer() {
