@@ -28,7 +28,7 @@ func loadSpec(t *testing.T) *wiretest.Contract {
 // uses.
 func TestAsyncAPIDocument(t *testing.T) {
 	s := loadSpec(t)
-	assert.Equal(t, "3.0.0", s.Doc["asyncapi"])
+	assert.Equal(t, "3.1.0", s.Doc["asyncapi"])
 	topics := mqttlink.TopicsFor("{studio}", "{table}")
 	channels := s.Doc["channels"].(map[string]any)
 	for ch, topic := range map[string]string{"status": topics.Status, "state": topics.State, "events": topics.Events,
