@@ -1160,14 +1160,6 @@ func (r *Round) afterInsurance() {
 
 func (r *Round) activate(bx *box) {
 	bx.activated = true
-	if p := r.solo; p != nil {
-		// The lone player (never behind): the loop below for him.
-		if !p.done && p.nslots == 0 && !p.awaiting {
-			r.advance(bx, p)
-		}
-		r.refreshQueue(bx)
-		return
-	}
 	for j := range bx.players {
 		p := &bx.players[j]
 		if p.behind {
@@ -1570,7 +1562,13 @@ func (r *Round) progress() {
 				// One box: the loop below for it, without indexing.
 				if r.cur == 0 {
 					if !bx.activated {
-						r.activate(bx)
+						// activate for the lone player (never behind),
+						// without its call and its loop over players.
+						bx.activated = true
+						if p := r.solo; !p.done && p.nslots == 0 && !p.awaiting {
+							r.advance(bx, p)
+						}
+						r.refreshQueue(bx)
 					}
 					if bx.awaiting > 0 || bx.waiting > 0 {
 						return
