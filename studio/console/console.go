@@ -111,6 +111,9 @@ type Options struct {
 	// Heartbeat is the interval of the comment lines that keep idle event
 	// streams open through proxies and let dead ones be noticed.
 	Heartbeat time.Duration
+	// StreamWriteTimeout bounds each write to a browser's event stream:
+	// a browser that stops reading is disconnected after it.
+	StreamWriteTimeout time.Duration
 	// SecureCookie marks cookies Secure: set it when a TLS proxy fronts
 	// the console (browsers refuse Secure cookies over plain http).
 	SecureCookie bool
@@ -129,19 +132,20 @@ type Options struct {
 // recall.
 func DefaultOptions() Options {
 	return Options{
-		Addr:            "127.0.0.1:8080",
-		SessionTTL:      12 * time.Hour,
-		LoginAttempts:   3,
-		LoginWindow:     5 * time.Minute,
-		TableQueue:      1024,
-		MaxConns:        256,
-		MaxConnsPerHost: 32,
-		ClientQueue:     256,
-		AlarmLog:        200,
-		RecallRounds:    20,
-		SubmitTimeout:   5 * time.Second,
-		Heartbeat:       15 * time.Second,
-		Clock:           clockwork.NewRealClock(),
+		Addr:               "127.0.0.1:8080",
+		SessionTTL:         12 * time.Hour,
+		LoginAttempts:      3,
+		LoginWindow:        5 * time.Minute,
+		TableQueue:         1024,
+		MaxConns:           256,
+		MaxConnsPerHost:    32,
+		ClientQueue:        256,
+		AlarmLog:           200,
+		RecallRounds:       20,
+		SubmitTimeout:      5 * time.Second,
+		Heartbeat:          15 * time.Second,
+		StreamWriteTimeout: 10 * time.Second,
+		Clock:              clockwork.NewRealClock(),
 	}
 }
 
@@ -182,6 +186,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = d.Heartbeat
+	}
+	if o.StreamWriteTimeout <= 0 {
+		o.StreamWriteTimeout = d.StreamWriteTimeout
 	}
 	if o.Clock == nil {
 		o.Clock = d.Clock

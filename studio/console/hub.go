@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
@@ -131,7 +132,7 @@ func encodeSSE(ev table.Event) ([]byte, error) {
 // first, then every event the hub hands it, until the browser goes, the
 // hub drops it or the server stops.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
+	_, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "console: streaming unsupported", http.StatusInternalServerError)
 		return
@@ -149,6 +150,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	// A stream is its connection's last response: when it ends (the hub
+	// dropped a browser that fell behind, a write timed out) the
+	// connection closes and its place is free at once, not kept idle.
+	h.Set("Connection", "close")
 	w.WriteHeader(http.StatusOK)
 	// Joined before the snapshot is taken, so no change between the two
 	// is missed; an older event arriving after it only feeds the logs.
@@ -158,10 +163,23 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		s.log.Error().Err(err).Msg("snapshot not encodable")
 		return
 	}
-	if _, err := w.Write(append([]byte("retry: 1000\n\n"), first...)); err != nil {
+	// Every write has a deadline: a browser that stops reading (its
+	// machine asleep, a stalled proxy, or on purpose) fills its socket,
+	// and without one the write would hold this goroutine and the
+	// connection's place (limitListener) until TCP gave up, minutes later.
+	rc := http.NewResponseController(w)
+	send := func(b ...[]byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.StreamWriteTimeout))
+		for _, m := range b {
+			if _, err := w.Write(m); err != nil {
+				return false
+			}
+		}
+		return rc.Flush() == nil
+	}
+	if !send([]byte("retry: 1000\n\n"), first) {
 		return
 	}
-	fl.Flush()
 
 	beat := s.clk.NewTicker(s.opts.Heartbeat)
 	defer beat.Stop()
@@ -172,27 +190,24 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		case <-c.gone:
 			return
 		case <-beat.Chan():
-			if _, err := w.Write([]byte(": ping\n\n")); err != nil {
+			if !send([]byte(": ping\n\n")) {
 				return
 			}
-			fl.Flush()
 		case msg := <-c.ch:
-			if _, err := w.Write(msg); err != nil {
-				return
-			}
 			// Write what else is queued before one flush: a burst (a
 			// card and its snapshot) goes out in one packet.
+			burst := [][]byte{msg}
 			for more := true; more; {
 				select {
 				case m := <-c.ch:
-					if _, err := w.Write(m); err != nil {
-						return
-					}
+					burst = append(burst, m)
 				default:
 					more = false
 				}
 			}
-			fl.Flush()
+			if !send(burst...) {
+				return
+			}
 		}
 	}
 }

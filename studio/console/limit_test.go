@@ -124,3 +124,38 @@ func TestConnectionLimits(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, body(t, resp), "livetable_console_connections_refused_total 2")
 }
+
+// A browser that stops reading its event stream (asleep, behind a
+// stalled proxy, or on purpose) fills its socket: each write has a
+// deadline (StreamWriteTimeout), so the stream ends and its connection's
+// place is freed, rather than a goroutine and a place held until TCP
+// gives up.
+func TestStuckBrowserIsDisconnected(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.StreamWriteTimeout, o.ClientQueue = 300*time.Millisecond, 1<<15 })
+	base := f.run(t)
+	addr := strings.TrimPrefix(base, "http://")
+	d := net.Dialer{Timeout: 5 * time.Second}
+	c, err := d.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4096))
+	_, err = fmt.Fprintf(c, "GET /events HTTP/1.1\r\nHost: console\r\n\r\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return f.s.metrics.clients.get() == 1 }, 10*time.Second, 5*time.Millisecond)
+
+	// The table goes on; the browser reads nothing. Its queue is long
+	// enough that the hub does not drop it before its socket is full:
+	// the stream's write blocks.
+	st := dealingState()
+	st.Round.Next = strings.Repeat("a long instruction line ", 200)
+	at := epoch
+	for i := 0; i < 1<<15 && f.s.metrics.clients.get() > 0; i++ {
+		at = at.Add(time.Millisecond)
+		f.fake.SetState(st, at)
+		if i%100 == 99 {
+			time.Sleep(time.Millisecond) // let the console's pump keep up
+		}
+	}
+	require.Eventually(t, func() bool { return f.s.metrics.clients.get() == 0 && f.s.metrics.conns.get() == 0 },
+		10*time.Second, 5*time.Millisecond, "the stuck stream still holds its connection: clients %v conns %v dropped %v", f.s.metrics.clients.get(), f.s.metrics.conns.get(), f.s.metrics.clientsDropped.get())
+}
