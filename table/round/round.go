@@ -797,6 +797,49 @@ func (r *Round) dealSolo(cs []card.Card) int {
 	return len(cs)
 }
 
+// dealSoloCard deals card c, the next of the initial deal (dealPos: the
+// box's first, the dealer's up card, the box's second, the hole card
+// where the game has one), of a round of one box and one player (solo),
+// as take's general path deals it: the same state and events, without
+// dealTarget's arithmetic, the loop over the box's players and
+// dealerCard's call. dealSolo does the four at once for a caller that
+// has them all.
+func (r *Round) dealSoloCard(c card.Card) {
+	bx, h, d := r.soloBox, &r.solo.hands[0], &r.dealer
+	r.cardsUsed++
+	pos := r.dealPos
+	r.dealPos++
+	switch pos {
+	case 0, 2:
+		bx.stream = append(bx.stream, c)
+		r.solo.cursor++
+		if pos == 0 {
+			h.first(c)
+		} else {
+			h.second(c)
+		}
+		if e := r.emit(EvCardDealt); e != nil {
+			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(h.best), h.soft, 1
+		}
+	case 1:
+		d.first(c) // the up card
+		if e := r.emit(EvCardDealt); e != nil {
+			e.Card, e.Total, e.Soft = c, int8(d.best), d.soft
+		}
+	default:
+		// The hole card, face down: its value is not published until
+		// turned.
+		d.second(c)
+		r.holeDealt = true
+		if e := r.emit(EvCardDealt); e != nil {
+			e.Hole = true
+		}
+	}
+	if r.dealPos == r.dealEnd {
+		r.afterDeal()
+	}
+}
+
 // boxDealt emits the event of card c of the initial deal, which box bx's
 // players hold in their first hand (h, the first player's).
 func (r *Round) boxDealt(bx *box, h *hand, c card.Card) {
@@ -847,6 +890,12 @@ func (r *Round) take(c card.Card) error {
 	if c.Valid() {
 		switch r.phase {
 		case PhaseDealing:
+			if r.solo != nil {
+				// A lone player's deal, one card an input as the live
+				// table deals it: what follows does for him.
+				r.dealSoloCard(c)
+				return nil
+			}
 			r.cardsUsed++
 			t := r.dealTarget(r.dealPos)
 			r.dealPos++

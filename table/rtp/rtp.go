@@ -132,12 +132,15 @@ type Player struct {
 	pos   int
 	// ready: the cards before it are already drawn (see newShoe), so a
 	// draw below it only reads the shoe.
-	ready     int
-	bet       int64
-	bets      []round.Bet
-	evs       []round.Event
-	memo      []uint8 // the strategy's answers (decide)
-	deal      int     // cards in the initial deal of the player's one box
+	ready int
+	bet   int64
+	bets  []round.Bet
+	evs   []round.Event
+	memo  []uint8 // the strategy's answers (decide)
+	deal  int     // cards in the initial deal of the player's one box
+	// oneByOne deals the initial deal's cards one call each, as the live
+	// table's inputs come (BenchmarkRound000's per-card case).
+	oneByOne  bool
 	firstOnly bool
 	fresh     bool
 }
@@ -277,7 +280,7 @@ func (p *Player) Round() (net, rounding int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if n := p.deal; p.pos+n <= p.ready {
+	if n := p.deal; !p.oneByOne && p.pos+n <= p.ready {
 		// The initial deal's cards are drawn already: the round takes
 		// them in one call, not one input each.
 		var took int

@@ -90,20 +90,23 @@ func TestRunPinned(t *testing.T) {
 func BenchmarkRound000(b *testing.B) {
 	rs, st := setup(b, "000")
 	for _, bc := range []struct {
-		name  string
-		keep  []round.EventKind // nil: every event
-		fresh bool              // a fresh shoe every round
+		name     string
+		keep     []round.EventKind // nil: every event
+		fresh    bool              // a fresh shoe every round
+		oneByOne bool              // every card its own call, as the live table's inputs
 	}{
-		{"simulator", []round.EventKind{round.EvDecisionRequested}, true},
-		{"daemon-events", nil, true},
-		{"simulator-dealt-shoe", []round.EventKind{round.EvDecisionRequested}, false},
-		{"daemon-events-dealt-shoe", nil, false},
+		{"simulator", []round.EventKind{round.EvDecisionRequested}, true, false},
+		{"daemon-events", nil, true, false},
+		{"daemon-events-per-card", nil, true, true},
+		{"simulator-dealt-shoe", []round.EventKind{round.EvDecisionRequested}, false, false},
+		{"daemon-events-dealt-shoe", nil, false, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			start := cpuSeconds()
 			b.RunParallel(func(pb *testing.PB) {
 				p := newPlayer(rs, st, 1, 1000, bc.fresh)
+				p.oneByOne = bc.oneByOne
 				p.rnd.KeepEvents(bc.keep...)
 				for pb.Next() {
 					if _, _, err := p.Round(); err != nil {
