@@ -101,7 +101,7 @@ type Machine struct {
 	now     time.Time
 	evs     []Event
 	effs    []Effect
-	evBuf   []round.Event
+	evBuf   []round.Note
 	state   *State
 }
 
@@ -479,8 +479,11 @@ func (m *Machine) roundInput(in round.Input) error {
 
 // emitRound publishes round events and acts on what they mean for the
 // table: timers for decisions and insurance, the end of the round.
-func (m *Machine) emitRound(evs []round.Event) {
-	for _, ev := range evs {
+func (m *Machine) emitRound(evs []round.Note) {
+	for i := range evs {
+		// The round's note made self-contained (the player's id, the
+		// settlement) while the round is as the note left it.
+		ev := m.rnd.Event(&evs[i])
 		if ev.Type == round.EvSettled && ev.Settlement != nil {
 			m.emitSettlement(ev)
 			continue
@@ -693,7 +696,7 @@ func (m *Machine) correct(v Supervisor) error {
 	if need, _, _ := m.rnd.NeedsCard(); !need {
 		return fmt.Errorf("%w: the round waits for no card", errIllegal)
 	}
-	var evs []round.Event
+	var evs []round.Note
 	if m.burn == 0 {
 		var err error
 		evs, err = m.rnd.Apply(round.Input{Type: round.InCard, Card: v.Card}, m.evBuf[:0])

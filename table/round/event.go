@@ -124,8 +124,57 @@ func (k EventKind) String() string {
 	return fmt.Sprintf("EventKind(%d)", uint8(k))
 }
 
-// Event is one thing the round did. It is a flat value with no pointers
-// but Settlement, so appending events to a reused slice allocates nothing.
+// Note is one thing the round did, as the round reports it: Start,
+// Apply and the other inputs append notes to the caller's slice. It is a
+// flat 32-byte value without pointers, so that a round's dozen notes are
+// written into a reused slice without the zeroing and the write-barrier
+// checks a pointer field costs: the player concerned is named by his slot
+// (Who) and the settlement of EvSettled is the round's own (Settlement).
+// Round.Event makes a note the self-contained Event the table publishes.
+// The fields are Event's, in its order, and mean what they mean there.
+type Note struct {
+	Type      EventKind
+	Hole      bool
+	Soft      bool
+	Action    Action
+	Options   Options
+	Auto      bool
+	Outcome   Outcome
+	Flag      bool
+	Card      card.Card
+	Hand      int8
+	Total     int8
+	Cards     int8
+	PairValue int8
+	Up        int8
+	Seat      int
+	Players   int32
+	// Who is 1 + the slot of the player concerned (his bet's index in
+	// Start's bets), 0 for none: Event's Player.
+	Who int32
+}
+
+// Event returns note n as the self-contained Event the table publishes:
+// n's fields, the id of the player n names (Who) and, for EvSettled, the
+// round's settlement. It reads the round in play, so a note is made an
+// Event before the next Start (the player's slot) and the settlement is
+// the round's own, valid until the next Start (Settlement).
+func (r *Round) Event(n *Note) Event {
+	e := Event{Type: n.Type, Hole: n.Hole, Soft: n.Soft, Action: n.Action, Options: n.Options, Auto: n.Auto,
+		Outcome: n.Outcome, Flag: n.Flag, Card: n.Card, Hand: n.Hand, Total: n.Total, Cards: n.Cards,
+		PairValue: n.PairValue, Up: n.Up, Seat: n.Seat, Players: n.Players}
+	if n.Who > 0 {
+		_, e.Player, _ = r.SlotPlayer(int(n.Who - 1))
+	}
+	if n.Type == EvSettled {
+		e.Settlement = &r.settle
+	}
+	return e
+}
+
+// Event is one thing the round did, self-contained for publication (the
+// table's bodies, the wire, the journal, the console): a Note with the
+// player's id and the settlement it names (Round.Event).
 type Event struct {
 	Type    EventKind `json:"-"`
 	Hole    bool      `json:"hole,omitempty"` // the card is the dealer's face-down card
@@ -136,9 +185,7 @@ type Event struct {
 	Outcome Outcome   `json:"outcome,omitempty"`
 	Flag    bool      `json:"flag,omitempty"` // peek: dealer has BJ; insurance: taken
 	Card    card.Card `json:"card,omitzero"`
-	// Small integers are small types: events are copied on the hot path
-	// (a simulator applies millions a second), so the struct is kept to
-	// 56 bytes.
+	// Small integers are small types: the struct is kept to 56 bytes.
 	Hand  int8 `json:"hand,omitempty"` // 1-based hand of the seat
 	Total int8 `json:"total,omitempty"`
 	// Cards is the number of cards in the hand (decision requests), and
@@ -155,14 +202,14 @@ type Event struct {
 	Settlement *Settlement `json:"settlement,omitempty"`
 }
 
-// emit appends an event of kind k to the events of the input being applied
+// emit appends a note of kind k to the notes of the input being applied
 // (r.out) and returns it for the caller to fill in place, or nil for a kind
 // the caller does not keep (KeepEvents): the caller skips filling it.
 // Appending a composite literal makes the compiler assemble the event on
 // the stack with byte stores and copy it with wide loads, which stall on
 // store forwarding: filling the slot in place costs half as much, and a
 // round appends a dozen events.
-func (r *Round) emit(k EventKind) *Event {
+func (r *Round) emit(k EventKind) *Note {
 	if r.drop&(1<<k) != 0 {
 		return nil
 	}
@@ -178,13 +225,13 @@ func (r *Round) emit(k EventKind) *Event {
 	out := r.out[:n+1]
 	r.out = r.out[:n+1]
 	e := &out[n]
-	*e = Event{Type: k}
+	*e = Note{Type: k}
 	return e
 }
 
 // growOut makes room for one more event in r.out, as append grows a slice.
 func (r *Round) growOut() {
-	r.out = append(r.out, Event{})[:len(r.out)]
+	r.out = append(r.out, Note{})[:len(r.out)]
 }
 
 // KeepEvents makes Start and Apply report only events of the given kinds;

@@ -130,7 +130,7 @@ type goldenGen struct {
 	full, sim *Round
 	h         hash.Hash
 	bets      []Bet
-	evs, sevs []Event
+	evs, sevs []Note
 	waiting   []Waiter
 	snap      bool
 	buf       []byte
@@ -292,19 +292,22 @@ func (g *goldenGen) record(t *testing.T, err, serr error) {
 	b = append(b, '\n')
 	k := 0
 	for i := range g.evs {
-		e := &g.evs[i]
+		n := &g.evs[i]
+		if n.Type == EvDecisionRequested {
+			if k >= len(g.sevs) || *n != g.sevs[k] {
+				t.Fatalf("the simulator's round: decision request %d differs from %+v", k, *n)
+			}
+			k++
+		}
+		// Hashed as the table publishes it: the note made an Event.
+		ev := r.Event(n)
+		e := &ev
 		g.kinds[e.Type]++
 		if e.Type == EvDecisionMade {
 			g.actions[e.Action]++
 		}
 		if e.Settlement != nil && e.Settlement.Void {
 			g.voids++
-		}
-		if e.Type == EvDecisionRequested {
-			if k >= len(g.sevs) || *e != g.sevs[k] {
-				t.Fatalf("the simulator's round: decision request %d differs from %+v", k, *e)
-			}
-			k++
 		}
 		b = appendEvent(b, e)
 		if e.Settlement != nil {

@@ -196,7 +196,7 @@ type Round struct {
 	// up through every call of an input, a dozen calls per round. It is
 	// set at the start of each Start and Apply and never read outside
 	// them (it keeps the last slice until then, which the caller has).
-	out []Event
+	out []Note
 	// drop has a bit set for each event kind the caller does not keep
 	// (KeepEvents).
 	drop uint32
@@ -233,7 +233,7 @@ func (r *Round) CardsUsed() int { return r.cardsUsed }
 // Start opens round id with the players' bets and appends its first events
 // to dst. Bets the rules refuse (limits, the cap, a seat twice) return a
 // *RuleError and change nothing; so does a round still in play.
-func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
+func (r *Round) Start(id string, bets []Bet, dst []Note) ([]Note, error) {
 	if r.phase != PhaseNew && r.phase != PhaseSettled {
 		return dst, ruleErr(ErrIllegalAction, 0, "", "a round is in play (%s)", r.phase)
 	}
@@ -719,7 +719,7 @@ func (r *Round) findPlayer(seat int, id string) (*box, *player, error) {
 // ErrOutOfTurn, ErrUnexpectedCard...) and leaves the round exactly as it
 // was, so the same inputs always rebuild the same round. No I/O, no clock,
 // no random number: time and cards are inputs.
-func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
+func (r *Round) Apply(in Input, dst []Note) ([]Note, error) {
 	// Apply is small enough to be inlined: the caller's Input stays in the
 	// caller's frame and apply reads it there, where a call would copy
 	// its 88 bytes onto the stack for every input.
@@ -728,7 +728,7 @@ func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 
 // Card is Apply(Input{Type: InCard, Card: c}, dst): the same events and
 // errors, without the Input. A simulator deals millions of cards a second.
-func (r *Round) Card(c card.Card, dst []Event) ([]Event, error) {
+func (r *Round) Card(c card.Card, dst []Note) ([]Note, error) {
 	r.out = dst
 	err := r.take(c)
 	return r.out, err
@@ -739,7 +739,7 @@ func (r *Round) Card(c card.Card, dst []Event) ([]Event, error) {
 // refuses and returns how many it took before it (the refused card
 // changes nothing, as Card's). A simulator that knows the round will take
 // several cards in a row (the initial deal) gives them in one call.
-func (r *Round) Cards(cs []card.Card, dst []Event) ([]Event, int, error) {
+func (r *Round) Cards(cs []card.Card, dst []Note) ([]Note, int, error) {
 	r.out = dst
 	i := 0
 	if r.solo != nil && r.phase == PhaseDealing && r.dealPos == 0 && len(cs) >= r.dealEnd {
@@ -852,7 +852,7 @@ func (r *Round) boxDealt(bx *box, h *hand, c card.Card) {
 // Decide is Apply(Input{Type: InDecision, Seat: seat, Player: player,
 // Action: a}, dst): the same events and errors, without the Input (a
 // simulator decides millions of hands a second).
-func (r *Round) Decide(seat int, player string, a Action, dst []Event) ([]Event, error) {
+func (r *Round) Decide(seat int, player string, a Action, dst []Note) ([]Note, error) {
 	r.out = dst
 	var err error
 	if p := r.solo; p != nil && r.phase == PhasePlay && p.awaiting && r.soloBox.seat == seat && (player == "" || player == p.id) {
@@ -867,7 +867,7 @@ func (r *Round) Decide(seat int, player string, a Action, dst []Event) ([]Event,
 }
 
 // apply hands a card to Card and every other input to its handler.
-func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
+func (r *Round) apply(in *Input, dst []Note) ([]Note, error) {
 	if in.Type == InCard {
 		return r.Card(in.Card, dst)
 	}
@@ -1025,7 +1025,7 @@ func (r *Round) applyOther(in *Input) error {
 						continue // a crowd's answers show in its settlement
 					}
 					if e := r.emit(EvInsuranceAnswered); e != nil {
-						e.Seat, e.Player, e.Auto = r.boxes[i].seat, p.id, true
+						e.Seat, e.Who, e.Auto = r.boxes[i].seat, p.slot+1, true
 					}
 				}
 			}
@@ -1181,7 +1181,7 @@ func (r *Round) insure(bx *box, p *player, take bool) {
 		return // a crowd's answers show in its settlement
 	}
 	if e := r.emit(EvInsuranceAnswered); e != nil {
-		e.Seat, e.Player, e.Flag = bx.seat, p.id, take
+		e.Seat, e.Who, e.Flag = bx.seat, p.slot+1, take
 	}
 }
 
@@ -1252,7 +1252,7 @@ func (r *Round) advance(bx *box, p *player) {
 			if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
 				pair = h.c[0].Value()
 			}
-			e.Seat, e.Player, e.Hand = bx.seat, p.id, int8(p.cur+1)
+			e.Seat, e.Who, e.Hand = bx.seat, p.slot+1, int8(p.cur+1)
 			e.Total, e.Soft, e.Options = int8(tot), soft, r.options(p, h)
 			e.Cards, e.PairValue, e.Up = int8(h.n), int8(pair), int8(r.upValue())
 		}
@@ -1291,7 +1291,7 @@ func (r *Round) fill(bx *box, p *player) {
 		verbose := len(bx.players) <= 16
 		if verbose {
 			if e := r.emit(EvCardDealt); e != nil {
-				e.Seat, e.Player, e.Hand, e.Card, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), c, int8(tot), soft
+				e.Seat, e.Who, e.Hand, e.Card, e.Total, e.Soft = bx.seat, p.slot+1, int8(hi+1), c, int8(tot), soft
 			}
 		}
 		switch {
@@ -1300,7 +1300,7 @@ func (r *Round) fill(bx *box, p *player) {
 			h.done = true
 			if verbose {
 				if e := r.emit(EvHandDone); e != nil {
-					e.Seat, e.Player, e.Hand, e.Total, e.Soft = bx.seat, p.id, int8(hi+1), int8(tot), soft
+					e.Seat, e.Who, e.Hand, e.Total, e.Soft = bx.seat, p.slot+1, int8(hi+1), int8(tot), soft
 				}
 			}
 		}
@@ -1442,7 +1442,7 @@ func (r *Round) decide(bx *box, p *player, a Action, auto bool) error {
 	hi := p.cur
 	if !bx.crowd {
 		if e := r.emit(EvDecisionMade); e != nil {
-			e.Seat, e.Player, e.Hand, e.Action, e.Auto = bx.seat, p.id, int8(hi+1), a, auto
+			e.Seat, e.Who, e.Hand, e.Action, e.Auto = bx.seat, p.slot+1, int8(hi+1), a, auto
 		}
 	}
 	switch a {
@@ -1766,9 +1766,7 @@ func (r *Round) void(reason string) {
 		}
 	}
 	r.phase = PhaseSettled
-	if e := r.emit(EvSettled); e != nil {
-		e.Settlement = s
-	}
+	r.emit(EvSettled) // its settlement is the round's (Event)
 }
 
 // Waiter is a hand whose decision is awaited, with what the decision

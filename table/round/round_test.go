@@ -151,7 +151,7 @@ func BenchmarkCommonDraw10k(b *testing.B) {
 		batch[j] = SlotDecision{Slot: int32(j), Action: actions[j%3], Player: bets[j].Player}
 	}
 	var codes []EntryCode
-	evs := make([]Event, 0, 1<<16)
+	evs := make([]Note, 0, 1<<16)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -225,7 +225,7 @@ func TestKeepEvents(t *testing.T) {
 				b, err := kept.Start("r", bets, nil)
 				require.NoError(t, err)
 				for full.Phase() != PhaseSettled {
-					require.Equal(t, filterEvents(a, keep), append([]Event{}, b...))
+					require.Equal(t, filterEvents(a, keep), append([]Note{}, b...))
 					var in Input
 					switch w := full.Waiting(nil); {
 					case full.Phase() == PhaseInsurance:
@@ -240,7 +240,7 @@ func TestKeepEvents(t *testing.T) {
 					b, err = kept.Apply(in, b[:0])
 					require.NoError(t, err)
 				}
-				require.Equal(t, filterEvents(a, keep), append([]Event{}, b...))
+				require.Equal(t, filterEvents(a, keep), append([]Note{}, b...))
 				require.Equal(t, PhaseSettled, kept.Phase())
 				require.Equal(t, full.Settlement(), kept.Settlement())
 			}
@@ -248,8 +248,8 @@ func TestKeepEvents(t *testing.T) {
 	}
 }
 
-func filterEvents(evs []Event, keep func(EventKind) bool) []Event {
-	out := []Event{}
+func filterEvents(evs []Note, keep func(EventKind) bool) []Note {
+	out := []Note{}
 	for _, e := range evs {
 		if keep(e.Type) {
 			out = append(out, e)
@@ -413,7 +413,7 @@ func TestCardsIsCard(t *testing.T) {
 			rs := game(t, code)
 			one, batch := New(rs), New(rs)
 			rng := rand.New(rand.NewPCG(11, uint64(len(code))))
-			var a, b []Event
+			var a, b []Note
 			for round := 0; round < 1500; round++ {
 				bets := []Bet{{Seat: 3, Player: "p", Main: 1000}}
 				switch x := rng.IntN(6); {

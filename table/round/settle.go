@@ -56,9 +56,7 @@ func (r *Round) finish() {
 	} else {
 		r.settleAll()
 	}
-	if e := r.emit(EvSettled); e != nil {
-		e.Settlement = &r.settle
-	}
+	r.emit(EvSettled) // its settlement is the round's (Event)
 }
 
 // settleQuick totals the net and the rounding of a round whose wagers are

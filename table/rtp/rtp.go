@@ -135,7 +135,7 @@ type Player struct {
 	ready int
 	bet   int64
 	bets  []round.Bet
-	evs   []round.Event
+	evs   []round.Note
 	memo  []uint8 // the strategy's answers (decide)
 	deal  int     // cards in the initial deal of the player's one box
 	// oneByOne deals the initial deal's cards one call each, as the live
@@ -157,7 +157,7 @@ func newPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64, firstO
 	p := &Player{
 		rs: rs, strat: st, rng: rand.NewPCG(seed, seed^0x5851F42D4C957F2D), firstOnly: firstOnly,
 		rnd: round.New(rs), shoe: comp.Cards(), bet: bet,
-		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Event, 0, 64), memo: make([]uint8, memoSize),
+		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Note, 0, 64), memo: make([]uint8, memoSize),
 	}
 	p.deal = 3 + b2i(rs.HoleCard)
 	// The player reads the decision requests only (the net it reads from
@@ -313,7 +313,7 @@ func (p *Player) Round() (net, rounding int64, err error) {
 
 // decide reads the last decision request and answers it with the
 // strategy table, through the player's memo of its answers.
-func (p *Player) decide(evs []round.Event) round.Action {
+func (p *Player) decide(evs []round.Note) round.Action {
 	for i := len(evs) - 1; i >= 0; i-- {
 		e := &evs[i]
 		if e.Type != round.EvDecisionRequested {
@@ -334,7 +334,7 @@ func (p *Player) decide(evs []round.Event) round.Action {
 }
 
 // ask asks the strategy table for its answer to request e.
-func (p *Player) ask(e *round.Event) round.Action {
+func (p *Player) ask(e *round.Note) round.Action {
 	s := strategy.Situation{Total: int(e.Total), Soft: e.Soft, PairValue: int(e.PairValue), Cards: int(e.Cards), Up: int(e.Up),
 		CanDouble: e.Options.Has(round.ActDouble), CanSplit: e.Options.Has(round.ActSplit)}
 	if s.CanDouble && p.rs.IsFreeDouble(s.Total, e.Soft) && e.Cards == 2 {
@@ -372,7 +372,7 @@ const (
 // the rows of 3..MaxCards cards: every count above MaxCards reads alike.
 // A pair has two cards and its total and softness follow from its value,
 // and a split is offered only on a pair.
-func memoKey(e *round.Event) (int, bool) {
+func memoKey(e *round.Note) (int, bool) {
 	total, pair, cards, up := int(e.Total), int(e.PairValue), int(e.Cards), int(e.Up)
 	canDouble, canSplit := b2i(e.Options.Has(round.ActDouble)), b2i(e.Options.Has(round.ActSplit))
 	if up < 0 || up > 10 {

@@ -189,14 +189,14 @@ func TestMemoIsDecide(t *testing.T) {
 		} else {
 			rs, st = setup(t, code)
 		}
-		var evs []round.Event
+		var evs []round.Note
 		for cards := 2; cards <= 13; cards++ {
 			for total := 2; total <= 31; total++ {
 				for pair := 0; pair <= 10; pair++ {
 					for up := 1; up <= 10; up++ {
 						for opts := 0; opts < 4; opts++ {
 							for _, soft := range []bool{false, true} {
-								e := round.Event{Type: round.EvDecisionRequested, Total: int8(total), Soft: soft,
+								e := round.Note{Type: round.EvDecisionRequested, Total: int8(total), Soft: soft,
 									PairValue: int8(pair), Cards: int8(cards), Up: int8(up)}
 								e.Options = 1<<round.ActHit | 1<<round.ActStand
 								if opts&1 != 0 {

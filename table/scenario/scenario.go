@@ -286,7 +286,7 @@ type runner struct {
 	byWho   map[who]*entry
 	cmds    []Command
 	offered bool
-	evs     []round.Event
+	evs     []round.Note
 }
 
 // Run plays the scenario and returns its settlement.
