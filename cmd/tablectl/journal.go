@@ -16,6 +16,7 @@ import (
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/continuity"
+	"github.com/livetable/livetable/table/identity"
 	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/rules"
 )
@@ -31,7 +32,42 @@ type journalFlags struct {
 func (jf *journalFlags) register(fs *flag.FlagSet, g *globals) {
 	fs.StringVar(&jf.config, "config", g.config, "tabled's configuration file: tablectl takes its defaults from it")
 	fs.StringVar(&jf.dataDir, "data-dir", g.dataDir, "the table's data directory (tabled --data-dir; default: the config's data_dir, else "+defaultDataDir+", where make run writes)")
-	fs.StringVar(&jf.game, "game", g.cfg.Game, "the table's game code")
+	fs.StringVar(&jf.game, "game", g.cfg.Game, "the table's game code (default: the one the data directory records, else the config's)")
+}
+
+// parse parses a journal command's arguments (parseCmd), then takes the
+// game from the data directory's identity (table/identity): its journal
+// replays only under the rules it was played with. A game given with
+// --game, or a table and game given by --config, that are not the
+// directory's is an error (tabled refuses that directory too).
+func (jf *journalFlags) parse(fs *flag.FlagSet, g *globals, args []string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
+	if pos, code, ok = parseCmd(fs, args, stdout, stderr); !ok {
+		return pos, code, ok
+	}
+	id, recorded, err := identity.Read(nil, jf.dataDir)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return nil, 1, false
+	}
+	if !recorded {
+		return pos, 0, true
+	}
+	claimed := identity.Identity{Studio: id.Studio, Table: id.Table, Game: jf.game}
+	if g.config != "" {
+		claimed.Studio, claimed.Table = g.cfg.Studio, g.cfg.Table
+	} else {
+		gameFlag := false
+		fs.Visit(func(f *flag.Flag) { gameFlag = gameFlag || f.Name == "game" })
+		if !gameFlag {
+			claimed.Game = id.Game
+		}
+	}
+	if claimed != id {
+		fmt.Fprintln(stderr, "tablectl:", &identity.MismatchError{Dir: jf.dataDir, Recorded: id, Configured: claimed})
+		return nil, 1, false
+	}
+	jf.game = id.Game
+	return pos, 0, true
 }
 
 func (jf *journalFlags) dir() string { return filepath.Join(jf.dataDir, "journal") }
@@ -64,7 +100,7 @@ func runVerify(g *globals, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("journal verify", "[flags]", nil)
 	var jf journalFlags
 	jf.register(fs, g)
-	if _, code, ok := parseCmd(fs, args, stdout, stderr); !ok {
+	if _, code, ok := jf.parse(fs, g, args, stdout, stderr); !ok {
 		return code
 	}
 	rep, err := journal.Verify(jf.dir())
@@ -116,7 +152,7 @@ func runAcceptLoss(g *globals, args []string, stdout, stderr io.Writer) int {
 	jf.register(fs, g)
 	by := fs.String("by", "", "who accepts the loss (required)")
 	reason := fs.String("reason", "", "why (required; it is journaled and published with the alarm)")
-	if _, code, ok := parseCmd(fs, args, stdout, stderr); !ok {
+	if _, code, ok := jf.parse(fs, g, args, stdout, stderr); !ok {
 		return code
 	}
 	if *by == "" || *reason == "" {
@@ -209,7 +245,7 @@ func runHistory(g *globals, args []string, stdout, stderr io.Writer) int {
 	var jf journalFlags
 	jf.register(fs, g)
 	n := fs.Int("n", 20, "rounds to list")
-	if _, code, ok := parseCmd(fs, args, stdout, stderr); !ok {
+	if _, code, ok := jf.parse(fs, g, args, stdout, stderr); !ok {
 		return code
 	}
 	h, err := recall(jf, func(rs []journal.RoundSummary) uint64 {
@@ -251,7 +287,7 @@ func runRound(g *globals, args []string, stdout, stderr io.Writer) int {
 	var jf journalFlags
 	jf.register(fs, g)
 	dateText := fs.String("date", "", "the round's day (GMT), YYYY-MM-DD; default the latest round with the code")
-	pos, code, ok := parseCmd(fs, args, stdout, stderr)
+	pos, code, ok := jf.parse(fs, g, args, stdout, stderr)
 	if !ok {
 		return code
 	}

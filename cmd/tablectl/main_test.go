@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/livetable/livetable/studio/supervisors"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/identity"
 	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/rules"
 )
@@ -116,11 +118,17 @@ func playRound(t *testing.T, ctx context.Context, c *table.Controller, last stri
 // local control socket; stop (also run at the test's end) stops it.
 func startTable(t *testing.T, dataDir string, at time.Time) (c *table.Controller, ctx context.Context, stop func()) {
 	t.Helper()
+	return startGame(t, dataDir, at, "000")
+}
+
+// startGame is startTable playing game.
+func startGame(t *testing.T, dataDir string, at time.Time, game string) (c *table.Controller, ctx context.Context, stop func()) {
+	t.Helper()
 	jo := journal.DefaultOptions()
 	jo.Dir = filepath.Join(dataDir, "journal")
 	j, _, err := journal.Open(jo, zerolog.Nop())
 	require.NoError(t, err)
-	rs, err := rules.Game("000")
+	rs, err := rules.Game(game)
 	require.NoError(t, err)
 	opts := table.DefaultOptions(rs)
 	opts.Journal = table.NewJournal(j)
@@ -347,4 +355,49 @@ func TestConfigDefaults(t *testing.T) {
 	g, err = loadGlobals([]string{"history"})
 	require.NoError(t, err)
 	assert.Equal(t, defaultDataDir, g.dataDir, "make run's data dir without a config")
+}
+
+// TestJournalCommandsTakeTheDirectorysGame: the journal of a game-002
+// table replays only under 002's rules. Without --game, tablectl read it
+// as game 000: `journal verify` reported events lost that were not (and
+// `journal accept-loss` would have recorded that false loss), `history`
+// and `round` showed other outcomes or none. Now the game comes from the
+// data directory's identity.json (tabled writes it), and a --game or a
+// --config of another game is refused, naming both.
+func TestJournalCommandsTakeTheDirectorysGame(t *testing.T) {
+	dataDir := t.TempDir()
+	c, ctx, stop := startGame(t, dataDir, time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC), "002")
+	// Seat 2 stands on 17 and the dealer ends on 22 (6d 5h 5s 6c): in
+	// 002 a push ("il banco con 22 ... push"), in 000 a win.
+	playRound(t, ctx, c, "5s")
+	require.NoError(t, c.Submit(ctx, table.CardDrawn{Card: card.MustParse("6c")}))
+	want := c.Snapshot().Seq
+	stop()
+	_, err := identity.Bind(nil, dataDir, identity.Identity{Studio: "studio1", Table: "table1", Game: "002"})
+	require.NoError(t, err)
+	cfg000 := filepath.Join(t.TempDir(), "t1.yaml")
+	require.NoError(t, os.WriteFile(cfg000, []byte("game: \"000\"\ndata_dir: "+dataDir+"\n"), 0o600))
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"verify", []string{"journal", "verify", "--data-dir", dataDir}, 0,
+			fmt.Sprintf("OK: the journal's events end at seq %d,", want)},
+		{"history", []string{"history", "--data-dir", dataDir}, 0, "settled        +0  Ts 6d 7c 5h 5s 6c"},
+		{"round", []string{"round", "--data-dir", dataDir, "22:10:05"}, 0, "push            +0"},
+		{"same game given", []string{"history", "--data-dir", dataDir, "--game", "002"}, 0, "#22:10:05"},
+		{"another game given", []string{"history", "--data-dir", dataDir, "--game", "000"}, 1,
+			"belongs to studio1/table1, game 002 (its identity.json) but this table is configured as studio1/table1, game 000"},
+		{"a config of another game", []string{"--config", cfg000, "journal", "verify"}, 1,
+			"belongs to studio1/table1, game 002"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := tablectl(t, "", tc.args...)
+			assert.Equal(t, tc.code, code, out+errOut)
+			assert.Contains(t, out+errOut, tc.out)
+		})
+	}
 }

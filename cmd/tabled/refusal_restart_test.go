@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	simshoe "github.com/livetable/livetable/simulators/shoe"
 	"github.com/livetable/livetable/studio/localctl"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
@@ -27,22 +26,7 @@ import (
 // second serve on the same data directory.
 func TestRefusedCommandAcrossRestart(t *testing.T) {
 	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
-	dev, err := simshoe.New(simshoe.DefaultOptions(), zerolog.Nop())
-	require.NoError(t, err)
-	devCtx, devStop := context.WithCancel(context.Background())
-	devDone := make(chan struct{})
-	go func() { defer close(devDone); _ = dev.Run(devCtx) }()
-	t.Cleanup(func() { devStop(); _ = dev.Close(); <-devDone })
-
-	cfg := DefaultConfig()
-	cfg.Studio, cfg.Table, cfg.Game = "it", "refusals", "000"
-	cfg.DataDir = filepath.Join(t.TempDir(), "data")
-	cfg.Broker.URL = mosq.URL()
-	cfg.Shoe.Path = dev.Path()
-	cfg.GPIO.Sim = true
-	off := false
-	cfg.GPIO.Shuffler = &off
-	cfg.Console.Addr = "off"
+	cfg := mosquittoTable(t, mosq.URL(), "it", "refusals")
 	acct, key, err := supervisors.New("anna", supervisors.RoleSupervisor, "anna-password")
 	require.NoError(t, err)
 	accts := &supervisors.List{}

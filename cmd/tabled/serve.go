@@ -26,6 +26,7 @@ import (
 	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/continuity"
+	"github.com/livetable/livetable/table/identity"
 	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/rules"
 )
@@ -73,7 +74,7 @@ func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	defer cancel()
 	g, ctx := errgroup.WithContext(ctx)
 	for _, start := range []func(context.Context, *errgroup.Group) error{
-		d.openRules, d.openAccounts, d.openJournal, d.newController, d.startBroker, d.newLink,
+		d.openRules, d.openAccounts, d.bindDataDir, d.openJournal, d.newController, d.startBroker, d.newLink,
 		d.startGPIO, d.startShoe, d.startLight, d.startLink, d.reloadOnHangup, d.startLocalControl,
 		d.startConsole, d.startTable, d.startShuffler, d.startDemoPlay, d.announceReady,
 	} {
@@ -128,6 +129,30 @@ func (d *tabled) openAccounts(context.Context, *errgroup.Group) error {
 		d.alog.Warn().Msg("no supervisor accounts: nobody can log in to the console or sign commands; create one with `tablectl supervisor add NAME` and send tabled SIGHUP")
 	} else {
 		d.alog.Info().Int("accounts", accounts.Len()).Msg("supervisor accounts")
+	}
+	return nil
+}
+
+// bindDataDir checks that the data directory is this table's and this
+// game's (table/identity), and records it in a new one: another's journal
+// replayed under this table's rules and topics would publish another
+// game's outcomes under seqs the backend already holds.
+func (d *tabled) bindDataDir(context.Context, *errgroup.Group) error {
+	id := identity.Identity{Studio: d.cfg.Studio, Table: d.cfg.Table, Game: d.rs.Code}
+	_, statErr := os.Stat(absData(d.cfg, "journal"))
+	recorded, err := identity.Bind(nil, d.cfg.DataDir, id)
+	if err != nil {
+		return fmt.Errorf("tabled: %w", err)
+	}
+	if recorded {
+		l := d.log.Info()
+		if statErr == nil {
+			// Written by a tabled older than identity.json: it cannot
+			// be checked, only recorded from now on.
+			l = d.log.Warn()
+		}
+		l.Str("file", identity.Path(d.cfg.DataDir)).Str("studio", id.Studio).Str("table", id.Table).Str("game", id.Game).
+			Bool("existing_journal", statErr == nil).Msg("data directory recorded as this table's and game's")
 	}
 	return nil
 }
