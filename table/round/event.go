@@ -215,23 +215,23 @@ func (r *Round) emit(k EventKind) *Note {
 	}
 	// Only the length is stored while the slice has room (r.out =
 	// r.out[:n+1] stores nothing else): the pointer store of a whole
-	// append would take a write-barrier check per event. The slot is
-	// taken from the local out, whose length the compiler knows, not
-	// from r.out reread: one bounds check per event, not two.
-	n := len(r.out)
-	if n == cap(r.out) {
-		r.growOut()
+	// append would take a write-barrier check per event. The full
+	// slice's step is out of line (emitGrow): on the path with room the
+	// compiler knows n < cap(out), and the slot takes no bounds check.
+	out := r.out
+	if n := len(out); n < cap(out) {
+		r.out = r.out[:n+1]
+		e := &out[:n+1][n]
+		*e = Note{Type: k}
+		return e
 	}
-	out := r.out[:n+1]
-	r.out = r.out[:n+1]
-	e := &out[n]
-	*e = Note{Type: k}
-	return e
+	return r.emitGrow(k)
 }
 
-// growOut makes room for one more event in r.out, as append grows a slice.
-func (r *Round) growOut() {
-	r.out = append(r.out, Note{})[:len(r.out)]
+// emitGrow is emit when r.out is full: it grows r.out as append does.
+func (r *Round) emitGrow(k EventKind) *Note {
+	r.out = append(r.out, Note{Type: k})
+	return &r.out[len(r.out)-1]
 }
 
 // KeepEvents makes Start and Apply report only events of the given kinds;
