@@ -1,7 +1,6 @@
 package table
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -235,11 +234,13 @@ func (rf *RefusalFile) read() ([]Refusal, error) {
 	}
 	var out []Refusal
 	bad := 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
+	// Split by hand: a bufio.Scanner stops at a line beyond its buffer,
+	// and the verdicts after it would be silently forgotten.
+	for rest := data; len(rest) > 0; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
 		var x Refusal
-		if json.Unmarshal(sc.Bytes(), &x) != nil || x.ID == "" {
+		if json.Unmarshal(line, &x) != nil || x.ID == "" {
 			bad++
 			continue
 		}

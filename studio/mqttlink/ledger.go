@@ -1,7 +1,6 @@
 package mqttlink
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -150,14 +149,15 @@ func openLedger(fsys vfs.FS, dir string, capacity int, log zerolog.Logger) (*led
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("mqttlink: read reply ledger: %w", err)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	// A batch's reply lists its rejected entries: longer than a
-	// command's, bounded by a batch's.
-	sc.Buffer(make([]byte, 0, 4096), MaxBatchBytes)
+	// Split by hand, not with a bufio.Scanner: a Scanner stops at a line
+	// beyond its buffer, and the replies after it would be forgotten (and
+	// the rewrite below would drop them from the file too).
 	bad := 0
-	for sc.Scan() {
+	for rest := data; len(rest) > 0; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
 		var r ledgerLine
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID == "" {
+		if json.Unmarshal(line, &r) != nil || r.ID == "" {
 			// A torn last line after a crash; its command was not
 			// acknowledged to the broker, so it will come again.
 			bad++

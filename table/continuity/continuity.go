@@ -18,7 +18,6 @@
 package continuity
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -156,11 +155,15 @@ func Acceptances(fsys vfs.FS, path string) ([]Acceptance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("continuity: read %s: %w", path, err)
 	}
+	// Split by hand, not with a bufio.Scanner: a Scanner stops at a line
+	// longer than its buffer (a long reason) and every acceptance after
+	// it would be silently unread, and the table refuse to start.
 	var out []Acceptance
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
+	for rest := data; len(rest) > 0; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
 		var a Acceptance
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 || json.Unmarshal(sc.Bytes(), &a) != nil {
+		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &a) != nil {
 			continue
 		}
 		out = append(out, a)
