@@ -2,6 +2,7 @@ package round
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/rules"
@@ -768,28 +769,44 @@ func (r *Round) dealSolo(cs []card.Card) int {
 	r.dealPos = len(cs)
 	r.solo.cursor += 2
 	bx.stream = append(bx.stream, cs[0], cs[2])
-	// The four cards' events as boxDealt and dealerCard emit them,
-	// written out: their calls were a sixth of the deal's cost.
 	// The hands are empty (nothing is dealt yet): their first and second
 	// cards are set (first, second), not added.
 	h.first(cs[0])
-	if e := r.emit(EvCardDealt); e != nil {
-		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[0], int8(h.best), h.soft, 1
-	}
+	t0, soft0 := h.best, h.soft
 	d.first(cs[1]) // the up card
-	if e := r.emit(EvCardDealt); e != nil {
-		e.Card, e.Total, e.Soft = cs[1], int8(d.best), d.soft
-	}
+	up, softUp := d.best, d.soft
 	h.second(cs[2])
-	if e := r.emit(EvCardDealt); e != nil {
-		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[2], int8(h.best), h.soft, 1
-	}
 	if len(cs) > 3 {
 		// The hole card (dealEnd has it where the game has one), face
 		// down: its value is not published until turned.
 		d.second(cs[3])
 		r.holeDealt = true
-		if e := r.emit(EvCardDealt); e != nil {
+	}
+	// The cards' events as boxDealt and dealerCard emit them, written
+	// out (their calls were a sixth of the deal's cost), their three or
+	// four slots taken at once, as emit takes one: one check of the
+	// slice's room, one store of its length.
+	if r.drop&(1<<EvCardDealt) == 0 {
+		m := len(r.out)
+		if cap(r.out)-m < 4 {
+			r.out = slices.Grow(r.out, 4)
+		}
+		r.out = r.out[:m+len(cs)]
+		run := (*[4]Note)(r.out[m : m+4])
+		// Zeroed, then filled in place, as emit's callers fill theirs: a
+		// composite literal would be built on the stack and copied.
+		e := &run[0]
+		*e = Note{Type: EvCardDealt}
+		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[0], int8(t0), soft0, 1
+		e = &run[1]
+		*e = Note{Type: EvCardDealt}
+		e.Card, e.Total, e.Soft = cs[1], int8(up), softUp
+		e = &run[2]
+		*e = Note{Type: EvCardDealt}
+		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[2], int8(h.best), h.soft, 1
+		if len(cs) > 3 {
+			e = &run[3]
+			*e = Note{Type: EvCardDealt}
 			e.Hole = true
 		}
 	}
