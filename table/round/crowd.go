@@ -230,7 +230,8 @@ func (r *Round) batchEntry(e *SlotDecision, gen uint32) EntryCode {
 // the next card of the seat's shared sequence, which each player who
 // hit takes in turn (no event per player).
 func (r *Round) crowdCard(bx *box, c card.Card) {
-	if e := r.emit(EvCardDealt); e != nil {
+	if r.keeps(EvCardDealt) {
+		e := r.note(EvCardDealt)
 		e.Seat, e.Card, e.Players = bx.seat, c, int32(len(bx.players))
 	}
 }

@@ -202,20 +202,29 @@ type Event struct {
 	Settlement *Settlement `json:"settlement,omitempty"`
 }
 
-// emit appends a note of kind k to the notes of the input being applied
-// (r.out) and returns it for the caller to fill in place, or nil for a kind
-// the caller does not keep (KeepEvents): the caller skips filling it.
-// Appending a composite literal makes the compiler assemble the event on
-// the stack with byte stores and copy it with wide loads, which stall on
-// store forwarding: filling the slot in place costs half as much, and a
-// round appends a dozen events.
-func (r *Round) emit(k EventKind) *Note {
-	if r.drop&(1<<k) != 0 {
-		return nil
-	}
+// keeps reports whether the caller keeps notes of kind k (KeepEvents):
+// a caller that does not is spared building them. A handler writes a
+// note as
+//
+//	if r.keeps(k) {
+//		e := r.note(k)
+//		e.Seat, ... = ...
+//	}
+//
+// which skips the filling with the same test that skips the note, where
+// a nil note for a dropped kind took a second test per note.
+func (r *Round) keeps(k EventKind) bool { return r.drop&(1<<k) == 0 }
+
+// note appends a note of kind k, one the caller keeps, to the notes of the
+// input being applied (r.out) and returns it for the caller to fill in
+// place. Appending a composite literal makes the compiler assemble the
+// note on the stack and copy it with wide loads, which stall on store
+// forwarding: filling the slot in place costs half as much, and a round
+// appends a dozen notes.
+func (r *Round) note(k EventKind) *Note {
 	// Only the length is stored while the slice has room (r.out =
 	// r.out[:n+1] stores nothing else): the pointer store of a whole
-	// append would take a write-barrier check per event. The full
+	// append would take a write-barrier check per note. The full
 	// slice's step is out of line (emitGrow): on the path with room the
 	// compiler knows n < cap(out), and the slot takes no bounds check.
 	out := r.out
@@ -228,7 +237,7 @@ func (r *Round) emit(k EventKind) *Note {
 	return r.emitGrow(k)
 }
 
-// emitGrow is emit when r.out is full: it grows r.out as append does.
+// emitGrow is note when r.out is full: it grows r.out as append does.
 func (r *Round) emitGrow(k EventKind) *Note {
 	r.out = append(r.out, Note{Type: k})
 	return &r.out[len(r.out)-1]

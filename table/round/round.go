@@ -193,7 +193,7 @@ type Round struct {
 	sideBuf  []SideResult
 	wagerBuf []Wager
 	// out is the caller's events slice while Start or Apply runs: the
-	// handlers append to it (emit) rather than passing it down and back
+	// handlers append to it (note) rather than passing it down and back
 	// up through every call of an input, a dozen calls per round. It is
 	// set at the start of each Start and Apply and never read outside
 	// them (it keeps the last slice until then, which the caller has).
@@ -267,7 +267,8 @@ func (r *Round) Start(id string, bets []Bet, dst []Note) ([]Note, error) {
 		r.dealEnd++
 	}
 	r.phase = PhaseDealing
-	if e := r.emit(EvRoundStarted); e != nil {
+	if r.keeps(EvRoundStarted) {
+		e := r.note(EvRoundStarted)
 		e.Players = int32(len(bets))
 	}
 	return r.out, nil
@@ -784,16 +785,16 @@ func (r *Round) dealSolo(cs []card.Card) int {
 	}
 	// The cards' events as boxDealt and dealerCard emit them, written
 	// out (their calls were a sixth of the deal's cost), their three or
-	// four slots taken at once, as emit takes one: one check of the
+	// four slots taken at once, as note takes one: one check of the
 	// slice's room, one store of its length.
-	if r.drop&(1<<EvCardDealt) == 0 {
+	if r.keeps(EvCardDealt) {
 		m := len(r.out)
 		if cap(r.out)-m < 4 {
 			r.out = slices.Grow(r.out, 4)
 		}
 		r.out = r.out[:m+len(cs)]
 		run := (*[4]Note)(r.out[m : m+4])
-		// Zeroed, then filled in place, as emit's callers fill theirs: a
+		// Zeroed, then filled in place, as note's callers fill theirs: a
 		// composite literal would be built on the stack and copied.
 		e := &run[0]
 		*e = Note{Type: EvCardDealt}
@@ -835,12 +836,14 @@ func (r *Round) dealSoloCard(c card.Card) {
 		} else {
 			h.second(c)
 		}
-		if e := r.emit(EvCardDealt); e != nil {
+		if r.keeps(EvCardDealt) {
+			e := r.note(EvCardDealt)
 			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(h.best), h.soft, 1
 		}
 	case 1:
 		d.first(c) // the up card
-		if e := r.emit(EvCardDealt); e != nil {
+		if r.keeps(EvCardDealt) {
+			e := r.note(EvCardDealt)
 			e.Card, e.Total, e.Soft = c, int8(d.best), d.soft
 		}
 	default:
@@ -848,7 +851,8 @@ func (r *Round) dealSoloCard(c card.Card) {
 		// turned.
 		d.second(c)
 		r.holeDealt = true
-		if e := r.emit(EvCardDealt); e != nil {
+		if r.keeps(EvCardDealt) {
+			e := r.note(EvCardDealt)
 			e.Hole = true
 		}
 	}
@@ -860,7 +864,8 @@ func (r *Round) dealSoloCard(c card.Card) {
 // boxDealt emits the event of card c of the initial deal, which box bx's
 // players hold in their first hand (h, the first player's).
 func (r *Round) boxDealt(bx *box, h *hand, c card.Card) {
-	if e := r.emit(EvCardDealt); e != nil {
+	if r.keeps(EvCardDealt) {
+		e := r.note(EvCardDealt)
 		tot, soft := h.total()
 		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
 	}
@@ -992,7 +997,8 @@ func (r *Round) take(c card.Card) error {
 			// second case, without its call: most cards after the deal).
 			d := &r.dealer
 			d.add(c)
-			if e := r.emit(EvCardDealt); e != nil {
+			if r.keeps(EvCardDealt) {
+				e := r.note(EvCardDealt)
 				e.Card, e.Total, e.Soft = c, int8(d.best), d.soft
 			}
 			if r.dealerNeeds = r.dealerNeedsCard(); r.dealerNeeds {
@@ -1041,7 +1047,8 @@ func (r *Round) applyOther(in *Input) error {
 					if r.boxes[i].crowd {
 						continue // a crowd's answers show in its settlement
 					}
-					if e := r.emit(EvInsuranceAnswered); e != nil {
+					if r.keeps(EvInsuranceAnswered) {
+						e := r.note(EvInsuranceAnswered)
 						e.Seat, e.Who, e.Auto = r.boxes[i].seat, p.slot+1, true
 					}
 				}
@@ -1065,7 +1072,8 @@ func (r *Round) dealerCard(c card.Card) {
 	if hole {
 		r.holeDealt = true
 		// The hole card is face down: its value is not published until turned.
-		if e := r.emit(EvCardDealt); e != nil {
+		if r.keeps(EvCardDealt) {
+			e := r.note(EvCardDealt)
 			e.Hole = true
 		}
 		return
@@ -1073,7 +1081,8 @@ func (r *Round) dealerCard(c card.Card) {
 	// Every other dealer card is face up and shows the whole hand: the up
 	// card, and the cards drawn in the dealer's turn after the hole card
 	// was turned (in no phase before it does the dealer get a card).
-	if e := r.emit(EvCardDealt); e != nil {
+	if r.keeps(EvCardDealt) {
+		e := r.note(EvCardDealt)
 		tot, soft := r.dealer.total()
 		e.Card, e.Total, e.Soft = c, int8(tot), soft
 	}
@@ -1110,7 +1119,8 @@ func (r *Round) afterDeal() {
 			}
 		}
 		r.asked = n
-		if e := r.emit(EvInsuranceOffered); e != nil {
+		if r.keeps(EvInsuranceOffered) {
+			e := r.note(EvInsuranceOffered)
 			e.Players = int32(n)
 		}
 		return
@@ -1197,7 +1207,8 @@ func (r *Round) insure(bx *box, p *player, take bool) {
 	if bx.crowd {
 		return // a crowd's answers show in its settlement
 	}
-	if e := r.emit(EvInsuranceAnswered); e != nil {
+	if r.keeps(EvInsuranceAnswered) {
+		e := r.note(EvInsuranceAnswered)
 		e.Seat, e.Who, e.Flag = bx.seat, p.slot+1, take
 	}
 }
@@ -1206,7 +1217,8 @@ func (r *Round) afterInsurance() {
 	if r.rs.Peeks(r.upValue()) {
 		r.peeked = true
 		bj := r.dealerBJ()
-		if e := r.emit(EvPeeked); e != nil {
+		if r.keeps(EvPeeked) {
+			e := r.note(EvPeeked)
 			e.Flag = bj
 		}
 		if bj {
@@ -1263,7 +1275,8 @@ func (r *Round) advance(bx *box, p *player) {
 			r.prompted++
 			return
 		}
-		if e := r.emit(EvDecisionRequested); e != nil {
+		if r.keeps(EvDecisionRequested) {
+			e := r.note(EvDecisionRequested)
 			tot, soft := h.total()
 			pair := 0
 			if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
@@ -1307,7 +1320,8 @@ func (r *Round) fill(bx *box, p *player) {
 		tot, soft := h.total()
 		verbose := len(bx.players) <= 16
 		if verbose {
-			if e := r.emit(EvCardDealt); e != nil {
+			if r.keeps(EvCardDealt) {
+				e := r.note(EvCardDealt)
 				e.Seat, e.Who, e.Hand, e.Card, e.Total, e.Soft = bx.seat, p.slot+1, int8(hi+1), c, int8(tot), soft
 			}
 		}
@@ -1316,7 +1330,8 @@ func (r *Round) fill(bx *box, p *player) {
 			r.rs.Charlie > 0 && int(h.n) >= r.rs.Charlie:
 			h.done = true
 			if verbose {
-				if e := r.emit(EvHandDone); e != nil {
+				if r.keeps(EvHandDone) {
+					e := r.note(EvHandDone)
 					e.Seat, e.Who, e.Hand, e.Total, e.Soft = bx.seat, p.slot+1, int8(hi+1), int8(tot), soft
 				}
 			}
@@ -1458,7 +1473,8 @@ func (r *Round) decide(bx *box, p *player, a Action, auto bool) error {
 	}
 	hi := p.cur
 	if !bx.crowd {
-		if e := r.emit(EvDecisionMade); e != nil {
+		if r.keeps(EvDecisionMade) {
+			e := r.note(EvDecisionMade)
 			e.Seat, e.Who, e.Hand, e.Action, e.Auto = bx.seat, p.slot+1, int8(hi+1), a, auto
 		}
 	}
@@ -1668,7 +1684,8 @@ func (r *Round) progress() {
 
 // dealerDone ends the dealer's turn, his hand complete, and settles.
 func (r *Round) dealerDone() {
-	if e := r.emit(EvDealerDone); e != nil {
+	if r.keeps(EvDealerDone) {
+		e := r.note(EvDealerDone)
 		t, soft := r.dealer.total()
 		e.Total, e.Soft = int8(t), soft
 	}
@@ -1693,7 +1710,8 @@ func (r *Round) startDealer() {
 	}
 	r.dealerNeeds = r.dealerNeedsCard()
 	if r.holeDealt {
-		if e := r.emit(EvHoleRevealed); e != nil {
+		if r.keeps(EvHoleRevealed) {
+			e := r.note(EvHoleRevealed)
 			t, soft := r.dealer.total()
 			e.Card, e.Total, e.Soft, e.Hole = r.dealer.c[1], int8(t), soft, true
 		}
@@ -1783,7 +1801,9 @@ func (r *Round) void(reason string) {
 		}
 	}
 	r.phase = PhaseSettled
-	r.emit(EvSettled) // its settlement is the round's (Event)
+	if r.keeps(EvSettled) {
+		r.note(EvSettled) // its settlement is the round's (Event)
+	}
 }
 
 // Waiter is a hand whose decision is awaited, with what the decision

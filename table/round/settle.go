@@ -56,7 +56,9 @@ func (r *Round) finish() {
 	} else {
 		r.settleAll()
 	}
-	r.emit(EvSettled) // its settlement is the round's (Event)
+	if r.keeps(EvSettled) {
+		r.note(EvSettled) // its settlement is the round's (Event)
+	}
 }
 
 // settleQuick totals the net and the rounding of a round whose wagers are
@@ -162,7 +164,14 @@ func (r *Round) settleSolo(p *player) {
 	sr := &s.Seats[0]
 	bx := r.soloBox
 	sr.Seat, sr.Player, sr.Behind, sr.Slot = bx.seat, p.id, false, int(p.slot)
-	sr.Side, sr.Insurance = nil, nil
+	// The pointer fields are nil after most rounds: a test of each costs
+	// less than a store with its write-barrier check.
+	if sr.Side != nil {
+		sr.Side = nil
+	}
+	if sr.Insurance != nil {
+		sr.Insurance = nil
+	}
 	n := p.n
 	if cap(r.handBuf) < 2 {
 		r.handBuf = make([]HandResult, 2, 16)
