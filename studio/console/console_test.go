@@ -70,7 +70,7 @@ type fixture struct {
 	h    Health
 }
 
-func newFixture(t *testing.T, mod func(*Options)) *fixture {
+func newFixture(t testing.TB, mod func(*Options)) *fixture {
 	t.Helper()
 	f := &fixture{fake: consoletest.New(dealingState()), clk: clockwork.NewFakeClockAt(epoch)}
 	opts := DefaultOptions()
@@ -91,7 +91,7 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 
 // browser is an HTTP client with cookies that does not follow redirects,
 // so the tests see them.
-func (f *fixture) browser(t *testing.T) *http.Client {
+func (f *fixture) browser(t testing.TB) *http.Client {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
@@ -103,7 +103,7 @@ var (
 	metaToken = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
 )
 
-func body(t *testing.T, r *http.Response) string {
+func body(t testing.TB, r *http.Response) string {
 	t.Helper()
 	defer r.Body.Close()
 	b, err := io.ReadAll(r.Body)
@@ -112,7 +112,7 @@ func body(t *testing.T, r *http.Response) string {
 }
 
 // login fills the login form as a browser would and returns the response.
-func (f *fixture) login(t *testing.T, c *http.Client, user, pw string) *http.Response {
+func (f *fixture) login(t testing.TB, c *http.Client, user, pw string) *http.Response {
 	t.Helper()
 	r, err := c.Get(f.web.URL + "/login")
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func (f *fixture) login(t *testing.T, c *http.Client, user, pw string) *http.Res
 }
 
 // supervisor logs in and returns the client and the page's CSRF token.
-func (f *fixture) supervisor(t *testing.T) (*http.Client, string) {
+func (f *fixture) supervisor(t testing.TB) (*http.Client, string) {
 	t.Helper()
 	c := f.browser(t)
 	resp := f.login(t, c, testUser, testPassword)

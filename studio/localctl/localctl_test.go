@@ -19,7 +19,7 @@ import (
 	"github.com/livetable/livetable/table/card"
 )
 
-func start(t *testing.T, tb localctl.Table) string {
+func start(t testing.TB, tb localctl.Table) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), localctl.SocketName)
 	s, err := localctl.Listen(path, tb, zerolog.Nop())

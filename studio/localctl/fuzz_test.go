@@ -1,0 +1,82 @@
+package localctl_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/console/consoletest"
+	"github.com/livetable/livetable/studio/localctl"
+	"github.com/livetable/livetable/table"
+)
+
+// FuzzSocket sends arbitrary bytes to the table's local socket as one
+// request: the daemon answers every one with one JSON reply line (never
+// a panic, a hang or a closed connection without a word), and hands the
+// table only a supervisor command it can journal: one of the four, with a
+// reason where one is needed and a card for a correct, that encodes and
+// decodes back the same.
+func FuzzSocket(f *testing.F) {
+	for _, s := range []string{
+		`{"command":"pause","reason":"camera 2","id":"p1"}`,
+		`{"command":"correct","card":"Qh"}`,
+		`{"command":"void","reason":"  "}`,
+		`{"command":"status"}`,
+		`{"command":"resume","id":"\u0000\ud800"}`,
+		`{"command":"correct","card":"10h"}`,
+		`{"command":["pause"]}`,
+		`not json`,
+		``,
+	} {
+		f.Add([]byte(s))
+	}
+	fake := consoletest.New(table.State{Phase: "dealing", Paused: true})
+	path := start(f, fake)
+	f.Fuzz(func(t *testing.T, line []byte) {
+		before := len(fake.Inputs())
+		c, err := net.Dial("unix", path)
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+		_, err = c.Write(append(line, '\n'))
+		require.NoError(t, err)
+		got, err := bufio.NewReader(c).ReadBytes('\n')
+		require.NoError(t, err, "a reply line")
+		var rep localctl.Reply
+		require.NoError(t, json.Unmarshal(got, &rep), "%s", got)
+		inputs := fake.Inputs()
+		if !rep.Accepted {
+			require.NotEmpty(t, rep.Error)
+			require.Len(t, inputs, before, "a refused request reaches the table never")
+			return
+		}
+		if rep.State != nil {
+			return // status
+		}
+		require.Len(t, inputs, before+1)
+		in, ok := inputs[before].(table.Supervisor)
+		require.True(t, ok)
+		switch in.Command {
+		case "pause", "void":
+			require.NotEmpty(t, in.Reason)
+		case "correct":
+			require.True(t, in.Card.Valid(), "%v", in.Card)
+		case "resume":
+		default:
+			t.Fatalf("command %q reached the table", in.Command)
+		}
+		require.NotEmpty(t, in.ID)
+		b, err := table.EncodeInput(in)
+		require.NoError(t, err)
+		back, err := table.DecodeInput(b)
+		require.NoError(t, err)
+		// JSON keeps valid UTF-8 only: the journal holds what it can.
+		again, err := table.EncodeInput(back)
+		require.NoError(t, err)
+		require.Equal(t, string(b), string(again))
+	})
+}
