@@ -1222,7 +1222,7 @@ func (r *Round) afterInsurance() {
 			e.Flag = bj
 		}
 		if bj {
-			r.finish()
+			r.finish(false)
 			return
 		}
 	}
@@ -1682,15 +1682,9 @@ func (r *Round) progress() {
 	}
 }
 
-// dealerDone ends the dealer's turn, his hand complete, and settles.
-func (r *Round) dealerDone() {
-	if r.keeps(EvDealerDone) {
-		e := r.note(EvDealerDone)
-		t, soft := r.dealer.total()
-		e.Total, e.Soft = int8(t), soft
-	}
-	r.finish()
-}
+// dealerDone ends the dealer's turn, his hand complete, and settles
+// (finish, which reports the dealer's hand first: one call, not two).
+func (r *Round) dealerDone() { r.finish(true) }
 
 func (r *Round) startDealer() {
 	r.phase = PhaseDealer

@@ -44,8 +44,15 @@ func (r *Round) fillDealer() {
 // keep EvSettled (KeepEvents) gets the totals only, when settleQuick can
 // give them: the settlement (a result per seat and hand, their cards) is
 // then built when Settlement asks for it, the same, and a simulator that
-// reads Net never has it built.
-func (r *Round) finish() {
+// reads Net never has it built. dealerDone: the dealer's turn ended, his
+// hand complete, and EvDealerDone reports it first (dealerDone); a round
+// ended by the dealer's peeked blackjack has no dealer's turn.
+func (r *Round) finish(dealerDone bool) {
+	if dealerDone && r.keeps(EvDealerDone) {
+		e := r.note(EvDealerDone)
+		t, soft := r.dealer.total()
+		e.Total, e.Soft = int8(t), soft
+	}
 	r.phase = PhaseSettled
 	if r.drop&(1<<EvSettled) != 0 && r.settleQuick() {
 		return
