@@ -192,6 +192,27 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: broker.supervisor_tokens is gone: supervisors sign their commands with their own key; create accounts with `tablectl supervisor add` (see README)", ErrConfig)
 	case (c.Console.TLSCert == "") != (c.Console.TLSKey == ""):
 		return fmt.Errorf("%w: console.tls_cert and console.tls_key go together", ErrConfig)
+	case c.Shoe.Baud <= 0:
+		return fmt.Errorf("%w: shoe.baud %d: the shoe's line speed (115200)", ErrConfig, c.Shoe.Baud)
+	case c.Demo.Seats < 0 || c.Demo.MisreadEvery < 0:
+		return fmt.Errorf("%w: demo.seats and demo.misread_every cannot be negative", ErrConfig)
+	case !(c.Demo.Penetration >= 0 && c.Demo.Penetration < 1):
+		return fmt.Errorf("%w: demo.penetration %v: the share of the shoe dealt before the cut card, from 0 to under 1", ErrConfig, c.Demo.Penetration)
+	}
+	// A negative time would be ignored (the game's own would apply) or
+	// fire at once: either way not what the file asked for.
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"timing.betting", c.Timing.Betting}, {"timing.last_call", c.Timing.LastCall},
+		{"timing.insurance", c.Timing.Insurance}, {"timing.decision", c.Timing.Decision},
+		{"timing.settle", c.Timing.Settle}, {"shoe.silence_timeout", c.Shoe.Silence},
+		{"demo.pace", c.Demo.Pace}, {"demo.think", c.Demo.Think}, {"demo.betting", c.Demo.Betting},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("%w: %s %s cannot be negative", ErrConfig, d.key, d.v)
+		}
 	}
 	return nil
 }

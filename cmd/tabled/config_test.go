@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,19 @@ func TestConfigJournalChecks(t *testing.T) {
 		{"unknown key", "journal: {max_gb: 1}", false},
 		{"cluster nodes", "broker: {url: 'tcp://n1:1883', failover_urls: ['tcp://n2:1883', 'tcp://n3:1883']}", true},
 		{"failover without a first broker", "broker: {failover_urls: ['tcp://n2:1883']}", false},
+		{"game's own times", "timing: {betting: 0s, decision: 0s}", true},
+		{"negative decision time", "timing: {decision: -5s}", false},
+		{"negative settle pause", "timing: {settle: -1s}", false},
+		{"negative silence", "shoe: {silence_timeout: -3s}", false},
+		{"no line speed", "shoe: {baud: 0}", false},
+		{"negative line speed", "shoe: {baud: -9600}", false},
+		{"demo as shipped", "demo: {seats: 7, pace: 1s, think: 0s, penetration: 0.5, misread_every: 40}", true},
+		{"negative seats", "demo: {seats: -1}", false},
+		{"negative pace", "demo: {pace: -1s}", false},
+		{"whole shoe before the cut", "demo: {penetration: 1}", false},
+		{"negative penetration", "demo: {penetration: -0.1}", false},
+		{"not a number", "demo: {penetration: .nan}", false},
+		{"negative misreads", "demo: {misread_every: -2}", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,6 +67,9 @@ func TestConfigJournalChecks(t *testing.T) {
 				require.NoError(t, err)
 			} else {
 				require.Error(t, err)
+			}
+			if err != nil && !strings.Contains(tc.yaml, "max_gb") && !strings.Contains(tc.yaml, "lots") && !strings.Contains(tc.yaml, "1.5GiB") {
+				require.ErrorIs(t, err, ErrConfig, "a value out of range is named as such")
 			}
 		})
 	}

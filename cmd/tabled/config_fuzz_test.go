@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzLoadConfig reads arbitrary bytes as tabled's configuration file:
+// never a panic; what LoadConfig accepts has no negative size, time or
+// count, a line speed, and a journal that keeps at least two segments.
+func FuzzLoadConfig(f *testing.F) {
+	example, err := os.ReadFile("tabled.example.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(example)
+	f.Add([]byte("journal: {segment_size: 8MiB, max_size: 16MiB, max_age: 24h}\n"))
+	f.Add([]byte("timing: {decision: -5s}\nshoe: {baud: 9600}\n"))
+	f.Add([]byte("demo: {seats: 7, penetration: .nan}\n"))
+	f.Add([]byte("gpio: {pins: [{name: light_red, chip: gpiochip0, line: 17}]}\n"))
+	f.Add([]byte("broker: {url: 'tcp://n1:1883', failover_urls: ['tcp://n2:1883']}\n"))
+	f.Add([]byte("a: &a [*a, *a]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "tabled.yaml")
+		require.NoError(t, os.WriteFile(path, data, 0o640))
+		cfg, err := LoadConfig(path)
+		if err != nil {
+			return
+		}
+		j := cfg.Journal
+		require.GreaterOrEqual(t, int64(j.SegmentSize), int64(0))
+		require.GreaterOrEqual(t, int64(j.MaxSize), int64(0))
+		if j.MaxSize > 0 {
+			require.GreaterOrEqual(t, int64(j.MaxSize), 2*max(int64(j.SegmentSize), 64<<10))
+		}
+		require.GreaterOrEqual(t, j.CheckpointEvery, 0)
+		for _, d := range []int64{int64(j.MaxAge), int64(j.GroupCommit), int64(cfg.Timing.Betting), int64(cfg.Timing.LastCall),
+			int64(cfg.Timing.Insurance), int64(cfg.Timing.Decision), int64(cfg.Timing.Settle), int64(cfg.Shoe.Silence),
+			int64(cfg.Demo.Pace), int64(cfg.Demo.Think), int64(cfg.Demo.Betting)} {
+			require.GreaterOrEqual(t, d, int64(0))
+		}
+		require.Positive(t, cfg.Shoe.Baud)
+		require.GreaterOrEqual(t, cfg.Demo.Seats, 0)
+		require.GreaterOrEqual(t, cfg.Demo.MisreadEvery, 0)
+		require.True(t, cfg.Demo.Penetration >= 0 && cfg.Demo.Penetration < 1, "%v", cfg.Demo.Penetration)
+		require.GreaterOrEqual(t, int64(cfg.MemoryLimit), int64(0))
+	})
+}
