@@ -159,10 +159,10 @@ type Note struct {
 // round's settlement. It reads the round in play, so a note is made an
 // Event before the next Start (the player's slot) and the settlement is
 // the round's own, valid until the next Start (Settlement).
-func (r *Round) Event(n *Note) Event {
-	e := Event{Type: n.Type, Hole: n.Hole, Soft: n.Soft, Action: n.Action, Options: n.Options, Auto: n.Auto,
-		Outcome: n.Outcome, Flag: n.Flag, Card: n.Card, Hand: n.Hand, Total: n.Total, Cards: n.Cards,
-		PairValue: n.PairValue, Up: n.Up, Seat: n.Seat, Players: n.Players}
+func (r *Round) Event(n *Note) (e Event) {
+	e.Type, e.Hole, e.Soft, e.Action, e.Options, e.Auto, e.Outcome, e.Flag = n.Type, n.Hole, n.Soft, n.Action, n.Options, n.Auto, n.Outcome, n.Flag
+	e.Card, e.Hand, e.Total, e.Cards, e.PairValue, e.Up = n.Card, n.Hand, n.Total, n.Cards, n.PairValue, n.Up
+	e.Seat, e.Players = n.Seat, n.Players
 	if n.Who > 0 {
 		_, e.Player, _ = r.SlotPlayer(int(n.Who - 1))
 	}
