@@ -876,16 +876,29 @@ func (r *Round) boxDealt(bx *box, h *hand, c card.Card) {
 // simulator decides millions of hands a second).
 func (r *Round) Decide(seat int, player string, a Action, dst []Note) ([]Note, error) {
 	r.out = dst
+	if p := r.solo; p != nil && r.phase == PhasePlay && p.awaiting && r.soloBox.seat == seat && player == "" {
+		// What applyDecision does for the lone player it finds. A named
+		// player is compared out of line (decideNamed): the comparison's
+		// call would make this path save its arguments first.
+		err := r.decide(r.soloBox, p, a, false)
+		return r.out, err
+	}
+	err := r.decideNamed(seat, player, a) // before r.out is read: it appends
+	return r.out, err
+}
+
+// decideNamed is Decide for any decision but the lone player's unnamed
+// one.
+func (r *Round) decideNamed(seat int, player string, a Action) error {
 	var err error
 	if p := r.solo; p != nil && r.phase == PhasePlay && p.awaiting && r.soloBox.seat == seat && (player == "" || player == p.id) {
-		// What applyDecision does for the lone player it finds.
 		err = r.decide(r.soloBox, p, a, false)
 	} else if r.phase != PhaseSettled && r.phase != PhaseNew {
 		err = r.applyDecision(seat, player, a, false)
 	} else {
 		err = ruleErr(ErrFinished, seat, player, "no round in play")
 	}
-	return r.out, err
+	return err
 }
 
 // apply hands a card to Card and every other input to its handler.
