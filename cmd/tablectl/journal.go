@@ -75,7 +75,7 @@ func (jf *journalFlags) dir() string { return filepath.Join(jf.dataDir, "journal
 // runJournal: `tablectl journal verify` and `tablectl journal accept-loss`.
 func runJournal(g *globals, args []string, stdout, stderr io.Writer) int {
 	const usage = "usage: tablectl journal verify [--data-dir DIR] [--game G]\n" +
-		"       tablectl journal accept-loss --data-dir DIR --by NAME --reason WHY [--game G]"
+		"       tablectl journal accept-loss --data-dir DIR --by NAME --reason WHY [--published-seq N] [--game G]"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
 		return 2
@@ -152,6 +152,7 @@ func runAcceptLoss(g *globals, args []string, stdout, stderr io.Writer) int {
 	jf.register(fs, g)
 	by := fs.String("by", "", "who accepts the loss (required)")
 	reason := fs.String("reason", "", "why (required; it is journaled and published with the alarm)")
+	published := fs.Uint64("published-seq", 0, "the seq the table's retained state at the broker names, when tabled refused to start naming it (a data directory restored from an older backup)")
 	if _, code, ok := jf.parse(fs, g, args, stdout, stderr); !ok {
 		return code
 	}
@@ -164,12 +165,13 @@ func runAcceptLoss(g *globals, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tablectl:", err)
 		return 1
 	}
+	n.Broker = *published
 	from, to, behind := n.Lost()
 	if !behind {
-		fmt.Fprintf(stdout, "nothing to accept: the journal's events end at seq %d, the outbox published up to seq %d\n", n.Journal, n.Outbox)
+		fmt.Fprintf(stdout, "nothing to accept: the journal's events end at seq %d, the outbox published up to seq %d\n", n.Journal, n.Published())
 		return 1
 	}
-	a := continuity.Acceptance{LostFrom: from, LostTo: to, By: *by, Reason: *reason, At: time.Now().UTC()}
+	a := continuity.Acceptance{LostFrom: from, LostTo: to, By: *by, Reason: *reason, At: time.Now().UTC(), FromBroker: n.Broker > n.Outbox}
 	if err := continuity.Accept(nil, continuity.AcceptPath(jf.dataDir), a); err != nil {
 		fmt.Fprintln(stderr, "tablectl:", err)
 		return 1

@@ -30,9 +30,7 @@ import (
 // two contents.
 func TestJournalBehindOutboxProcess(t *testing.T) {
 	bin := buildTabled(t)
-	ctl := filepath.Join(t.TempDir(), "tablectl")
-	out, err := exec.Command("go", "build", "-o", ctl, "../tablectl").CombinedOutput()
-	require.NoError(t, err, "go build tablectl: %s", out)
+	tablectl := buildTablectl(t)
 	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
 	root := "livetable/it/gap/"
 	sub := mqttlinktest.Subscribe(t, mosq.URL(), root+"events", mqttlinktest.SubscriberOptions{ClientID: "gap-backend"})
@@ -86,16 +84,6 @@ demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
 	segs := segments()
 	require.NoError(t, os.Truncate(segs[len(segs)-1], 60), "the newest segment back to its header")
 
-	tablectl := func(args ...string) (int, string) {
-		cmd := exec.Command(ctl, args...)
-		b, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode(), string(b)
-		}
-		require.NoError(t, err)
-		return 0, string(b)
-	}
 	code, text := tablectl("journal", "verify", "--data-dir", data)
 	require.Equal(t, 1, code, text)
 	assert.Contains(t, text, fmt.Sprintf("the outbox published up to seq %d", last))
@@ -125,20 +113,7 @@ demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
 
 	// Every seq the backend got has one content; the first after the
 	// published ones is the alarm naming the lost seqs.
-	contents := map[uint64]string{}
-	for _, m := range sub.Messages() {
-		var e struct {
-			Seq  uint64          `json:"seq"`
-			Kind string          `json:"kind"`
-			Data json.RawMessage `json:"data"`
-		}
-		require.NoError(t, json.Unmarshal(m.Payload, &e))
-		c := e.Kind + string(e.Data)
-		if prev, ok := contents[e.Seq]; ok {
-			require.Equal(t, prev, c, "seq %d published twice with other content", e.Seq)
-		}
-		contents[e.Seq] = c
-	}
+	contents := oneContentPerSeq(t, sub)
 	alarm := contents[last+1]
 	assert.Contains(t, alarm, `alarm{"code":"seq_gap"`)
 	assert.Contains(t, alarm, "restored from backup")
@@ -158,4 +133,123 @@ func waitUntil(t *testing.T, d *daemon, cond func() bool, what string) {
 			t.Fatalf("%s: not within 2 minutes; log:\n%s", what, d.logTail())
 		}
 	}
+}
+
+// buildTablectl builds tablectl and returns a runner of it: its exit
+// code and its output.
+func buildTablectl(t *testing.T) func(args ...string) (int, string) {
+	t.Helper()
+	ctl := filepath.Join(t.TempDir(), "tablectl")
+	out, err := exec.Command("go", "build", "-o", ctl, "../tablectl").CombinedOutput()
+	require.NoError(t, err, "go build tablectl: %s", out)
+	return func(args ...string) (int, string) {
+		b, err := exec.Command(ctl, args...).CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(b)
+		}
+		require.NoError(t, err)
+		return 0, string(b)
+	}
+}
+
+// oneContentPerSeq is the events the backend got by seq (kind and data),
+// failing when a seq came with two contents.
+func oneContentPerSeq(t *testing.T, sub *mqttlinktest.Subscriber) map[uint64]string {
+	t.Helper()
+	contents := map[uint64]string{}
+	for _, m := range sub.Messages() {
+		var e struct {
+			Seq  uint64          `json:"seq"`
+			Kind string          `json:"kind"`
+			Data json.RawMessage `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(m.Payload, &e))
+		c := e.Kind + string(e.Data)
+		if prev, ok := contents[e.Seq]; ok {
+			require.Equal(t, prev, c, "seq %d published twice with other content", e.Seq)
+		}
+		contents[e.Seq] = c
+	}
+	return contents
+}
+
+// TestRestoredOlderDataDirProcess: a data directory restored whole from
+// an older backup has a journal and an outbox that agree, so the
+// continuity check passed and tabled numbered its events from where the
+// backup ends: seqs the backend already held with other content (seen on
+// a demo table: 10 seqs with two contents, not a line in the log). Now
+// tabled reads its retained state at the broker before its table starts,
+// refuses naming the seq published there, and after `tablectl journal
+// accept-loss --published-seq` plays on above it, paused first with the
+// alarm. The backend never receives a seq with two contents.
+func TestRestoredOlderDataDirProcess(t *testing.T) {
+	bin := buildTabled(t)
+	tablectl := buildTablectl(t)
+	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
+	root := "livetable/it/restore/"
+	sub := mqttlinktest.Subscribe(t, mosq.URL(), root+"events", mqttlinktest.SubscriberOptions{ClientID: "restore-backend"})
+
+	dir := t.TempDir()
+	data, backup := filepath.Join(dir, "data"), filepath.Join(dir, "backup")
+	cfgPath := filepath.Join(dir, "tabled.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `studio: it
+table: restore
+game: "000"
+data_dir: %s
+log_format: json
+log_level: warn
+timing: {settle: 20ms}
+broker: {url: %q}
+gpio: {sim: true}
+console: {addr: "off"}
+demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
+`, data, mosq.URL()), 0o644))
+	d := &daemon{t: t, bin: bin, cfg: cfgPath, logPath: filepath.Join(dir, "tabled.log")}
+	published := func() uint64 {
+		seq, err := mqttlink.OutboxPublishedSeq(nil, filepath.Join(data, "outbox"))
+		require.NoError(t, err)
+		return seq
+	}
+	// play runs the table until the backend has more than above, and
+	// returns the last seq it published.
+	play := func(above uint64) uint64 {
+		d.start()
+		waitUntil(t, d, func() bool { return sub.MaxSeq() > above }, "the demo plays")
+		d.stop()
+		last := published()
+		waitUntil(t, d, func() bool { return sub.MaxSeq() == last }, "the backend has every event")
+		return last
+	}
+
+	old := play(20)
+	out, err := exec.Command("cp", "-a", data, backup).CombinedOutput()
+	require.NoError(t, err, "backup: %s", out)
+	high := play(old + 20)
+	require.NoError(t, os.RemoveAll(data))
+	out, err = exec.Command("cp", "-a", backup, data).CombinedOutput()
+	require.NoError(t, err, "restore: %s", out)
+	code, text := tablectl("journal", "verify", "--data-dir", data)
+	require.Equal(t, 0, code, "journal and outbox of one backup agree: %s", text)
+
+	// tabled refuses, naming the seq the broker holds.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := exec.CommandContext(ctx, bin, "--config", cfgPath).CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "tabled must refuse a data directory older than what was published: %s", b)
+	assert.Equal(t, 1, ee.ExitCode())
+	assert.Contains(t, string(b), fmt.Sprintf("the journal's last event is seq %d and the outbox's seq %d, but the table's retained state at the broker names seq %d", old, old, high))
+	assert.Contains(t, string(b), fmt.Sprintf("--published-seq %d", high))
+	assert.Equal(t, old, published(), "the refusal published nothing")
+
+	code, text = tablectl("journal", "accept-loss", "--data-dir", data, "--by", "ops", "--reason", "restored the older backup", "--published-seq", fmt.Sprint(high))
+	require.Equal(t, 0, code, text)
+	assert.Contains(t, text, fmt.Sprintf("events %d-%d lost", old+1, high))
+
+	play(high + 30)
+	contents := oneContentPerSeq(t, sub)
+	assert.Contains(t, contents[high+1], `alarm{"code":"seq_gap"`)
+	assert.Contains(t, contents[high+1], "restored the older backup")
+	assert.Empty(t, sub.Missing(), "no seq is missing")
 }

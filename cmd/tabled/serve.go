@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
@@ -174,7 +175,7 @@ func (d *tabled) openJournal(context.Context, *errgroup.Group) error {
 // newController builds the table's controller on the journal, after the
 // continuity check against the outbox (table/continuity), with the
 // refused commands' verdicts, and takes its subscriptions.
-func (d *tabled) newController(context.Context, *errgroup.Group) error {
+func (d *tabled) newController(ctx context.Context, _ *errgroup.Group) error {
 	cfg := d.cfg
 	copts := table.DefaultOptions(d.rs)
 	copts.Studio, copts.Table, copts.Clock, copts.Journal = cfg.Studio, cfg.Table, d.clk, table.NewJournal(d.jr)
@@ -188,13 +189,14 @@ func (d *tabled) newController(context.Context, *errgroup.Group) error {
 	if copts.RepublishAfter, err = mqttlink.OutboxLastSeq(nil, absData(cfg, "outbox"), d.log); err != nil {
 		return fmt.Errorf("tabled: outbox: %w", err)
 	}
-	nums, gap, err := continuity.Start(copts, nil, continuity.AcceptPath(cfg.DataDir), copts.RepublishAfter, d.clk.Now())
+	seen := continuity.Numbers{Outbox: copts.RepublishAfter, Broker: d.brokerPublishedSeq(ctx)}
+	nums, gap, err := continuity.StartSeen(copts, nil, continuity.AcceptPath(cfg.DataDir), seen, d.clk.Now())
 	if err != nil {
 		return fmt.Errorf("tabled: %w", err)
 	}
 	if gap != nil {
-		d.log.Warn().Uint64("journal_seq", nums.Journal).Uint64("outbox_seq", nums.Outbox).Str("by", gap.By).
-			Str("reason", gap.Reason).Msg("journal behind the outbox: the accepted loss is journaled, the table starts paused")
+		d.log.Warn().Uint64("journal_seq", nums.Journal).Uint64("outbox_seq", nums.Outbox).Uint64("broker_seq", nums.Broker).Str("by", gap.By).
+			Str("reason", gap.Reason).Msg("journal behind what was published: the accepted loss is journaled, the table starts paused")
 	}
 	tlog := d.log.With().Str("part", "table").Logger()
 	refusals, err := table.OpenRefusals(nil, cfg.DataDir, tlog)
@@ -222,6 +224,40 @@ func (d *tabled) newController(context.Context, *errgroup.Group) error {
 	return nil
 }
 
+// brokerCheckTimeout bounds the start's reading of the retained state
+// (connection included); retainedWait is how long it waits for the
+// retained message once subscribed (a broker sends it at once; only a
+// table with none waits it out, at its first start).
+const (
+	brokerCheckTimeout = 10 * time.Second
+	retainedWait       = time.Second
+)
+
+// brokerPublishedSeq reads the seq of the newest event the broker saw
+// published, from the table's retained state (mqttlink.BrokerPublishedSeq):
+// the witness of a data directory restored whole from an older backup.
+// 0 when there is none or it cannot be read (the embedded broker starts
+// empty; an external one down or refusing): the table starts all the
+// same, on its own directory's seqs, and says so.
+func (d *tabled) brokerPublishedSeq(ctx context.Context) uint64 {
+	if d.cfg.Broker.URL == "" {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, brokerCheckTimeout)
+	defer cancel()
+	seq, found, err := mqttlink.BrokerPublishedSeq(ctx, linkOptions(d.cfg, d.cfg.Broker.URL), retainedWait)
+	switch {
+	case err != nil:
+		d.log.Warn().Err(err).Msg("the broker's retained state not read: this start cannot check that the data directory is not older than what was published (the table starts on its own seqs)")
+	case found:
+		d.log.Info().Uint64("broker_seq", seq).Msg("the broker's retained state read")
+	default:
+		d.log.Warn().Str("topic", mqttlink.TopicsFor(d.cfg.Studio, d.cfg.Table).State).
+			Msg("no retained state at the broker: a new table, or a broker ACL that does not let the table read its own state topic (deploy/mosquitto/acl: topic readwrite): this start cannot check that the data directory is not older than what was published")
+	}
+	return seq
+}
+
 // startBroker takes the configured broker, or starts the embedded one
 // when none is configured: a build with the demo has it (embedded.go), a
 // production build refuses (sim_off.go).
@@ -236,12 +272,7 @@ func (d *tabled) startBroker(ctx context.Context, g *errgroup.Group) error {
 // newLink builds the MQTT link: outbox, commands, resends from the journal.
 func (d *tabled) newLink(context.Context, *errgroup.Group) error {
 	cfg := d.cfg
-	mopts := mqttlink.DefaultOptions()
-	mopts.Studio, mopts.Table, mopts.BrokerURL = cfg.Studio, cfg.Table, d.broker
-	mopts.FailoverURLs = cfg.Broker.FailoverURLs
-	mopts.OutboxDir = absData(cfg, "outbox")
-	mopts.Username, mopts.Password = cfg.Broker.Username, cfg.Broker.Password
-	mopts.TLS = mqttlink.TLSOptions{CAFile: cfg.Broker.CAFile, CertFile: cfg.Broker.CertFile, KeyFile: cfg.Broker.KeyFile}
+	mopts := linkOptions(cfg, d.broker)
 	mopts.Supervisors = d.accounts
 	mopts.History = mqttlink.JournalHistory{Dir: journalOptions(cfg).Dir, Options: d.copts, Log: d.log.With().Str("part", "resend").Logger()}
 	mopts.ObservePublish = d.metrics.ObservePublishLatency // the histogram; the link keeps its own summary too
@@ -251,6 +282,18 @@ func (d *tabled) newLink(context.Context, *errgroup.Group) error {
 	}
 	d.link = link
 	return nil
+}
+
+// linkOptions are the MQTT link's options from the configuration, on the
+// broker at url.
+func linkOptions(cfg Config, url string) mqttlink.Options {
+	mopts := mqttlink.DefaultOptions()
+	mopts.Studio, mopts.Table, mopts.BrokerURL = cfg.Studio, cfg.Table, url
+	mopts.FailoverURLs = cfg.Broker.FailoverURLs
+	mopts.OutboxDir = absData(cfg, "outbox")
+	mopts.Username, mopts.Password = cfg.Broker.Username, cfg.Broker.Password
+	mopts.TLS = mqttlink.TLSOptions{CAFile: cfg.Broker.CAFile, CertFile: cfg.Broker.CertFile, KeyFile: cfg.Broker.KeyFile}
+	return mopts
 }
 
 // startGPIO opens the board's lines (or the simulated studio's): the

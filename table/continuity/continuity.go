@@ -48,15 +48,24 @@ type Numbers struct {
 	// Outbox is the highest event seq the outbox holds: published, or
 	// perhaps published (the link publishes before it writes).
 	Outbox uint64
+	// Broker is the seq the table's retained state at the broker names
+	// (mqttlink.BrokerPublishedSeq), 0 when unknown: the newest event
+	// published, which a data directory restored whole from an older
+	// backup (journal and outbox agreeing) no longer holds.
+	Broker uint64
 }
+
+// Published is the highest seq known to be published: the outbox's or
+// the broker's.
+func (n Numbers) Published() uint64 { return max(n.Outbox, n.Broker) }
 
 // Lost returns the seqs published and missing from the journal; ok is
 // false when the journal is not behind.
 func (n Numbers) Lost() (from, to uint64, ok bool) {
-	if n.Journal >= n.Outbox {
+	if n.Journal >= n.Published() {
 		return 0, 0, false
 	}
-	return n.Journal + 1, n.Outbox, true
+	return n.Journal + 1, n.Published(), true
 }
 
 // ErrGap is matched by a *GapError.
@@ -70,6 +79,12 @@ type GapError struct {
 // Error names both seqs and the command that accepts the loss.
 func (e *GapError) Error() string {
 	from, to, _ := e.Lost()
+	if e.Broker > e.Outbox {
+		return fmt.Sprintf("journal behind the broker: the journal's last event is seq %d and the outbox's seq %d, but the table's retained state at the broker names seq %d "+
+			"(a data directory restored from an older backup?): events %d-%d are lost from the journal and their seqs must not be reused; "+
+			"not dealing until an operator accepts the loss (tablectl journal accept-loss --data-dir DIR --published-seq %d --by NAME --reason WHY)",
+			e.Journal, e.Outbox, e.Broker, from, to, e.Broker)
+	}
 	return fmt.Sprintf("journal behind the outbox: the journal's last event is seq %d but the outbox published up to seq %d: "+
 		"events %d-%d are lost from the journal and their seqs must not be reused; not dealing until an operator accepts the loss "+
 		"(tablectl journal accept-loss --data-dir DIR --by NAME --reason WHY)", e.Journal, e.Outbox, from, to)
@@ -90,6 +105,11 @@ type Acceptance struct {
 	Reason string `json:"reason"`
 	// At is when it was accepted.
 	At time.Time `json:"at"`
+	// FromBroker marks a loss accepted up to the seq the broker's
+	// retained state named (accept-loss --published-seq): the outbox does
+	// not show it, so a start that cannot read the broker applies it all
+	// the same while it begins right after the journal (StartSeen).
+	FromBroker bool `json:"from_broker,omitempty"`
 }
 
 // ErrAcceptance is returned by Accept for an acceptance without an
@@ -197,7 +217,16 @@ func Resolve(n Numbers, accepted []Acceptance) (*table.SeqGap, error) {
 // It returns the numbers compared and the gap journaled (nil when none),
 // or a *GapError when the daemon must not start.
 func Start(opts table.Options, fsys vfs.FS, acceptPath string, outboxSeq uint64, at time.Time) (Numbers, *table.SeqGap, error) {
-	n := Numbers{Outbox: outboxSeq}
+	return StartSeen(opts, fsys, acceptPath, Numbers{Outbox: outboxSeq}, at)
+}
+
+// StartSeen is Start with what is known published: seen's Outbox and
+// Broker (its Journal is derived here). An acceptance that begins right
+// after the journal's last event is still to be journaled: it applies even
+// when neither seq shows its loss now (Acceptance.FromBroker: accepted from
+// the broker's retained state, which this start could not read).
+func StartSeen(opts table.Options, fsys vfs.FS, acceptPath string, seen Numbers, at time.Time) (Numbers, *table.SeqGap, error) {
+	n := seen
 	if opts.Journal == nil {
 		return n, nil, errors.New("continuity: no journal")
 	}
@@ -205,12 +234,17 @@ func Start(opts table.Options, fsys vfs.FS, acceptPath string, outboxSeq uint64,
 	if n.Journal, err = table.LastEventSeq(opts); err != nil {
 		return n, nil, fmt.Errorf("continuity: the journal's last event: %w", err)
 	}
-	if _, _, behind := n.Lost(); !behind {
-		return n, nil, nil
-	}
 	accepted, err := Acceptances(fsys, acceptPath)
 	if err != nil {
 		return n, nil, err
+	}
+	for _, a := range accepted {
+		if a.FromBroker && a.LostFrom == n.Journal+1 && a.LostTo > n.Published() {
+			n.Broker = a.LostTo
+		}
+	}
+	if _, _, behind := n.Lost(); !behind {
+		return n, nil, nil
 	}
 	gap, err := Resolve(n, accepted)
 	if err != nil {

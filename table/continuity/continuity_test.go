@@ -396,3 +396,65 @@ func TestResolve(t *testing.T) {
 		})
 	}
 }
+
+// TestStartSeenTheBroker: a data directory restored whole from an older
+// backup has a journal and an outbox that agree; the broker's retained
+// state names a later seq. StartSeen refuses it as a gap naming the
+// broker's seq; an acceptance of exactly that loss journals the gap; and
+// one accepted from the broker that begins right after the journal
+// applies even at a start that could not read the broker.
+func TestStartSeenTheBroker(t *testing.T) {
+	rec := record(t, 2)
+	const high = 90 // what the broker's retained state names
+	require.Less(t, rec.last, uint64(high))
+	for _, tc := range []struct {
+		name     string
+		broker   uint64 // the retained state's seq (0: not read)
+		accept   *continuity.Acceptance
+		wantGap  bool
+		wantText string
+	}{
+		{name: "the broker not ahead", broker: rec.last},
+		{name: "the broker not read", broker: 0},
+		{name: "the broker ahead", broker: high, wantText: fmt.Sprintf("the journal's last event is seq %d and the outbox's seq %d, but the table's retained state at the broker names seq %d", rec.last, rec.last, high)},
+		{name: "accepted", broker: high, wantGap: true,
+			accept: &continuity.Acceptance{LostFrom: rec.last + 1, LostTo: high, By: "ops", Reason: "restored", FromBroker: true}},
+		{name: "accepted, the broker not read at this start", broker: 0, wantGap: true,
+			accept: &continuity.Acceptance{LostFrom: rec.last + 1, LostTo: high, By: "ops", Reason: "restored", FromBroker: true}},
+		{name: "an outbox's acceptance is not applied without its loss", broker: 0,
+			accept: &continuity.Acceptance{LostFrom: rec.last + 1, LostTo: high, By: "ops", Reason: "restored"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyTree(t, rec.dir)
+			j, _, err := journal.Open(journalOptions(dir), zerolog.Nop())
+			require.NoError(t, err)
+			defer j.Close()
+			clk := clockwork.NewFakeClockAt(epoch.Add(time.Hour))
+			opts := tableOptions(t, table.NewJournal(j), clk)
+			opts.RepublishAfter = rec.last
+			acceptPath := continuity.AcceptPath(dir)
+			if tc.accept != nil {
+				a := *tc.accept
+				a.At = epoch
+				require.NoError(t, continuity.Accept(nil, acceptPath, a))
+			}
+			n, gap, err := continuity.StartSeen(opts, nil, acceptPath, continuity.Numbers{Outbox: rec.last, Broker: tc.broker}, clk.Now())
+			if tc.wantText != "" {
+				require.ErrorIs(t, err, continuity.ErrGap)
+				assert.Contains(t, err.Error(), tc.wantText)
+				assert.Contains(t, err.Error(), fmt.Sprintf("--published-seq %d", high))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, rec.last, n.Journal)
+			if !tc.wantGap {
+				assert.Nil(t, gap)
+				return
+			}
+			assert.Equal(t, &table.SeqGap{LostFrom: rec.last + 1, LostTo: high, By: "ops", Reason: "restored"}, gap)
+			after, err := table.LastEventSeq(opts)
+			require.NoError(t, err)
+			assert.Greater(t, after, uint64(high), "numbering continues above the broker's seq")
+		})
+	}
+}
