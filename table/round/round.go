@@ -236,18 +236,38 @@ func (r *Round) CardsUsed() int { return r.cardsUsed }
 // *RuleError and change nothing; so does a round still in play.
 func (r *Round) Start(id string, bets []Bet, dst []Note) ([]Note, error) {
 	if r.phase != PhaseNew && r.phase != PhaseSettled {
-		return dst, ruleErr(ErrIllegalAction, 0, "", "a round is in play (%s)", r.phase)
+		return dst, r.inPlay()
 	}
 	if len(bets) != 1 || !r.plainBet(&bets[0]) {
-		if err := r.checkBets(bets); err != nil {
-			return dst, err
-		}
+		return r.start(id, bets, dst)
+	}
+	// One plain bet, one box (every round of a simulator): no checks
+	// past plainBet's, no seats to collect and sort, no pass for bets
+	// behind, no crowd. What start does for it, with nothing but the
+	// round to keep across its calls.
+	r.reset(id)
+	r.out = dst
+	r.startSolo(&bets[0])
+	r.crowd = false
+	r.dealing(1)
+	return r.out, nil
+}
+
+// inPlay is Start's error for a round still in play.
+func (r *Round) inPlay() error {
+	return ruleErr(ErrIllegalAction, 0, "", "a round is in play (%s)", r.phase)
+}
+
+// start is Start for any bets but one plain bet.
+func (r *Round) start(id string, bets []Bet, dst []Note) ([]Note, error) {
+	if err := r.checkBets(bets); err != nil {
+		return dst, err
 	}
 	r.reset(id)
 	r.out = dst
 	if len(bets) == 1 && !bets[0].Behind {
-		// One bet, one box (every round of a simulator): no seats to
-		// collect and sort, no pass for bets behind.
+		// One bet, one box: no seats to collect and sort, no pass for
+		// bets behind.
 		r.startSolo(&bets[0])
 	} else {
 		r.solo, r.soloBox = nil, nil
@@ -262,6 +282,13 @@ func (r *Round) Start(id string, bets []Bet, dst []Note) ([]Note, error) {
 			}
 		}
 	}
+	r.dealing(len(bets))
+	return r.out, nil
+}
+
+// dealing ends the opening of a round of the given number of bets: the
+// initial deal's length, the phase, EvRoundStarted.
+func (r *Round) dealing(bets int) {
 	r.dealEnd = 2*len(r.boxes) + 1
 	if r.rs.HoleCard {
 		r.dealEnd++
@@ -269,9 +296,8 @@ func (r *Round) Start(id string, bets []Bet, dst []Note) ([]Note, error) {
 	r.phase = PhaseDealing
 	if r.keeps(EvRoundStarted) {
 		e := r.note(EvRoundStarted)
-		e.Players = int32(len(bets))
+		e.Players = int32(bets)
 	}
-	return r.out, nil
 }
 
 // startSolo opens the box of a round's one bet b (not behind) and puts
