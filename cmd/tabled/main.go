@@ -27,6 +27,12 @@ import (
 )
 
 func main() {
+	// SIGHUP's default action ends the process. systemctl reload (and
+	// tablectl's fallback advice) may send it while tabled is still
+	// starting (a long journal replay, the broker's check): from here it
+	// is caught, and serve reloads the accounts once it runs.
+	early := make(chan os.Signal, 1)
+	signal.Notify(early, syscall.SIGHUP)
 	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -57,6 +57,7 @@ type tabled struct {
 	shoe     *shoereader.LinkHealth
 	dm       *demo
 	inputs   chan table.Input
+	hup      chan os.Signal // SIGHUP, taken from serve's start
 
 	// The controller's subscribers, taken before it runs so that no event
 	// is missed.
@@ -70,6 +71,11 @@ type tabled struct {
 // returns only when all have returned.
 func serve(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	d := &tabled{cfg: cfg, log: log, clk: clockwork.NewRealClock(), inputs: make(chan table.Input, 256)}
+	// SIGHUP is taken before anything is read: one that comes while the
+	// table starts reloads the accounts once it runs (reloadOnHangup).
+	d.hup = make(chan os.Signal, 1)
+	signal.Notify(d.hup, syscall.SIGHUP)
+	defer signal.Stop(d.hup)
 	defer d.close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -381,15 +387,12 @@ func (d *tabled) startLink(ctx context.Context, g *errgroup.Group) error {
 // reloadOnHangup reads the accounts file again on SIGHUP (after tablectl
 // supervisor add or remove): the next login and signed command see it.
 func (d *tabled) reloadOnHangup(ctx context.Context, g *errgroup.Group) error {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
 	g.Go(func() error {
-		defer signal.Stop(hup)
 		for {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-hup:
+			case <-d.hup:
 				if err := d.accounts.Reload(); err != nil {
 					d.alog.Error().Err(err).Msg("SIGHUP: accounts not reloaded; the previous ones stay")
 					continue
