@@ -945,6 +945,57 @@ func (r *Round) apply(in *Input, dst []Note) ([]Note, error) {
 // take applies the next card out of the shoe, in one function: cards are
 // most of a round's inputs. Its events go to r.out.
 func (r *Round) take(c card.Card) error {
+	// A lone player's cards and the dealer's cards in his turn, most of
+	// the cards, here; every other card (the deal of several boxes, a
+	// box of several players, a card the round cannot take) in
+	// takeOther, so that these paths keep a small frame and spill
+	// nothing.
+	if c.Valid() {
+		switch {
+		case r.phase == PhaseDealing && r.solo != nil:
+			// A lone player's deal, one card an input as the live
+			// table deals it: what takeOther does for him.
+			r.dealSoloCard(c)
+			return nil
+		case r.phase == PhasePlay && r.solo != nil && len(r.queue) > 0:
+			// The lone player's box, the queue's only one: what
+			// takeOther's general path does for it.
+			r.cardsUsed++
+			p, bx := r.solo, r.soloBox
+			bx.stream = append(bx.stream, c)
+			if p.nslots > 0 && p.cursor == len(bx.stream)-1 {
+				r.fill(bx, p)
+			}
+			if bx.waiting == 0 || bx.awaiting > 0 {
+				// Served, or he must decide before the next card.
+				bx.inQueue = false
+				r.queue = r.queue[:0]
+			}
+			r.progressFrom(bx)
+			return nil
+		case r.phase == PhaseDealer && r.dealerNeeds:
+			r.cardsUsed++
+			// The dealer's turn: his cards are face up (dealerCard's
+			// second case, without its call: most cards after the deal).
+			d := &r.dealer
+			d.add(c)
+			if r.keeps(EvCardDealt) {
+				e := r.note(EvCardDealt)
+				e.Card, e.Total, e.Soft = c, int8(d.best), d.soft
+			}
+			if r.dealerNeeds = r.dealerNeedsCard(); r.dealerNeeds {
+				return nil // the dealer draws on: the round stays where it is
+			}
+			r.dealerDone() // what progress does in the dealer's turn when his hand is complete
+			return nil
+		}
+	}
+	return r.takeOther(c)
+}
+
+// takeOther is take for every card but a lone player's and the dealer's
+// in his turn.
+func (r *Round) takeOther(c card.Card) error {
 	// A card the round cannot take falls through to cardErr, which builds
 	// the error: its formatting out of this function keeps the path of
 	// the cards that are taken free of its stack frame and spills.
@@ -952,10 +1003,7 @@ func (r *Round) take(c card.Card) error {
 		switch r.phase {
 		case PhaseDealing:
 			if r.solo != nil {
-				// A lone player's deal, one card an input as the live
-				// table deals it: what follows does for him.
-				r.dealSoloCard(c)
-				return nil
+				break // a lone player's deal is take's
 			}
 			r.cardsUsed++
 			t := r.dealTarget(r.dealPos)
@@ -983,26 +1031,10 @@ func (r *Round) take(c card.Card) error {
 			}
 			return nil
 		case PhasePlay:
-			if len(r.queue) == 0 {
-				break
+			if len(r.queue) == 0 || r.solo != nil {
+				break // a lone player's card in play is take's
 			}
 			r.cardsUsed++
-			if p := r.solo; p != nil {
-				// The lone player's box, the queue's only one: what the
-				// general path below does for it.
-				bx := r.soloBox
-				bx.stream = append(bx.stream, c)
-				if p.nslots > 0 && p.cursor == len(bx.stream)-1 {
-					r.fill(bx, p)
-				}
-				if bx.waiting == 0 || bx.awaiting > 0 {
-					// Served, or he must decide before the next card.
-					bx.inQueue = false
-					r.queue = r.queue[:0]
-				}
-				r.progressFrom(bx)
-				return nil
-			}
 			bi := r.queue[0]
 			bx := &r.boxes[bi]
 			bx.stream = append(bx.stream, c)
@@ -1026,24 +1058,6 @@ func (r *Round) take(c card.Card) error {
 				r.refreshQueue(bx)
 			}
 			r.progressFrom(bx)
-			return nil
-		case PhaseDealer:
-			if !r.dealerNeeds {
-				break
-			}
-			r.cardsUsed++
-			// The dealer's turn: his cards are face up (dealerCard's
-			// second case, without its call: most cards after the deal).
-			d := &r.dealer
-			d.add(c)
-			if r.keeps(EvCardDealt) {
-				e := r.note(EvCardDealt)
-				e.Card, e.Total, e.Soft = c, int8(d.best), d.soft
-			}
-			if r.dealerNeeds = r.dealerNeedsCard(); r.dealerNeeds {
-				return nil // the dealer draws on: the round stays where it is
-			}
-			r.dealerDone() // what progress does in the dealer's turn when his hand is complete
 			return nil
 		}
 	}
