@@ -86,6 +86,7 @@ type Link struct {
 	connectFailures  atomic.Uint64
 	failuresInRow    atomic.Uint64
 	subscribeRefused atomic.Uint64
+	takeover         takeoverWatch
 }
 
 // New checks the options and returns a Link that is not connected yet.
@@ -207,6 +208,7 @@ func (l *Link) clientOptions(q *commandQueue, connected chan struct{}, store *co
 			l.broker.Store(l.attempt.Load())
 			l.connected.Store(true)
 			l.failuresInRow.Store(0)
+			l.takeover.opened()
 			signal(connected)
 			store.kick() // the pump waits for a connection to send anything
 		}).
@@ -229,6 +231,12 @@ func (l *Link) clientOptions(q *commandQueue, connected chan struct{}, store *co
 			lost := l.Broker()
 			l.broker.Store(nil)
 			l.log.Warn().Err(err).Str("broker", lost).Msg("broker connection lost; reconnecting")
+			if report, n := l.takeover.lost(); report {
+				l.log.Error().Str("client_id", l.opts.ClientID).Str("broker", lost).Uint64("in_a_row", n).
+					Dur("within", takeoverWindow).
+					Msg("the broker keeps closing the connection right after it opens: another client is probably connecting with this table's client id " +
+						"(each takes the other's place, and commands meant for the table reach it), or the broker refuses what the table publishes (its ACL); find it in the broker's log")
+			}
 		}).
 		// A persistent session delivers queued commands as soon as it
 		// resumes, before Subscribe is called again: they land here.

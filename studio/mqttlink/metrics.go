@@ -116,6 +116,12 @@ type Stats struct {
 	// SubscribeRefused counts command subscriptions the broker refused
 	// (an ACL that does not give this table its own commands).
 	SubscribeRefused uint64
+	// ShortConnections counts connections the broker closed within 5 s
+	// of opening them; TakeoverSuspected counts the runs of three in a
+	// row, each logged as an error: another client with the table's
+	// client id (takeoverWatch).
+	ShortConnections  uint64
+	TakeoverSuspected uint64
 }
 
 func (l *Link) outboxSyncs() uint64 {
@@ -164,5 +170,8 @@ func (l *Link) Stats() Stats {
 
 		ConnectFailures:  l.connectFailures.Load(),
 		SubscribeRefused: l.subscribeRefused.Load(),
+
+		ShortConnections:  l.takeover.short.Load(),
+		TakeoverSuspected: l.takeover.raised.Load(),
 	}
 }
