@@ -73,7 +73,11 @@ func BrokerPublishedSeq(ctx context.Context, opts Options, wait time.Duration) (
 		}
 	})
 	c := paho.NewClient(o)
-	if err := waitToken(ctx, c.Connect()); err != nil {
+	ct := c.Connect()
+	if err := waitToken(ctx, ct); err != nil {
+		// A connection that opens after ctx gave up is closed then, not
+		// left idle at the broker.
+		go func() { ct.Wait(); c.Disconnect(0) }()
 		return 0, false, fmt.Errorf("read the retained state: connect: %w", err)
 	}
 	defer c.Disconnect(0)
