@@ -95,7 +95,10 @@ type Options struct {
 	// MaxConns bounds the console's open connections, MaxConnsPerHost
 	// those from one remote address: past them a new connection is
 	// closed at once, so that no flood of connections can take the
-	// daemon (and the table) past its memory or file limits.
+	// daemon (and the table) past its memory or file limits. Connections
+	// from 127.0.0.1 and ::1 (a reverse proxy, an SSH tunnel or a
+	// monitoring agent on the table's box, each on behalf of many) are
+	// held to MaxConns only.
 	MaxConns, MaxConnsPerHost int
 	// ClientQueue is each browser's queue of messages; a browser whose
 	// queue is full is disconnected (it reconnects from a fresh snapshot).

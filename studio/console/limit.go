@@ -61,7 +61,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 func (l *limitListener) admit(host string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.open < l.max && l.byHost[host] < l.perHost {
+	if l.open < l.max && (l.byHost[host] < l.perHost || ownHost(host)) {
 		l.open++
 		l.byHost[host]++
 		l.m.conns.set(float64(l.open))
@@ -77,6 +77,13 @@ func (l *limitListener) admit(host string) bool {
 	}
 	return false
 }
+
+// ownHost reports whether host is this machine's own loopback address:
+// there the connections are a reverse proxy's, an SSH tunnel's or a
+// monitoring agent's on the box, on behalf of every user at once, and a
+// per-host bound would let 32 browsers' connections lock out everyone
+// else, /healthz included. The bound on all connections still holds them.
+func ownHost(host string) bool { return host == "127.0.0.1" || host == "::1" }
 
 // release counts a closed connection out.
 func (l *limitListener) release(host string) {

@@ -125,6 +125,32 @@ func TestConnectionLimits(t *testing.T) {
 	assert.Contains(t, body(t, resp), "livetable_console_connections_refused_total 2")
 }
 
+// The box's own loopback address (a reverse proxy or an SSH tunnel on
+// behalf of every user, a monitoring agent) is held to the bound on all
+// connections only: a few users' streams through it do not lock the
+// others, or /healthz, out.
+func TestOwnHostHeldToTheTotalOnly(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.MaxConns, o.MaxConnsPerHost = 6, 3 })
+	base := f.run(t)
+	addr := strings.TrimPrefix(base, "http://")
+	for range 5 {
+		require.NoError(t, openStream(t, dialFrom(t, "127.0.0.1", addr)), "past the per-host bound from the box itself")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
+	require.NoError(t, err)
+	one := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := one.Do(req)
+	require.NoError(t, err, "the sixth place: a monitoring agent's /healthz")
+	body(t, resp)
+	require.Eventually(t, func() bool { return f.s.metrics.conns.get() == 5 }, 10*time.Second, 5*time.Millisecond)
+	keep := dialFrom(t, "127.0.0.1", addr)
+	require.NoError(t, openStream(t, keep))
+	assert.True(t, refused(t, dialFrom(t, "127.0.0.1", addr)), "the bound on all connections still holds")
+	assert.Equal(t, 1, int(f.s.metrics.connsRefused.get()))
+}
+
 // A browser that stops reading its event stream (asleep, behind a
 // stalled proxy, or on purpose) fills its socket: each write has a
 // deadline (StreamWriteTimeout), so the stream ends and its connection's
