@@ -436,6 +436,10 @@ func (d *tabled) startConsole(ctx context.Context, g *errgroup.Group) error {
 	link := d.link
 	d.metrics.SetOutboxDepthFunc(link.OutboxDepth)
 	d.metrics.SetBrokerConnectedFunc(func() bool { return link.Stats().Connected })
+	d.metrics.SetBrokerTakeoverFunc(func() (uint64, uint64) {
+		st := link.Stats()
+		return st.ShortConnections, st.TakeoverSuspected
+	})
 	d.metrics.SetPublishLatencyFunc(func() console.LatencySummary {
 		l := link.PublishLatency()
 		return console.LatencySummary{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}

@@ -604,6 +604,11 @@ func TestMetrics(t *testing.T) {
 	m.SetPublishLatencyFunc(nil)
 	m.SetOutboxDepthFunc(nil)
 	assert.Contains(t, scrape(t, f.web.URL), "livetable_outbox_depth 12")
+	assert.NotContains(t, scrape(t, f.web.URL), "livetable_broker_takeover_suspected_total", "not reported")
+	m.SetBrokerTakeoverFunc(func() (uint64, uint64) { return 7, 2 })
+	text = scrape(t, f.web.URL)
+	assert.Contains(t, text, "livetable_broker_short_connections_total 7")
+	assert.Contains(t, text, "livetable_broker_takeover_suspected_total 2")
 }
 
 func scrape(t *testing.T, base string) string {

@@ -43,6 +43,7 @@ type Metrics struct {
 	latencyFn      atomic.Pointer[func() LatencySummary]
 	paused         gauge
 	connectedFn    atomic.Pointer[func() bool]
+	takeoverFn     atomic.Pointer[func() (short, suspected uint64)]
 	dropped        atomic.Pointer[Dropper]
 }
 
@@ -116,6 +117,14 @@ func (m *Metrics) write(e *expo) {
 	e.sample("livetable_table_paused", l, "", m.paused.get())
 	e.family("livetable_broker_connected", "gauge", "1 while the MQTT link is connected to the broker (-1: not reported).")
 	e.sample("livetable_broker_connected", l, "", m.brokerConnected())
+	if f := m.takeoverFn.Load(); f != nil {
+		short, suspected := (*f)()
+		e.family("livetable_broker_short_connections_total", "counter", "Connections the broker closed within 5 s of opening them.")
+		e.sample("livetable_broker_short_connections_total", l, "", float64(short))
+		e.family("livetable_broker_takeover_suspected_total", "counter",
+			"Runs of three short connections in a row: another client with the table's client id, or an ACL that drops the table.")
+		e.sample("livetable_broker_takeover_suspected_total", l, "", float64(suspected))
+	}
 	if f := m.latencyFn.Load(); f != nil {
 		s := (*f)()
 		e.family("livetable_publish_latency_recent_seconds", "gauge", "Recent publish latency by quantile, as the publisher summarises it.")
@@ -159,6 +168,15 @@ func (m *Metrics) SetPublishLatencyFunc(f func() LatencySummary) {
 // SetBrokerConnectedFunc makes every scrape ask f whether the MQTT link
 // is connected (livetable_broker_connected).
 func (m *Metrics) SetBrokerConnectedFunc(f func() bool) { m.connectedFn.Store(&f) }
+
+// SetBrokerTakeoverFunc makes every scrape read from f the MQTT link's
+// connections cut short by the broker and the runs of them that suggest
+// another client with the table's client id
+// (livetable_broker_short_connections_total,
+// livetable_broker_takeover_suspected_total): the link stays "connected"
+// half of such a fight, so livetable_broker_connected alone does not show
+// it, while the table receives no command.
+func (m *Metrics) SetBrokerTakeoverFunc(f func() (short, suspected uint64)) { m.takeoverFn.Store(&f) }
 
 func (m *Metrics) brokerConnected() float64 {
 	f := m.connectedFn.Load()
