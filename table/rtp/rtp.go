@@ -143,6 +143,9 @@ type Player struct {
 	oneByOne  bool
 	firstOnly bool
 	fresh     bool
+	// oneRound: every shoe deals one round (the game reshuffles every
+	// round, or firstOnly), read once a round.
+	oneRound bool
 }
 
 // NewPlayer returns a player on a freshly shuffled shoe.
@@ -160,6 +163,7 @@ func newPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64, firstO
 		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Note, 0, 64), memo: make([]uint8, memoSize),
 	}
 	p.deal = 3 + b2i(rs.HoleCard)
+	p.oneRound = rs.ReshuffleEachRound || firstOnly
 	// The player reads the decision requests only (the net it reads from
 	// the round).
 	p.rnd.KeepEvents(round.EvDecisionRequested)
@@ -186,7 +190,7 @@ func (p *Player) newShoe() {
 		p.draw()
 	}
 	end := min(p.rs.Penetration, len(p.shoe))
-	if p.rs.ReshuffleEachRound || p.firstOnly {
+	if p.oneRound {
 		end = min(p.pos+p.deal, len(p.shoe))
 	}
 	shuffle(p.rng, p.shoe, p.pos, end)
@@ -270,7 +274,7 @@ func reject(src *rand.PCG, un, hi, lo uint64) uint64 {
 
 // Round plays one round and returns the seat's net in minor units.
 func (p *Player) Round() (net, rounding int64, err error) {
-	if !p.fresh && (p.rs.ReshuffleEachRound || p.firstOnly || p.pos >= p.rs.Penetration) {
+	if !p.fresh && (p.oneRound || p.pos >= p.rs.Penetration) {
 		// The shoe newPlayer shuffled is the first round's (fresh), with
 		// the cards drawn ahead for it.
 		p.newShoe()
@@ -293,7 +297,12 @@ func (p *Player) Round() (net, rounding int64, err error) {
 	for {
 		switch ph := p.rnd.Phase(); {
 		case ph == round.PhaseSettled:
-			p.evs = evs
+			if cap(evs) != cap(p.evs) {
+				// Grown by the round's appends (a new array has a larger
+				// capacity): kept for the next round. The same capacity
+				// is the same array, and no pointer store is needed.
+				p.evs = evs
+			}
 			// One seat: the round's net is the seat's. Net does not build
 			// the settlement the player never reads.
 			net, rounding := p.rnd.Net()
