@@ -1417,7 +1417,14 @@ func (r *Round) options(p *player, h *hand) Options {
 		// that has hit may only hit or stand, with no rule to check.
 		return o
 	}
-	if r.canDouble(p, h).why == "" {
+	if !h.split && r.rs.RoundCap <= 0 {
+		// canDouble's answer for a two-card hand not split in a game
+		// without a round cap (the total alone decides), without its
+		// call and the refusal it returns.
+		if t, soft := h.total(); r.rs.CanDoubleTotal(t, soft) {
+			o.add(ActDouble)
+		}
+	} else if r.canDouble(p, h).why == "" {
 		o.add(ActDouble)
 	}
 	if h.c[0].Value() == h.c[1].Value() && r.canSplit(p, h).why == "" {

@@ -490,6 +490,34 @@ func TestFirstIsAdd(t *testing.T) {
 	}
 }
 
+// TestOptionsDoubleIsCanDouble: the double options offers a two-card hand
+// is canDouble's answer, on every game, for every pair of cards, split or
+// not, with and without a round cap and stakes near it.
+func TestOptionsDoubleIsCanDouble(t *testing.T) {
+	for _, code := range rules.Codes() {
+		for _, roundCap := range []int64{0, 1500, 100000} {
+			rs := *game(t, code)
+			rs.RoundCap = roundCap
+			r := New(&rs)
+			r.owners = []owner{{id: "p", staked: 1000}}
+			for i := 0; i < 52; i++ {
+				for j := 0; j < 52; j++ {
+					for _, split := range []bool{false, true} {
+						p := &player{main: 1000, owner: 0}
+						h := &p.hands[0]
+						h.base, h.stake, h.split = 1000, 1000, split
+						h.add(card.FromIndex(i))
+						h.add(card.FromIndex(j))
+						want := r.canDouble(p, h).why == ""
+						require.Equal(t, want, r.options(p, h).Has(ActDouble), "game %s cap %d %s %s split %t",
+							code, roundCap, card.FromIndex(i), card.FromIndex(j), split)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestSettleSoloWritesEveryField: a lone player's settlement is written
 // over the storage of the round before (settleSolo); with every field of
 // that storage dirtied first, it equals a fresh round's settlement, so no
