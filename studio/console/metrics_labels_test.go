@@ -53,6 +53,7 @@ func TestTableMetricsLabelled(t *testing.T) {
 func TestMonitoringNamesExist(t *testing.T) {
 	m := NewTableMetrics("s1", "t1")
 	m.SetBrokerConnectedFunc(func() bool { return true })
+	m.SetBrokerTakeoverFunc(func() (uint64, uint64) { return 0, 0 }) // as tabled sets it (serve.go)
 	m.Observe(table.Event{Body: table.Alarm{Code: "jam"}})
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
