@@ -556,13 +556,13 @@ func TestMetrics(t *testing.T) {
 	f := newFixture(t, nil)
 	m := f.s.Metrics()
 	for _, ev := range []table.Event{
-		{Round: "#1", Body: round.Event{Type: round.EvCardDealt, Seat: 1, Card: card.MustParse("As")}},
-		{Round: "#1", Body: round.Event{Type: round.EvCardDealt, Seat: 0, Hole: true}},
+		{Round: "#1", Body: round.Event{Note: round.Note{Type: round.EvCardDealt, Seat: 1, Card: card.MustParse("As")}}},
+		{Round: "#1", Body: round.Event{Note: round.Note{Type: round.EvCardDealt, Seat: 0, Hole: true}}},
 		{Body: table.Burned{Card: card.MustParse("2c")}},
 		{Body: table.Alarm{Code: "shoe.misread", Message: "misread", Pauses: true}},
 		{Body: table.Alarm{Code: "unexpected_card", Message: "x"}},
-		{Round: "#1", Body: round.Event{Type: round.EvSettled, Settlement: &round.Settlement{}}},
-		{Round: "#2", Body: round.Event{Type: round.EvSettled, Settlement: &round.Settlement{Void: true}}},
+		{Round: "#1", Body: round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: &round.Settlement{}}},
+		{Round: "#2", Body: round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: &round.Settlement{Void: true}}},
 	} {
 		f.s.observe(ev)
 	}

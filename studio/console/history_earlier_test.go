@@ -23,7 +23,7 @@ import (
 // keep; a failed read changes nothing.
 func TestHistoryAddEarlier(t *testing.T) {
 	started := func(seq uint64, code string) table.Event {
-		return table.Event{Seq: seq, Round: code, Body: round.Event{Type: round.EvRoundStarted}}
+		return table.Event{Seq: seq, Round: code, Body: round.Event{Note: round.Note{Type: round.EvRoundStarted}}}
 	}
 	tests := []struct {
 		name    string

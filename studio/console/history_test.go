@@ -115,8 +115,8 @@ func TestHistoryKeepsTheLastRounds(t *testing.T) {
 	h := NewHistory(3)
 	for i := range 5 {
 		code := string(rune('a' + i))
-		h.Add(table.Event{Round: code, Time: epoch.Add(time.Duration(i) * time.Minute), Body: round.Event{Type: round.EvRoundStarted}})
-		h.Add(table.Event{Round: code, Body: round.Event{Type: round.EvSettled, Settlement: &round.Settlement{Net: int64(i)}}})
+		h.Add(table.Event{Round: code, Time: epoch.Add(time.Duration(i) * time.Minute), Body: round.Event{Note: round.Note{Type: round.EvRoundStarted}}})
+		h.Add(table.Event{Round: code, Body: round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: &round.Settlement{Net: int64(i)}}})
 	}
 	list, err := h.Recent(10)
 	require.NoError(t, err)
@@ -136,7 +136,7 @@ func TestHistoryKeepsTheLastRounds(t *testing.T) {
 
 func TestHistoryIgnoresEventsWithoutRound(t *testing.T) {
 	h := NewHistory(3)
-	h.Add(table.Event{Body: round.Event{Type: round.EvCardDealt, Card: card.MustParse("As")}})
+	h.Add(table.Event{Body: round.Event{Note: round.Note{Type: round.EvCardDealt, Card: card.MustParse("As")}}})
 	h.Add(table.Event{Body: table.Alarm{Code: "x"}})
 	h.Add(table.Event{Body: table.Burned{Card: card.MustParse("2c")}})
 	list, err := h.Recent(10)

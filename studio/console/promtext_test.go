@@ -27,8 +27,8 @@ func (d fakeDropper) Dropped() map[string]uint64 { return d }
 // the runtime's and process's series under their usual names.
 func TestExpositionParses(t *testing.T) {
 	m := NewTableMetrics("studio \"A\"", "t\\1")
-	m.Observe(table.Event{Body: round.Event{Type: round.EvCardDealt}})
-	m.Observe(table.Event{Body: round.Event{Type: round.EvCardDealt}})
+	m.Observe(table.Event{Body: round.Event{Note: round.Note{Type: round.EvCardDealt}}})
+	m.Observe(table.Event{Body: round.Event{Note: round.Note{Type: round.EvCardDealt}}})
 	m.Observe(table.Event{Body: table.Alarm{Code: "shoe.misread"}})
 	m.Observe(table.Event{Body: table.Alarm{Code: "jam"}})
 	m.Observe(table.Event{Body: table.Alarm{Code: "jam"}})

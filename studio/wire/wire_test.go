@@ -51,19 +51,19 @@ func bodiesOfEveryKind(t *testing.T) []table.Body {
 	return []table.Body{
 		table.PhaseChanged{Phase: table.PhaseBetting, Deadline: t0},
 		table.PhaseChanged{Phase: table.PhaseDealing},
-		round.Event{Type: round.EvRoundStarted, Players: 3},
-		round.Event{Type: round.EvCardDealt, Seat: 1, Hand: 1, Card: as, Total: 11, Soft: true, Players: 2},
-		round.Event{Type: round.EvCardDealt, Hole: true},
-		round.Event{Type: round.EvInsuranceOffered, Players: 2},
-		round.Event{Type: round.EvInsuranceAnswered, Seat: 1, Player: "p1", Flag: true},
-		round.Event{Type: round.EvPeeked},
-		round.Event{Type: round.EvDecisionRequested, Seat: 1, Player: "p1", Hand: 1, Total: 12, Options: opts, Cards: 2, PairValue: 6, Up: 10},
-		round.Event{Type: round.EvDecisionMade, Seat: 1, Player: "p1", Hand: 2, Action: round.ActSplit, Auto: true},
-		round.Event{Type: round.EvHandDone, Seat: 1, Player: "p1", Hand: 1, Total: 21},
-		round.Event{Type: round.EvHoleRevealed, Card: as, Total: 21, Soft: true, Hole: true},
-		round.Event{Type: round.EvDealerDone, Total: 17},
-		round.Event{Type: round.EvSettled, Settlement: settlement},
-		round.Event{Type: round.EvSettled, Settlement: void},
+		round.Event{Note: round.Note{Type: round.EvRoundStarted, Players: 3}},
+		round.Event{Note: round.Note{Type: round.EvCardDealt, Seat: 1, Hand: 1, Card: as, Total: 11, Soft: true, Players: 2}},
+		round.Event{Note: round.Note{Type: round.EvCardDealt, Hole: true}},
+		round.Event{Note: round.Note{Type: round.EvInsuranceOffered, Players: 2}},
+		round.Event{Note: round.Note{Type: round.EvInsuranceAnswered, Seat: 1, Flag: true}, Player: "p1"},
+		round.Event{Note: round.Note{Type: round.EvPeeked}},
+		round.Event{Note: round.Note{Type: round.EvDecisionRequested, Seat: 1, Hand: 1, Total: 12, Options: opts, Cards: 2, PairValue: 6, Up: 10}, Player: "p1"},
+		round.Event{Note: round.Note{Type: round.EvDecisionMade, Seat: 1, Hand: 2, Action: round.ActSplit, Auto: true}, Player: "p1"},
+		round.Event{Note: round.Note{Type: round.EvHandDone, Seat: 1, Hand: 1, Total: 21}, Player: "p1"},
+		round.Event{Note: round.Note{Type: round.EvHoleRevealed, Card: as, Total: 21, Soft: true, Hole: true}},
+		round.Event{Note: round.Note{Type: round.EvDealerDone, Total: 17}},
+		round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: settlement},
+		round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: void},
 		table.Alarm{Code: "jam", Message: "shoe jammed", Pauses: true},
 		table.Paused{By: "sup", Reason: "check"},
 		table.Resumed{By: "sup"},
@@ -74,7 +74,7 @@ func bodiesOfEveryKind(t *testing.T) []table.Body {
 			Options: opts, Players: 2500}}},
 		table.SettlementChunk{Index: 1, Chunks: 1, Players: []table.PlayerNet{{Slot: 0, Seat: 1, Player: "p1", Staked: 2000, Net: -1000,
 			Outcomes: []round.Outcome{round.OutcomeLose, round.OutcomeBust}}}},
-		round.Event{Type: round.EvSettled, Settlement: &round.Settlement{Dealer: round.DealerResult{Cards: []card.Card{as}, Total: 11},
+		round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: &round.Settlement{Dealer: round.DealerResult{Cards: []card.Card{as}, Total: 11},
 			Net: -1000, Players: 1, Chunks: 1}},
 	}
 }
@@ -159,7 +159,7 @@ func TestUnmappedBodyStillEncoded(t *testing.T) {
 	b, err := wire.Encode(table.Event{Seq: 1, Time: t0, Body: table.Checkpoint{}})
 	require.ErrorIs(t, err, wire.ErrNoWireType)
 	assert.Contains(t, string(b), `"kind":"checkpoint"`)
-	b, err = wire.Encode(table.Event{Seq: 1, Time: t0, Body: round.Event{Type: round.EventKind(200)}})
+	b, err = wire.Encode(table.Event{Seq: 1, Time: t0, Body: round.Event{Note: round.Note{Type: round.EventKind(200)}}})
 	require.ErrorIs(t, err, wire.ErrNoWireType)
 	assert.NotNil(t, b)
 }
@@ -167,7 +167,7 @@ func TestUnmappedBodyStillEncoded(t *testing.T) {
 // TestEveryRoundEventHasAWireType: a new round.EventKind must be mapped.
 func TestEveryRoundEventHasAWireType(t *testing.T) {
 	for k := round.EventKind(1); !strings.HasPrefix(k.String(), "EventKind("); k++ {
-		ev := round.Event{Type: k}
+		ev := round.Event{Note: round.Note{Type: k}}
 		if k == round.EvSettled {
 			ev.Settlement = &round.Settlement{}
 		}

@@ -131,27 +131,32 @@ func (k EventKind) String() string {
 // checks a pointer field costs: the player concerned is named by his slot
 // (Who) and the settlement of EvSettled is the round's own (Settlement).
 // Round.Event makes a note the self-contained Event the table publishes.
-// The fields are Event's, in its order, and mean what they mean there.
 type Note struct {
-	Type      EventKind
-	Hole      bool
-	Soft      bool
-	Action    Action
-	Options   Options
-	Auto      bool
-	Outcome   Outcome
-	Flag      bool
-	Card      card.Card
-	Hand      int8
-	Total     int8
-	Cards     int8
-	PairValue int8
-	Up        int8
-	Seat      int
-	Players   int32
+	Type    EventKind `json:"-"`
+	Hole    bool      `json:"hole,omitempty"` // the card is the dealer's face-down card
+	Soft    bool      `json:"soft,omitempty"`
+	Action  Action    `json:"action,omitempty"`
+	Options Options   `json:"options,omitzero"`
+	Auto    bool      `json:"auto,omitempty"` // applied by timeout
+	Outcome Outcome   `json:"outcome,omitempty"`
+	Flag    bool      `json:"flag,omitempty"` // peek: dealer has BJ; insurance: taken
+	Card    card.Card `json:"card,omitzero"`
+	// Small integers are small types: a note is 32 bytes.
+	Hand  int8 `json:"hand,omitempty"` // 1-based hand of the seat
+	Total int8 `json:"total,omitempty"`
+	// Cards is the number of cards in the hand (decision requests), and
+	// PairValue the value of a two-card pair (0 when not a pair), so a
+	// player client can look up its strategy without the state topic.
+	Cards     int8 `json:"cards,omitempty"`
+	PairValue int8 `json:"pair_value,omitempty"`
+	// Up is the dealer's up-card value (decision requests).
+	Up   int8 `json:"up,omitempty"`
+	Seat int  `json:"seat,omitempty"` // 0 = dealer or table-wide
+	// Players counts the players concerned (common draw: one request for many).
+	Players int32 `json:"players,omitempty"`
 	// Who is 1 + the slot of the player concerned (his bet's index in
 	// Start's bets), 0 for none: Event's Player.
-	Who int32
+	Who int32 `json:"-"`
 }
 
 // Event returns note n as the self-contained Event the table publishes:
@@ -160,9 +165,9 @@ type Note struct {
 // Event before the next Start (the player's slot) and the settlement is
 // the round's own, valid until the next Start (Settlement).
 func (r *Round) Event(n *Note) (e Event) {
-	e.Type, e.Hole, e.Soft, e.Action, e.Options, e.Auto, e.Outcome, e.Flag = n.Type, n.Hole, n.Soft, n.Action, n.Options, n.Auto, n.Outcome, n.Flag
-	e.Card, e.Hand, e.Total, e.Cards, e.PairValue, e.Up = n.Card, n.Hand, n.Total, n.Cards, n.PairValue, n.Up
-	e.Seat, e.Players = n.Seat, n.Players
+	// The note is the event's first part: one 32-byte copy, where filling
+	// the event field by field cost about 85 instructions a note.
+	e.Note = *n
 	if n.Who > 0 {
 		_, e.Player, _ = r.SlotPlayer(int(n.Who - 1))
 	}
@@ -176,28 +181,9 @@ func (r *Round) Event(n *Note) (e Event) {
 // table's bodies, the wire, the journal, the console): a Note with the
 // player's id and the settlement it names (Round.Event).
 type Event struct {
-	Type    EventKind `json:"-"`
-	Hole    bool      `json:"hole,omitempty"` // the card is the dealer's face-down card
-	Soft    bool      `json:"soft,omitempty"`
-	Action  Action    `json:"action,omitempty"`
-	Options Options   `json:"options,omitzero"`
-	Auto    bool      `json:"auto,omitempty"` // applied by timeout
-	Outcome Outcome   `json:"outcome,omitempty"`
-	Flag    bool      `json:"flag,omitempty"` // peek: dealer has BJ; insurance: taken
-	Card    card.Card `json:"card,omitzero"`
-	// Small integers are small types: the struct is kept to 56 bytes.
-	Hand  int8 `json:"hand,omitempty"` // 1-based hand of the seat
-	Total int8 `json:"total,omitempty"`
-	// Cards is the number of cards in the hand (decision requests), and
-	// PairValue the value of a two-card pair (0 when not a pair), so a
-	// player client can look up its strategy without the state topic.
-	Cards     int8 `json:"cards,omitempty"`
-	PairValue int8 `json:"pair_value,omitempty"`
-	// Up is the dealer's up-card value (decision requests).
-	Up   int8 `json:"up,omitempty"`
-	Seat int  `json:"seat,omitempty"` // 0 = dealer or table-wide
-	// Players counts the players concerned (common draw: one request for many).
-	Players    int32       `json:"players,omitempty"`
+	// Note is what the round reported; its fields are the event's own
+	// (e.Seat, e.Card ...) and its JSON's.
+	Note
 	Player     string      `json:"player,omitempty"` // for per-player events
 	Settlement *Settlement `json:"settlement,omitempty"`
 }
