@@ -483,7 +483,8 @@ func (m *Machine) emitRound(evs []round.Note) {
 	for i := range evs {
 		// The round's note made self-contained (the player's id, the
 		// settlement) while the round is as the note left it.
-		ev := m.rnd.Event(&evs[i])
+		var ev round.Event
+		m.rnd.EventTo(&ev, &evs[i])
 		if ev.Type == round.EvSettled && ev.Settlement != nil {
 			m.emitSettlement(ev)
 			continue

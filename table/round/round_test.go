@@ -563,3 +563,48 @@ func TestSettleSoloWritesEveryField(t *testing.T) {
 		require.Equal(t, want, play(used), "%s %v", tc.game, tc.cards)
 	}
 }
+
+// BenchmarkEvent is the round's part of the daemon's work on the events
+// it publishes beyond BenchmarkRound000's (table/rtp), which counts the
+// notes: each note of a game-000 round (one named player, a hit, a
+// stand, the dealer's 17) made the self-contained Event the table
+// publishes, where it is kept (Round.EventTo, as the table's machine does
+// after each input). ns/op is per round; ns/note per note.
+func BenchmarkEvent(b *testing.B) {
+	r := New(game(b, "000"))
+	var notes []Note
+	for _, step := range []func(evs []Note) ([]Note, error){
+		func(evs []Note) ([]Note, error) { return r.Start("r", []Bet{{Seat: 1, Player: "p1", Main: 1000}}, evs) },
+		func(evs []Note) ([]Note, error) {
+			// Player 5 and 4, dealer 10 up and 7 in the hole: no peek hit.
+			evs, _, err := r.Cards([]card.Card{card.MustParse("5s"), card.MustParse("Td"), card.MustParse("4c"), card.MustParse("7d")}, evs)
+			return evs, err
+		},
+		func(evs []Note) ([]Note, error) { return r.Decide(1, "p1", ActHit, evs) },
+		func(evs []Note) ([]Note, error) { return r.Card(card.MustParse("2h"), evs) },
+		// 11 stands; the dealer's 17 stands too, and the round settles.
+		func(evs []Note) ([]Note, error) { return r.Decide(1, "p1", ActStand, evs) },
+	} {
+		var err error
+		if notes, err = step(notes); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if r.Phase() != PhaseSettled {
+		b.Fatalf("the round is not settled: %v", r.Phase())
+	}
+	out := make([]Event, len(notes))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range notes {
+			r.EventTo(&out[j], &notes[j])
+		}
+	}
+	b.StopTimer()
+	if out[len(out)-1].Settlement == nil || out[len(out)-1].Type != EvSettled {
+		b.Fatalf("the last event is not the settlement: %+v", out[len(out)-1])
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(notes)), "ns/note")
+	b.ReportMetric(float64(len(notes)), "notes/round")
+}

@@ -146,11 +146,6 @@ type Player struct {
 	// oneRound: every shoe deals one round (the game reshuffles every
 	// round, or firstOnly), read once a round.
 	oneRound bool
-	// published, when set, receives every note made the Event the table
-	// publishes (Round.Event, as the table's machine makes them after
-	// each input): BenchmarkRound000's published case.
-	published []round.Event
-	publish   bool
 }
 
 // NewPlayer returns a player on a freshly shuffled shoe.
@@ -289,21 +284,14 @@ func (p *Player) Round() (net, rounding int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if p.publish {
-		p.expand(evs)
-	}
 	if n := p.deal; !p.oneByOne && p.pos+n <= p.ready {
 		// The initial deal's cards are drawn already: the round takes
 		// them in one call, not one input each.
 		var took int
-		m := len(evs)
 		evs, took, err = p.rnd.Cards(p.shoe[p.pos:p.pos+n], evs)
 		p.pos += took
 		if err != nil {
 			return 0, 0, fmt.Errorf("rtp: %w", err)
-		}
-		if p.publish {
-			p.expand(evs[m:])
 		}
 	}
 	for {
@@ -329,21 +317,6 @@ func (p *Player) Round() (net, rounding int64, err error) {
 		if err != nil {
 			return 0, 0, fmt.Errorf("rtp: %w", err)
 		}
-		if p.publish {
-			p.expand(evs)
-		}
-	}
-}
-
-// expand makes each note the Event the table publishes, as the table's
-// machine does after each input (Round.Event), into p.published.
-func (p *Player) expand(notes []round.Note) {
-	if len(notes) > cap(p.published) {
-		p.published = make([]round.Event, len(notes))
-	}
-	out := p.published[:len(notes)]
-	for i := range notes {
-		out[i] = p.rnd.Event(&notes[i])
 	}
 }
 

@@ -83,10 +83,6 @@ func TestRunPinned(t *testing.T) {
 // round takes them (the initial deal's four in one batch). The
 // "-dealt-shoe" cases deal each shoe to its cut
 // card instead, as bjsim rtp and the live table do for game 000.
-// "daemon-events-published" also makes each input's notes the Events the
-// table publishes (Round.Event: the player's id, the settlement), as the
-// table's machine does after each input: the round's part of the daemon's
-// work on its events, short of boxing, journaling and encoding them.
 // rounds/cpu-s is the process's CPU time, which a loaded machine does not
 // inflate the way it does wall time.
 //
@@ -98,21 +94,19 @@ func BenchmarkRound000(b *testing.B) {
 		keep     []round.EventKind // nil: every event
 		fresh    bool              // a fresh shoe every round
 		oneByOne bool              // every card its own call, as the live table's inputs
-		publish  bool              // every note made the Event the table publishes
 	}{
-		{"simulator", []round.EventKind{round.EvDecisionRequested}, true, false, false},
-		{"daemon-events", nil, true, false, false},
-		{"daemon-events-published", nil, true, false, true},
-		{"daemon-events-per-card", nil, true, true, false},
-		{"simulator-dealt-shoe", []round.EventKind{round.EvDecisionRequested}, false, false, false},
-		{"daemon-events-dealt-shoe", nil, false, false, false},
+		{"simulator", []round.EventKind{round.EvDecisionRequested}, true, false},
+		{"daemon-events", nil, true, false},
+		{"daemon-events-per-card", nil, true, true},
+		{"simulator-dealt-shoe", []round.EventKind{round.EvDecisionRequested}, false, false},
+		{"daemon-events-dealt-shoe", nil, false, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			start := cpuSeconds()
 			b.RunParallel(func(pb *testing.PB) {
 				p := newPlayer(rs, st, 1, 1000, bc.fresh)
-				p.oneByOne, p.publish = bc.oneByOne, bc.publish
+				p.oneByOne = bc.oneByOne
 				p.rnd.KeepEvents(bc.keep...)
 				for pb.Next() {
 					if _, _, err := p.Round(); err != nil {
