@@ -71,7 +71,11 @@ func healthOf(shoe *shoereader.LinkHealth, hw *hardware, link *mqttlink.Link, jr
 	return func() console.Health {
 		st := link.Stats()
 		broker := console.Check{Name: console.CheckBroker, OK: st.Connected, Detail: fmt.Sprintf("outbox %d, in flight %d, published %d", st.OutboxDepth, st.InFlight, st.Published)}
-		if !st.Connected {
+		switch {
+		case st.TakeoverNow:
+			broker.OK = false
+			broker.Detail = fmt.Sprintf("the broker keeps closing the connection right after it opens (%d times): another client with this table's client id, or an ACL that drops it; see the log; ", st.ShortConnections) + broker.Detail
+		case !st.Connected:
 			broker.Detail = "not connected; " + broker.Detail
 		}
 		jc := console.Check{Name: console.CheckJournal, OK: jr.Err() == nil, Detail: "appending"}

@@ -122,6 +122,9 @@ type Stats struct {
 	// client id (takeoverWatch).
 	ShortConnections  uint64
 	TakeoverSuspected uint64
+	// TakeoverNow is true while such a run goes on (the connection open
+	// now, if any, younger than 5 s): the table's health says so.
+	TakeoverNow bool
 }
 
 func (l *Link) outboxSyncs() uint64 {
@@ -173,5 +176,6 @@ func (l *Link) Stats() Stats {
 
 		ShortConnections:  l.takeover.short.Load(),
 		TakeoverSuspected: l.takeover.raised.Load(),
+		TakeoverNow:       l.takeover.fighting(l.connected.Load()),
 	}
 }

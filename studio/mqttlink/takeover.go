@@ -54,3 +54,14 @@ func (w *takeoverWatch) lost() (report bool, inRow uint64) {
 	}
 	return false, n
 }
+
+// fighting reports whether a run of connections cut short is going on
+// now: takeoverAfter or more in a row, and the connection (if one is
+// open) not yet past takeoverWindow. A connection that lasts ends it
+// (inRow itself is reset only at the next loss).
+func (w *takeoverWatch) fighting(connected bool) bool {
+	if w.inRow.Load() < takeoverAfter {
+		return false
+	}
+	return !connected || time.Duration(int64(time.Since(monoBase))-w.openedAt.Load()) < takeoverWindow
+}

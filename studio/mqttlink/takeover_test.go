@@ -38,7 +38,10 @@ func TestClientIDTakeover(t *testing.T) {
 	thief.Connect()
 	require.Eventually(t, func() bool { return r.link.Stats().TakeoverSuspected >= 1 }, waitFor, poll,
 		"the link keeps losing its connection to another client with its id: stats %+v", r.link.Stats())
+	assert.True(t, r.link.Stats().TakeoverNow, "the fight goes on: the table's health says so")
 	thief.Disconnect(0)
 	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll, "the link is back once the other client is gone")
 	assert.GreaterOrEqual(t, r.link.Stats().ShortConnections, uint64(3))
+	require.Eventually(t, func() bool { return !r.link.Stats().TakeoverNow }, waitFor, poll,
+		"a connection that lasts ends the fight: stats %+v", r.link.Stats())
 }
