@@ -30,7 +30,10 @@
 // delivered exactly once and in order, across reconnections too (the
 // session survives a replug when the device's HELLO has the same serial
 // number and boot id). Garbage, CRC errors and truncated frames are logged
-// and skipped. A silence watchdog (Options.SilenceTimeout, on
+// and skipped. A frame that arrives malformed MaxMalformed times (the
+// device sends the same bytes again) is acknowledged and given up as an
+// alarm, Misread for a card's frame, DeviceFault for another's: one
+// unreadable payload no longer holds every later card back. A silence watchdog (Options.SilenceTimeout, on
 // Options.Clock) raises Silent, then Alive when the shoe is heard again.
 //
 // # Events

@@ -24,7 +24,8 @@ const (
 	ShoeOut
 	// ShoeID: the identifier of the shuffled set now in play.
 	ShoeID
-	// Misread: a card passed unrecognised.
+	// Misread: a card passed unrecognised, or its frame stayed malformed
+	// (Err is a *MalformedError, Reader's MaxMalformed).
 	Misread
 	// DoubleCard: two cards passed at once.
 	DoubleCard
@@ -34,7 +35,9 @@ const (
 	FaceUp
 	// UnknownCard: the device read a tag it does not know (Code).
 	UnknownCard
-	// DeviceFault: the device reported a hardware fault (Err is a *FaultError).
+	// DeviceFault: the device reported a hardware fault (Err is a
+	// *FaultError), or a frame other than a card's stayed malformed
+	// (Err is a *MalformedError; a card's is a Misread).
 	DeviceFault
 
 	// Connected: a device said HELLO on a new connection and was accepted.

@@ -70,6 +70,10 @@ var ErrNoise = errors.New("shoereader: bytes skipped between frames")
 type MalformedError struct {
 	// Seq is the frame's sequence number.
 	Seq uint32
+	// Card is set when the frame's type says a card was dealt (its
+	// payload is what could not be read): a frame that stays malformed
+	// becomes a Misread, another a DeviceFault (Reader).
+	Card bool
 	// Err is the codec's reason.
 	Err error
 }

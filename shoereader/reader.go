@@ -54,6 +54,10 @@ type Reader struct {
 	refusedFor string
 	noSession  int    // frames received without a session, to pace CONFIG
 	resendFor  uint32 // the next value a RESEND or NAK was last sent for
+	// malformedN counts the malformed copies of frame next received: the
+	// device sends the same bytes again, so a payload that cannot be read
+	// never will be (MaxMalformed).
+	malformedN int
 	lastHeard  time.Time
 	silent     bool
 
@@ -275,7 +279,15 @@ func (r *Reader) onFrame(m *DeviceMessage, err error) {
 		r.requestFrom(HostResend, r.next)
 		return
 	}
+	r.inOrder(m.Seq, m, nil, now)
+}
+
+// inOrder takes frame seq, the one awaited, as delivered: its events go
+// out (m's, or the reader's own ev for a frame given up), then the frame
+// is acknowledged (with AckOnCommit, once its events are committed).
+func (r *Reader) inOrder(seq uint32, m *DeviceMessage, ev *Event, now time.Time) {
 	r.next++
+	r.malformedN = 0
 	r.stats.delivered.Add(1)
 	r.emitted = false
 	r.emittedN = 0
@@ -283,11 +295,14 @@ func (r *Reader) onFrame(m *DeviceMessage, err error) {
 		// Register before the events go out: the consumer may commit
 		// them before dispatch returns.
 		r.wmu.Lock()
-		r.pending = append(r.pending, pendingAck{seq: m.Seq, events: -1})
+		r.pending = append(r.pending, pendingAck{seq: seq, events: -1})
 		r.wmu.Unlock()
 	}
-	seq := m.Seq
-	r.dispatch(m, now)
+	if m != nil {
+		r.dispatch(m, now)
+	} else {
+		r.emit(*ev)
+	}
 	if r.emitted && r.out != nil {
 		r.yieldToConsumer()
 	}
@@ -321,17 +336,44 @@ func (r *Reader) badFrame(err error) {
 	}
 	var me *MalformedError
 	if errors.As(err, &me) {
-		r.heard() // the device spoke: its frame was intact
+		now := r.heard() // the device spoke: its frame was intact
 		r.log.Warn().Err(err).Msg("malformed frame")
-		if r.helloOnCon && !r.refused && me.Seq == r.next {
-			r.requestFrom(HostNak, r.next)
+		if !r.helloOnCon || r.refused || me.Seq != r.next {
+			return
 		}
+		if r.malformedN++; r.malformedN < MaxMalformed {
+			r.requestFrom(HostNak, r.next)
+			return
+		}
+		r.unreadable(me, now)
 		return
 	}
 	r.log.Warn().Err(err).Msg("bad frame")
 	if r.helloOnCon && !r.refused {
 		r.requestFrom(HostNak, r.next)
 	}
+}
+
+// MaxMalformed is how many malformed copies of the awaited frame the
+// reader takes before it gives the frame up. The device answers a NAK and
+// its own timeout with the same bytes, so without a limit one unreadable
+// payload (a firmware fault, a tampered shoe) held every later card back
+// with the shoe heard and no alarm: the table waited for ever.
+const MaxMalformed = 3
+
+// unreadable gives up frame me.Seq, malformed MaxMalformed times: it is
+// acknowledged so the stream goes on, and reported as an alarm that
+// pauses the table, Misread for a card's frame (the card is out of the
+// shoe and unknown: a supervisor enters it), DeviceFault for another.
+func (r *Reader) unreadable(me *MalformedError, now time.Time) {
+	ev := Event{Seq: me.Seq, Time: now, Err: me, Kind: DeviceFault,
+		Message: fmt.Sprintf("frame #%d unreadable %d times, skipped: %v", me.Seq, r.malformedN, me.Err)}
+	if me.Card {
+		ev.Kind = Misread
+		ev.Message = fmt.Sprintf("card misread: frame #%d unreadable %d times: %v", me.Seq, r.malformedN, me.Err)
+	}
+	r.log.Error().Err(me).Int("copies", r.malformedN).Msg("frame given up")
+	r.inOrder(me.Seq, nil, &ev, now)
 }
 
 // heard notes that an intact frame came: the silence watchdog starts
@@ -455,6 +497,7 @@ func (r *Reader) hello(seq uint32, m *DeviceMessage, now time.Time) {
 		r.wmu.Unlock()
 		r.next = max(seq, 1) // numbering starts at 1; ACK next-1 must not wrap
 		r.resendFor = 0
+		r.malformedN = 0
 	}
 	first := !r.helloOnCon
 	r.helloOnCon = true

@@ -372,3 +372,58 @@ func TestRunOnceClosesOut(t *testing.T) {
 	assert.False(t, open2, "Run closes its output channel")
 	assert.ErrorIs(t, r.Run(context.Background(), make(chan shoereader.Event)), shoereader.ErrRunTwice)
 }
+
+// TestMalformedFrameGivenUp: the device answers a NAK with the same
+// bytes, so a payload that cannot be read never will be. Before
+// MaxMalformed the reader NAKed the first copy and ignored the rest: every
+// later frame waited behind it, the shoe heard and no alarm raised. Now
+// the frame is acknowledged and reported, a card's as a Misread (the card
+// is out and unknown), another's as a DeviceFault, and the next card
+// comes through.
+func TestMalformedFrameGivenUp(t *testing.T) {
+	badRank, err := shoeproto.AppendFrame(nil, 2, shoeproto.TypeCard, []byte{0, 0, 0, 0, 14, 1, 90, 0})
+	require.NoError(t, err)
+	badShoeID, err := shoeproto.AppendFrame(nil, 2, shoeproto.TypeShoeID, []byte{0, 0, 0, 0, 9, 'x'})
+	require.NoError(t, err)
+	tests := []struct {
+		name  string
+		frame []byte
+		want  shoereader.Kind
+	}{
+		{"card", badRank, shoereader.Misread},
+		{"shoe id", badShoeID, shoereader.DeviceFault},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// No silence in the test: the frames come at once.
+			pr := newPipeRig(t, shoereader.Options{SilenceTimeout: time.Hour})
+			pr.write(t, shoetest.Hello(1, "SN1", "1.0", 77))
+			require.Equal(t, shoereader.Connected, pr.event(t).Kind)
+			pr.write(t, shoetest.Card(1, "As"))
+			// The first copy and the retransmissions of the device's
+			// timeout, each with the window's next frame behind it.
+			for range 3 { // shoereader.MaxMalformed
+				pr.write(t, tt.frame, shoetest.Card(3, "Kd"))
+			}
+			ev := pr.event(t)
+			require.Equal(t, shoereader.Card, ev.Kind)
+			assert.Equal(t, "As", ev.Card.String())
+
+			ev = pr.event(t)
+			require.Equal(t, tt.want, ev.Kind, ev.String())
+			assert.True(t, ev.Kind.Alarm(), "the table pauses")
+			assert.Equal(t, uint32(2), ev.Seq, "committed and journaled as frame 2")
+			var me *shoereader.MalformedError
+			require.ErrorAs(t, ev.Err, &me)
+			assert.Equal(t, uint32(2), me.Seq)
+			assert.Contains(t, ev.Message, "frame #2 unreadable 3 times")
+
+			// The device goes on from frame 3, now that 2 is acknowledged.
+			pr.write(t, shoetest.Card(3, "Kd"))
+			ev = pr.event(t)
+			require.Equal(t, shoereader.Card, ev.Kind)
+			assert.Equal(t, uint32(3), ev.Seq)
+			assert.Equal(t, []string{"CONFIG", "ACK 0", "ACK 1", "NAK 2", "ACK 2", "ACK 3"}, pr.hostUntil(t, 3))
+		})
+	}
+}

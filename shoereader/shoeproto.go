@@ -72,7 +72,7 @@ func (c *shoeprotoCodec) onFrame(f shoeproto.Frame, err error) {
 	}
 	m := &c.msg
 	if err := m.Unmarshal(f); err != nil {
-		c.fn(nil, &MalformedError{Seq: f.Seq, Err: err})
+		c.fn(nil, &MalformedError{Seq: f.Seq, Card: f.Type == shoeproto.TypeCard || f.Type == shoeproto.TypeFaceUp, Err: err})
 		return
 	}
 	kind := shoeprotoKinds[m.Type]
