@@ -7,8 +7,9 @@ import (
 )
 
 // LinkHealth follows the shoe link from the reader's events, for a health
-// check: up since a device said HELLO or was heard again, down since the
-// port failed, the shoe went silent or a device was refused. Observe is
+// check: up since a device said HELLO and was accepted, or was heard again
+// after a silence, down since the port failed, the shoe went silent or a
+// device was refused. Observe is
 // called with every event (on the reader's goroutine); State from any
 // goroutine.
 type LinkHealth struct {
@@ -16,6 +17,12 @@ type LinkHealth struct {
 	detail atomic.Value // string
 	since  atomic.Int64 // unix nanoseconds of the last change of up
 	now    func() time.Time
+
+	// Observe's own, on the reader's goroutine: the device accepted on
+	// this connection (its words for the detail), "" after a
+	// disconnection or a refusal, when a shoe heard again is no shoe in
+	// service.
+	device string
 }
 
 // NewLinkHealth returns the health of a link not yet heard; now nil is
@@ -31,10 +38,20 @@ func NewLinkHealth(now func() time.Time) *LinkHealth {
 func (h *LinkHealth) Observe(ev Event) {
 	switch ev.Kind {
 	case Connected:
-		h.set(true, fmt.Sprintf("%s %s firmware %s", ev.Device.Model, ev.Device.Serial, ev.Device.Firmware))
+		h.device = fmt.Sprintf("%s %s firmware %s", ev.Device.Model, ev.Device.Serial, ev.Device.Firmware)
+		h.set(true, h.device)
 	case Alive:
-		h.set(true, "")
-	case Disconnected, Silent, DeviceRefused:
+		// Up again with the device's words, not the silence's: "up,
+		// silent: no frame for 3s" read as a fault that was over. A
+		// shoe heard after a disconnection or a refusal is up only once
+		// it is accepted (Connected).
+		if h.device != "" {
+			h.set(true, h.device)
+		}
+	case Disconnected, DeviceRefused:
+		h.device = ""
+		h.set(false, ev.String())
+	case Silent:
 		h.set(false, ev.String())
 	}
 }
@@ -43,9 +60,7 @@ func (h *LinkHealth) set(up bool, detail string) {
 	if h.up.Swap(up) != up || h.since.Load() == 0 {
 		h.since.Store(h.now().UnixNano())
 	}
-	if detail != "" { // Alive carries no device: keep the last detail
-		h.detail.Store(detail)
-	}
+	h.detail.Store(detail)
 }
 
 // State returns whether the shoe is up, a sentence about it (the device,
