@@ -3,9 +3,12 @@ package shoereader_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,6 +141,59 @@ func TestPtyUnplugReplug(t *testing.T) {
 	assert.Equal(t, rg.dev.Dealt(), cardsOf(all))
 	assert.Len(t, cardsOf(all), 11)
 	t.Logf("path before %s, after %s", oldPath, rg.dev.Path())
+}
+
+// TestPtyReplugUnderNewPath: the reader opens one fixed path, as tabled
+// does with shoe.path, and the replugged shoe comes back under another pty
+// (the old one is taken meanwhile, as a USB adapter's ttyUSB0 becomes
+// ttyUSB1). Through the link the simulated shoe keeps (Options.Link, the
+// udev rule's SYMLINK) the reader finds it again and the session goes on:
+// every card once, in order, the one pulled while unplugged included.
+func TestPtyReplugUnderNewPath(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "livetable-shoe-t1")
+	rg := newRigOpen(t, shoe.Options{Seed: 9, Link: link},
+		shoereader.Options{BackoffMin: 5 * time.Millisecond, BackoffMax: 20 * time.Millisecond},
+		func(*shoe.Device) shoereader.Opener { return serialport.Opener(link, serialport.DefaultBaud) })
+	target, err := os.Readlink(link)
+	require.NoError(t, err)
+	oldPath := rg.dev.Path()
+	assert.Equal(t, oldPath, target)
+	all := rg.pull(t, 5)
+
+	require.NoError(t, rg.dev.Unplug())
+	all = append(all, rg.until(t, shoereader.Disconnected)...)
+	_, err = os.Lstat(link)
+	require.True(t, os.IsNotExist(err), "the link goes with the cable: %v", err)
+	// Take the freed pty number, so the shoe comes back elsewhere: the
+	// kernel gives the lowest free one, which may be another first when
+	// other processes free theirs.
+	for range 64 {
+		m, s, err := pty.Open()
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = m.Close(); _ = s.Close() })
+		if s.Name() == oldPath {
+			break
+		}
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- rg.dev.Pull(rg.ctx) }()
+	require.NoError(t, rg.dev.Replug())
+	require.NotEqual(t, oldPath, rg.dev.Path(), "the replug did not move the pty")
+	target, err = os.Readlink(link)
+	require.NoError(t, err)
+	assert.Equal(t, rg.dev.Path(), target)
+	require.NoError(t, <-done)
+	all = append(all, rg.pull(t, 5)...)
+
+	k := kindsOf(all)
+	assert.Equal(t, 2, k[shoereader.Connected])
+	assert.Equal(t, rg.dev.Dealt(), cardsOf(all))
+	assert.Len(t, cardsOf(all), 11)
+
+	rg.stop()
+	_, err = os.Lstat(link)
+	assert.True(t, os.IsNotExist(err), "Close removes the link: %v", err)
 }
 
 // tableAlarms applies the reader's events to a table's state machine, as

@@ -34,14 +34,21 @@ type rig struct {
 
 func newRig(t *testing.T, sopts shoe.Options, ropts shoereader.Options) *rig {
 	t.Helper()
+	return newRigOpen(t, sopts, ropts, func(dev *shoe.Device) shoereader.Opener {
+		return func(ctx context.Context) (shoereader.Port, error) {
+			// Look the path up anew each time: a replug moves it.
+			return serialport.Open(dev.Path(), serialport.DefaultBaud)
+		}
+	})
+}
+
+// newRigOpen is newRig with the reader's opener made by opener.
+func newRigOpen(t *testing.T, sopts shoe.Options, ropts shoereader.Options, opener func(*shoe.Device) shoereader.Opener) *rig {
+	t.Helper()
 	dev, err := shoe.New(sopts, testLog(t))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	open := func(ctx context.Context) (shoereader.Port, error) {
-		// Look the path up anew each time: a replug moves it.
-		return serialport.Open(dev.Path(), serialport.DefaultBaud)
-	}
-	r := shoereader.New(open, ropts, testLog(t))
+	r := shoereader.New(opener(dev), ropts, testLog(t))
 	rg := &rig{dev: dev, reader: r, events: make(chan shoereader.Event, 1024), ctx: ctx}
 	var wg sync.WaitGroup
 	wg.Add(2)

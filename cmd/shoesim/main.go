@@ -6,7 +6,12 @@
 //
 // Usage:
 //
-//	shoesim [--seed N | --script FILE] [--rate R | --fast] [fault flags]
+//	shoesim [--seed N | --script FILE] [--rate R | --fast] [--link PATH] [fault flags]
+//
+// --link keeps a symbolic link to the pty, as the udev rule does for a USB
+// shoe: with --unplug-every the replugged shoe usually comes back under a
+// new pty path, which a table configured with the printed path would not
+// find; the link follows it.
 //
 // A script file holds cards in wire form ("As Td 7c"), separated by spaces
 // or newlines; lines starting with # are comments.
@@ -57,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.Serial, "serial", def.Serial, "device serial number sent in HELLO")
 	fs.StringVar(&opts.Firmware, "firmware", def.Firmware, "firmware version sent in HELLO")
 	fs.DurationVar(&opts.Heartbeat, "heartbeat", def.Heartbeat, "heartbeat interval")
+	fs.StringVar(&opts.Link, "link", "", "keep a symbolic link at this path to the pty while plugged in, as udev does for a USB shoe (the path printed; it survives --unplug-every)")
 	f := &opts.Faults
 	fs.IntVar(&f.NoiseEvery, "noise-every", 0, "write noise bytes before every Nth frame")
 	fs.IntVar(&f.NoiseBytes, "noise-bytes", 16, "noise bytes per burst")
@@ -108,8 +114,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer dev.Close()
-	fmt.Fprintln(stdout, dev.Path())
-	log.Info().Str("path", dev.Path()).Uint64("seed", opts.Seed).Msg("shoe ready")
+	path := dev.Path()
+	if opts.Link != "" {
+		path = opts.Link
+	}
+	fmt.Fprintln(stdout, path)
+	log.Info().Str("path", path).Str("pty", dev.Path()).Uint64("seed", opts.Seed).Msg("shoe ready")
 	if err := dev.Run(ctx); err != nil && ctx.Err() == nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,13 @@ type Options struct {
 	// AfterCut is how many cards Run deals after the cut card before it
 	// changes shoe in automatic mode (default 6: the round in play ends).
 	AfterCut int
+
+	// Link, when set, is a symbolic link the device keeps to its pty's
+	// path while plugged in, removed while unplugged, as the udev rule
+	// (deploy/udev) keeps /dev/livetable-shoe-t1 for a USB shoe: a
+	// replug usually gives the pty a new path, the link stays, and a
+	// table configured with the link finds the shoe again.
+	Link string
 
 	// Faults are injected for the whole run; the Device methods inject
 	// them one at a time.
@@ -265,6 +273,10 @@ func New(opts Options, log zerolog.Logger) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.linkLocked(p.path); err != nil {
+		p.close()
+		return nil, err
+	}
 	d.port = p
 	d.portGen = 1
 	if r := opts.Resume; r != nil {
@@ -300,6 +312,7 @@ func (d *Device) Close() error {
 		d.port.close()
 		d.port = nil
 	}
+	d.unlinkLocked()
 	d.dropAllLocked(ErrClosed)
 	return nil
 }
@@ -617,5 +630,34 @@ func wait(ctx context.Context, p *pending) error {
 		return p.err
 	case <-ctx.Done():
 		return fmt.Errorf("shoe: waiting for ACK of seq %d: %w", p.seq, ctx.Err())
+	}
+}
+
+// linkLocked points Options.Link at path, replacing what was there in one
+// rename so a reader never finds the link missing or dangling half-way.
+func (d *Device) linkLocked(path string) error {
+	if d.opts.Link == "" {
+		return nil
+	}
+	tmp := d.opts.Link + ".tmp"
+	_ = os.Remove(tmp)
+	if err := os.Symlink(path, tmp); err != nil {
+		return fmt.Errorf("shoe: link: %w", err)
+	}
+	if err := os.Rename(tmp, d.opts.Link); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("shoe: link: %w", err)
+	}
+	return nil
+}
+
+// unlinkLocked removes Options.Link: the cable is out, as udev removes
+// the device's link.
+func (d *Device) unlinkLocked() {
+	if d.opts.Link == "" {
+		return
+	}
+	if err := os.Remove(d.opts.Link); err != nil && !os.IsNotExist(err) {
+		d.log.Warn().Err(err).Msg("remove link")
 	}
 }

@@ -46,12 +46,13 @@ func (d *Device) Unplug() error {
 	}
 	d.port.close()
 	d.port = nil
+	d.unlinkLocked()
 	d.helloAcked = false
 	return nil
 }
 
 // Replug plugs the cable back in: a new pty pair, usually under a new
-// path, and a HELLO that resumes the session.
+// path (Options.Link follows it), and a HELLO that resumes the session.
 func (d *Device) Replug() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -63,6 +64,10 @@ func (d *Device) Replug() error {
 	}
 	p, err := openPty()
 	if err != nil {
+		return err
+	}
+	if err := d.linkLocked(p.path); err != nil {
+		p.close()
 		return err
 	}
 	d.port = p
