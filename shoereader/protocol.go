@@ -74,6 +74,9 @@ type MalformedError struct {
 	// payload is what could not be read): a frame that stays malformed
 	// becomes a Misread, another a DeviceFault (Reader).
 	Card bool
+	// Hello is set for a HELLO frame: it carries the number the device
+	// goes on from rather than taking one, so it is never given up.
+	Hello bool
 	// Err is the codec's reason.
 	Err error
 }

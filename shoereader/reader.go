@@ -341,6 +341,12 @@ func (r *Reader) badFrame(err error) {
 		if !r.helloOnCon || r.refused || me.Seq != r.next {
 			return
 		}
+		if me.Hello {
+			// Given up, it would take the number of the frame it
+			// announces, which would then be dropped as a duplicate.
+			r.requestFrom(HostNak, r.next)
+			return
+		}
 		if r.malformedN++; r.malformedN < MaxMalformed {
 			r.requestFrom(HostNak, r.next)
 			return

@@ -426,4 +426,26 @@ func TestMalformedFrameGivenUp(t *testing.T) {
 			assert.Equal(t, []string{"CONFIG", "ACK 0", "ACK 1", "NAK 2", "ACK 2", "ACK 3"}, pr.hostUntil(t, 3))
 		})
 	}
+
+	// A HELLO carries the number of the frame it announces: given up, it
+	// would take that number and the frame would be dropped as a
+	// duplicate. However often it comes malformed, the card behind it
+	// is delivered.
+	t.Run("hello", func(t *testing.T) {
+		badHello, err := shoeproto.AppendFrame(nil, 2, shoeproto.TypeHello, []byte{0, 0, 0, 0, 0, 0, 0, 77, 1, 60})
+		require.NoError(t, err)
+		pr := newPipeRig(t, shoereader.Options{SilenceTimeout: time.Hour})
+		pr.write(t, shoetest.Hello(1, "SN1", "1.0", 77))
+		require.Equal(t, shoereader.Connected, pr.event(t).Kind)
+		pr.write(t, shoetest.Card(1, "As"))
+		for range 5 {
+			pr.write(t, badHello)
+		}
+		pr.write(t, shoetest.Card(2, "Kd"))
+		for _, want := range []string{"As", "Kd"} {
+			ev := pr.event(t)
+			require.Equal(t, shoereader.Card, ev.Kind, ev.String())
+			assert.Equal(t, want, ev.Card.String())
+		}
+	})
 }

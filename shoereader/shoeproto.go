@@ -72,7 +72,8 @@ func (c *shoeprotoCodec) onFrame(f shoeproto.Frame, err error) {
 	}
 	m := &c.msg
 	if err := m.Unmarshal(f); err != nil {
-		c.fn(nil, &MalformedError{Seq: f.Seq, Card: f.Type == shoeproto.TypeCard || f.Type == shoeproto.TypeFaceUp, Err: err})
+		c.fn(nil, &MalformedError{Seq: f.Seq, Card: f.Type == shoeproto.TypeCard || f.Type == shoeproto.TypeFaceUp,
+			Hello: f.Type == shoeproto.TypeHello, Err: err})
 		return
 	}
 	kind := shoeprotoKinds[m.Type]

@@ -185,7 +185,12 @@ func (c *Codec) decode(line []byte, fn func(*shoereader.DeviceMessage, error)) {
 	m := &c.msg
 	*m = shoereader.DeviceMessage{Seq: uint32(seq)}
 	if err := parseDevice(m, f[1:]); err != nil {
-		fn(nil, &shoereader.MalformedError{Seq: uint32(seq), Err: err})
+		var kind []byte
+		if len(f) > 2 {
+			kind = f[2]
+		}
+		fn(nil, &shoereader.MalformedError{Seq: uint32(seq), Err: err,
+			Card: bytes.Equal(kind, []byte("CARD")) || bytes.Equal(kind, []byte("FACEUP")), Hello: bytes.Equal(kind, []byte("HELLO"))})
 		return
 	}
 	fn(m, nil)
