@@ -798,9 +798,22 @@ func (m *Machine) pause(reason PauseReason, by, why string) {
 	m.setPhase(PhasePaused, time.Time{}, why)
 }
 
+// maxListedAlarms bounds the state's list of the alarms raised since the
+// last resume: the first and the latest. Every alarm is an event of its
+// own (and a metric); the list is what the supervisor's view and every
+// state message carry, so a shoe flooding the table with alarms (a
+// misread frame after every card, a refused HELLO at line rate, a link
+// falling silent again and again) while nobody resumes made each state
+// larger and each input dearer than the one before.
+const maxListedAlarms = 32
+
 // alarm raises an alarm; with a reason it pauses the table.
 func (m *Machine) alarm(code, msg string, reason PauseReason) {
 	a := Alarm{Code: code, Message: msg, Pauses: reason != ""}
+	if len(m.alarms) >= maxListedAlarms {
+		// Keep the first, the cause of the pause, and the latest.
+		m.alarms = append(m.alarms[:1], m.alarms[2:]...)
+	}
 	m.alarms = append(m.alarms, a)
 	m.emit(a, m.roundID)
 	if reason != "" {

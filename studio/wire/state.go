@@ -36,7 +36,8 @@ type State struct {
 	Round RoundView `json:"round"`
 	// Shoe is the shoe in play.
 	Shoe Shoe `json:"shoe"`
-	// Alarms are the alarms raised since the table last resumed.
+	// Alarms are the alarms raised since the table last resumed: the
+	// first and the latest, 32 in all (every one is an event of its own).
 	Alarms []Alarm `json:"alarms"`
 	// Rounds is the number of rounds played since the daemon started from
 	// an empty journal.
