@@ -248,6 +248,7 @@ demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
 	journalSeq, err := strconv.ParseUint(string(m[1]), 10, 64)
 	require.NoError(t, err)
 	require.True(t, journalSeq >= old && journalSeq < high, "journal seq %d, outbox %d, broker %d", journalSeq, old, high)
+	t.Logf("restored: journal seq %d, outbox %d, broker %d", journalSeq, old, high)
 	assert.Contains(t, string(b), fmt.Sprintf("--published-seq %d", high))
 	assert.Equal(t, old, published(), "the refusal published nothing")
 
