@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/livetable/livetable/studio/console/consoletest"
 	"github.com/livetable/livetable/table"
 )
 
@@ -53,24 +54,7 @@ func FuzzCommand(f *testing.F) {
 			return
 		}
 		require.Len(t, inputs, before+1)
-		in, ok := inputs[before].(table.Supervisor)
-		require.True(t, ok)
-		switch in.Command {
-		case "pause", "void":
-			require.NotEmpty(t, in.Reason)
-		case "correct":
-			require.True(t, in.Card.Valid(), "%v", in.Card)
-		case "resume":
-		default:
-			t.Fatalf("command %q reached the table", in.Command)
-		}
-		require.Equal(t, testUser, in.By)
-		b, err := table.EncodeInput(in)
-		require.NoError(t, err)
-		back, err := table.DecodeInput(b)
-		require.NoError(t, err)
-		again, err := table.EncodeInput(back)
-		require.NoError(t, err)
-		require.Equal(t, string(b), string(again))
+		require.NoError(t, consoletest.CheckSupervisor(inputs[before]))
+		require.Equal(t, testUser, inputs[before].(table.Supervisor).By)
 	})
 }
