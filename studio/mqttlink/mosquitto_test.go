@@ -242,8 +242,11 @@ func TestMosquittoLongOutageReadsBack(t *testing.T) {
 // TestMosquittoOversizedCommand: on a broker without a packet limit (the
 // test's mosquitto has none), a command of 3 MiB, far above the largest
 // the table takes, is refused without being read into memory: the link
-// counts it, answers the next command, and does not get it again after
-// a restart (it was acknowledged, so the persistent session forgot it).
+// counts it and answers the next command. After a restart the session
+// goes on; should the broker deliver the huge command again (QoS 1 is at
+// least once: a stop can come before its acknowledgement reached the
+// broker, as one loaded CI run showed), it is refused again and never
+// reaches the table.
 func TestMosquittoOversizedCommand(t *testing.T) {
 	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
 	topics := mqttlink.TopicsFor("s1", "t1")
@@ -269,7 +272,7 @@ func TestMosquittoOversizedCommand(t *testing.T) {
 	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", []byte(`{"schema":2,"id":"ok-2","type":"decision","seat":1,"action":"stand"}`)))
 	require.Eventually(t, func() bool { return len(ctrl2.Inputs()) == 1 }, waitFor, poll)
 	assert.Equal(t, []table.Input{table.Decision{Seat: 1, Action: "stand", ID: "ok-2"}}, ctrl2.Inputs())
-	assert.Zero(t, r2.link.Stats().Oversized, "not delivered again")
+	assert.LessOrEqual(t, r2.link.Stats().Oversized, uint64(1), "at most delivered again, and refused again")
 }
 
 // TestMosquittoRetainedCommandRefused: a command published with the
