@@ -29,6 +29,8 @@ type Bridge struct {
 	Observe func(Event)
 	// Log gets what is neither an input nor an alarm, and refusals.
 	Log zerolog.Logger
+
+	down bool // disconnected, not accepted on a connection since
 }
 
 // Deliver is the consumer for Reader.RunFunc:
@@ -44,6 +46,19 @@ func (b *Bridge) Deliver(ctx context.Context, ev Event) {
 	case ev.Kind.Alarm():
 		in = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: ev.String(), Pauses: true,
 			Device: ev.Session, DeviceSeq: uint64(ev.Seq)}
+	case ev.Kind == Disconnected:
+		b.down = true
+		b.Log.Info().Str("shoe", ev.Kind.String()).Msg(ev.String())
+		return
+	case ev.Kind == Connected || ev.Kind == Alive && !b.down:
+		// Alive on a new connection is its HELLO heard, before the
+		// device is accepted (or refused): Connected says it is back.
+		b.down = false
+		// The table hears the shoe is back, which it needs after a
+		// Silent (it refuses resume until then); one that was never
+		// down is refused (table.ErrShoeUp) and journals nothing.
+		in = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: ev.String()}
+		b.Log.Info().Str("shoe", ev.Kind.String()).Msg(ev.String())
 	default:
 		b.Log.Info().Str("shoe", ev.Kind.String()).Msg(ev.String())
 		b.Reader.Commit(ev.Seq)
@@ -51,7 +66,7 @@ func (b *Bridge) Deliver(ctx context.Context, ev Event) {
 	}
 	err := b.Submit(ctx, in)
 	switch {
-	case err == nil, errors.Is(err, table.ErrDuplicateFrame):
+	case err == nil, errors.Is(err, table.ErrDuplicateFrame), errors.Is(err, table.ErrShoeUp):
 	case ctx.Err() != nil:
 		return // stopping: not acknowledged, the shoe keeps the frame
 	case errors.Is(err, table.ErrJournal):

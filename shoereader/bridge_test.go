@@ -18,7 +18,8 @@ import (
 
 // TestBridge: the bridge turns the reader's events into table inputs and
 // acknowledges a frame only once the table has it (journaled, a duplicate
-// or refused by its rules), never after a journal failure.
+// or refused by its rules), never after a journal failure; a connection
+// is told to the table.
 func TestBridge(t *testing.T) {
 	var mu sync.Mutex
 	var got []table.Input
@@ -63,11 +64,39 @@ func TestBridge(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	require.Len(t, got, 6)
+	require.Len(t, got, 7)
+	// The connection too, which pauses nothing: the table needs it after
+	// a silence (it refuses resume while the shoe is down).
+	up, ok := got[0].(table.DeviceAlarm)
+	require.True(t, ok)
+	assert.Equal(t, "shoe", up.Source)
+	assert.Equal(t, "connected", up.Code)
+	assert.False(t, up.Pauses)
+	got = got[1:]
 	assert.Equal(t, table.ShoeIn{Device: "SN1/7", DeviceSeq: 1}, got[0])
 	assert.Equal(t, "D03Td", got[1].(table.CardDrawn).Code)
 	alarm, ok := got[4].(table.DeviceAlarm)
 	require.True(t, ok)
 	assert.Equal(t, "misread", alarm.Code)
 	assert.True(t, alarm.Pauses)
+}
+
+// TestBridgeShoeBack: the table is told the shoe is back by Connected
+// after a disconnection (Alive then is the HELLO heard before the device
+// is accepted, or refused), and by Alive after a mute shoe speaks again.
+func TestBridgeShoeBack(t *testing.T) {
+	r := shoereader.New(func(context.Context) (shoereader.Port, error) { return nil, fmt.Errorf("never opened") },
+		shoereader.Options{AckOnCommit: true}, zerolog.Nop())
+	var got []string
+	b := &shoereader.Bridge{Reader: r, Log: zerolog.Nop(), Submit: func(_ context.Context, in table.Input) error {
+		a := in.(table.DeviceAlarm)
+		got = append(got, fmt.Sprintf("%s pauses=%v", a.Code, a.Pauses))
+		return nil
+	}}
+	for _, k := range []shoereader.Kind{shoereader.Silent, shoereader.Disconnected, shoereader.Alive, shoereader.DeviceRefused,
+		shoereader.Disconnected, shoereader.Alive, shoereader.Connected, shoereader.Silent, shoereader.Alive} {
+		b.Deliver(context.Background(), shoereader.Event{Kind: k})
+	}
+	assert.Equal(t, []string{"silent pauses=true", "device_refused pauses=true", "connected pauses=false",
+		"silent pauses=true", "alive pauses=false"}, got)
 }

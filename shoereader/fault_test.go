@@ -104,6 +104,7 @@ func TestPtySilence(t *testing.T) {
 	clk.Advance(4 * time.Second)
 	evs = rg.until(t, shoereader.Silent)
 	assert.True(t, errors.Is(evs[len(evs)-1].Err, shoereader.ErrSilent))
+	assert.Equal(t, "no frame from the shoe for 3s", evs[len(evs)-1].Message, "connected, mute")
 
 	rg.dev.SetSilent(false)
 	done := make(chan error, 1)

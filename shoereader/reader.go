@@ -60,6 +60,10 @@ type Reader struct {
 	malformedN int
 	lastHeard  time.Time
 	silent     bool
+	// lost is why the port is down (closed, failed, cannot be opened),
+	// nil while a connection is served: the Silent alarm of a shoe
+	// that is unplugged says so, where it read as a mute shoe.
+	lost error
 
 	stats counters
 
@@ -177,10 +181,14 @@ func (r *Reader) run(ctx context.Context) error {
 				backoff = r.opts.BackoffMin
 			}
 			r.log.Warn().Err(err).Msg("shoe port lost, reconnecting")
+			r.lost = errors.New(errString(err))
 			r.emit(Event{Kind: Disconnected, Err: err, Message: "shoe disconnected: " + errString(err)})
 		} else {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if r.lost == nil {
+				r.lost = err
 			}
 			r.log.Debug().Err(err).Dur("backoff", backoff).Msg("open shoe port")
 		}
@@ -204,6 +212,7 @@ func errString(err error) string {
 
 // serve runs one connection until the port fails or ctx ends.
 func (r *Reader) serve() error {
+	r.lost = nil
 	r.codec.Reset()
 	r.helloOnCon = false
 	r.refused = false
@@ -241,8 +250,15 @@ func (r *Reader) watchdog() {
 		return
 	}
 	r.silent = true
-	r.log.Warn().Dur("timeout", r.opts.SilenceTimeout).Msg("shoe silent")
-	r.emit(Event{Kind: Silent, Err: ErrSilent, Message: fmt.Sprintf("no frame from the shoe for %v", r.opts.SilenceTimeout)})
+	msg := fmt.Sprintf("no frame from the shoe for %v", r.opts.SilenceTimeout)
+	if r.lost != nil {
+		// Not a mute shoe: its port is gone (the cable, the USB
+		// adapter, the device node), which is what the people at the
+		// table must check.
+		msg = fmt.Sprintf("shoe disconnected for over %v (%v)", r.opts.SilenceTimeout, r.lost)
+	}
+	r.log.Warn().Dur("timeout", r.opts.SilenceTimeout).Bool("disconnected", r.lost != nil).Msg("shoe silent")
+	r.emit(Event{Kind: Silent, Err: ErrSilent, Message: msg})
 	r.sendConfig()
 }
 

@@ -340,7 +340,8 @@ func TestDeps(t *testing.T) {
 }
 
 // TestSilentWhileUnplugged: a port that cannot be opened for longer than
-// the silence timeout raises Silent, on the fake clock.
+// the silence timeout raises Silent, on the fake clock, saying the shoe
+// is disconnected.
 func TestSilentWhileUnplugged(t *testing.T) {
 	clk := clockwork.NewFakeClock()
 	open := func(ctx context.Context) (shoereader.Port, error) { return nil, errors.New("unplugged") }
@@ -355,6 +356,9 @@ func TestSilentWhileUnplugged(t *testing.T) {
 	ev := <-events
 	assert.Equal(t, shoereader.Silent, ev.Kind)
 	assert.ErrorIs(t, ev.Err, shoereader.ErrSilent)
+	// Not "no frame from the shoe": the people at the table check the
+	// cable, not the shoe's firmware.
+	assert.Equal(t, "shoe disconnected for over 3s (unplugged)", ev.Message)
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
 }

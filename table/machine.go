@@ -63,6 +63,7 @@ type Machine struct {
 	pauseWhy string
 	held     []CardDrawn // cards pulled while paused, applied on resume
 	misread  string      // the shoe's report of a card the round is missing; "" none
+	link     shoeLink    // the shoe's link as the table was told (machine_shoe.go)
 	voided   bool        // the settled round was voided: the dealer clears the cards
 	cutCard  bool
 	shoeID   string
@@ -307,8 +308,7 @@ func (m *Machine) apply(in Input) (fault, err error) {
 	case Supervisor:
 		return nil, m.applySupervisor(v)
 	case DeviceAlarm:
-		m.deviceAlarm(v)
-		return nil, nil
+		return nil, m.deviceAlarm(v)
 	case SeqGap:
 		return nil, m.applySeqGap(v)
 	case Checkpoint:
@@ -436,7 +436,12 @@ func (m *Machine) applyShoeOut(v ShoeOut) error {
 	return fault
 }
 
-func (m *Machine) deviceAlarm(v DeviceAlarm) {
+func (m *Machine) deviceAlarm(v DeviceAlarm) error {
+	if v.Source == "shoe" {
+		if done, err := m.shoeLinkAlarm(v); done {
+			return err
+		}
+	}
 	reason := PauseDevice
 	switch {
 	case v.Source == "journal":
@@ -453,6 +458,7 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) {
 		reason = ""
 	}
 	m.alarm(v.Source+"."+v.Code, v.Message, reason)
+	return nil
 }
 
 func (m *Machine) applySeqGap(v SeqGap) error {
@@ -648,6 +654,9 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 		if !m.paused() {
 			return fmt.Errorf("%w: %w", errIllegal, ErrNotPaused)
 		}
+		if err := m.resumeRefused(); err != nil {
+			return err
+		}
 		// The supervisor has looked: every reason goes, and a pending
 		// misread with them (no card is missing after all).
 		m.pauses, m.misread = m.pauses[:0], ""
@@ -663,12 +672,23 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 		}
 		wasPaused := m.paused()
 		m.pauses, m.misread, m.held, m.voided = m.pauses[:0], "", nil, true
-		m.alarms = m.alarms[:0]
-		if wasPaused {
-			m.emit(Resumed{By: v.By}, m.roundID)
+		if m.link == shoeDown {
+			// The round is voided and the table stays stopped, its
+			// alarms listed: no round opens without its shoe (the
+			// supervisor resumes once it is back).
+			m.pauses = append(m.pauses, PauseDevice)
+		} else {
+			m.alarms = m.alarms[:0]
+			if wasPaused {
+				m.emit(Resumed{By: v.By}, m.roundID)
+			}
 		}
 		// Cannot fail: a round is in play.
 		_ = m.roundInput(round.Input{Type: round.InVoid, Reason: reason})
+		if m.paused() {
+			m.stopTimer()
+			m.setPhase(PhasePaused, time.Time{}, m.pauseWhy)
+		}
 	case CmdCorrect:
 		return m.correct(v)
 	case CmdOpen:
@@ -735,6 +755,7 @@ func (m *Machine) correct(v Supervisor) error {
 // the held cards, the timer the round waits on.
 func (m *Machine) resume(by string) {
 	m.alarms = m.alarms[:0]
+	m.link = shoeUp
 	m.pauseWhy = ""
 	m.emit(Resumed{By: by}, m.roundID)
 	if p := m.resumePhase(); p == PhaseSettled {
@@ -937,8 +958,10 @@ func (m *Machine) buildState() *State {
 		st.Round.Next = "change shoe"
 	case m.paused() && m.misread != "":
 		st.Round.Next = "stop: card not read (" + m.misread + "): supervisor corrects it or voids the round"
+	case m.paused() && m.link != shoeUp:
+		st.Round.Next = m.shoeLinkNext()
 	case m.paused():
-		st.Round.Next = "stop: table paused (" + m.pauseWhy + ")"
+		st.Round.Next = "stop: table paused (" + m.pauseWhy + ")" + m.heldNote()
 	case m.voided && m.phase == PhaseSettled:
 		st.Round.Next = "clear the cards: round voided, next round"
 	case m.burn > 0 && m.rnd.Phase() != round.PhaseDealing:

@@ -288,3 +288,81 @@ const (
 	DefaultShuffleRun     = 7
 	DefaultShuffleHistory = 4
 )
+
+// shoeLink is the shoe's connection as the table was told it: by the
+// reader's journaled alarms, so a replay knows it too.
+type shoeLink uint8
+
+const (
+	// shoeUp: connected, or never reported otherwise.
+	shoeUp shoeLink = iota
+	// shoeDown: reported disconnected or silent (shoe.silent) and not
+	// heard since. The table is paused (PauseDevice) and stays paused
+	// while it lasts: resume is refused (ErrShoeDown), a void ends the
+	// round but not the pause. So a checkpoint, taken only on an
+	// unpaused table, never finds it.
+	shoeDown
+	// shoeBack: heard again after shoeDown, the table still paused: the
+	// supervisor resumes (the cards pulled meanwhile go to the round).
+	shoeBack
+)
+
+// shoeLinkAlarm books what the shoe's alarms say about its link: a
+// pausing shoe.silent (disconnected, or connected and mute) takes it
+// down; a non-pausing shoe.connected or shoe.alive, which the bridge
+// submits for every reconnection, brings it back, as an alarm of its own
+// that pauses nothing, so the supervisor sees the shoe is back; when the
+// shoe was not down it is refused (ErrShoeUp), so a table that was never
+// told of a loss journals nothing at each reconnection. done is false
+// for every other alarm.
+func (m *Machine) shoeLinkAlarm(v DeviceAlarm) (done bool, err error) {
+	switch {
+	case v.Code == "silent" && v.Pauses:
+		m.link = shoeDown
+		return false, nil // raised as an alarm, pausing, as before
+	case (v.Code == "connected" || v.Code == "alive") && !v.Pauses:
+		if m.link != shoeDown {
+			return true, fmt.Errorf("%w: %s", ErrShoeUp, v.Message)
+		}
+		m.link = shoeBack
+		m.alarm("shoe."+v.Code, v.Message, "")
+		return true, nil
+	}
+	return false, nil
+}
+
+// resumeRefused is why a supervisor's resume is refused, nil when it
+// may go: while the shoe is down, the round and the next one need it.
+func (m *Machine) resumeRefused() error {
+	if m.link == shoeDown {
+		return fmt.Errorf("%w: plug it back in (the cards pulled meanwhile wait in it and come with it) or void the round; resume once it is back", ErrShoeDown)
+	}
+	return nil
+}
+
+// shoeLinkNext is the instruction line of a table paused while the shoe
+// is down or just back: what the dealer and the supervisor do.
+func (m *Machine) shoeLinkNext() string {
+	if m.link == shoeDown {
+		return "stop: shoe not connected: check its cable; the cards pulled meanwhile come when it is back; supervisor resumes then, or voids the round" + m.heldNote()
+	}
+	return "stop: shoe connected again: supervisor checks the cards on the table and resumes" + m.heldNote()
+}
+
+// heldNote tells the instruction line of a paused table about the cards
+// pulled during the pause: booked, and placed in dealing order when it
+// resumes.
+func (m *Machine) heldNote() string {
+	switch n := len(m.held); n {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(" (1 card pulled during the pause, %s: it goes to the round on resume)", m.held[0].Card)
+	default:
+		cs := make([]string, n)
+		for i, h := range m.held {
+			cs[i] = h.Card.String()
+		}
+		return fmt.Sprintf(" (%d cards pulled during the pause, %s: they go to the round on resume, in that order)", n, strings.Join(cs, " "))
+	}
+}

@@ -72,7 +72,8 @@ func (x *mt) fingerprint() string {
 		Pau []PauseReason
 		Mis string
 		Hel int
-	}{x.m.Checkpoint(), x.m.State(), x.m.pauses, x.m.misread, len(x.m.held)})
+		Lnk shoeLink
+	}{x.m.Checkpoint(), x.m.State(), x.m.pauses, x.m.misread, len(x.m.held), x.m.link})
 	require.NoError(x.t, err)
 	return string(b)
 }

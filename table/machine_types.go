@@ -117,4 +117,12 @@ var (
 	ErrStaleTimer = errors.New("table: stale timer")
 	// ErrNotPaused: resume on a table that is not paused.
 	ErrNotPaused = errors.New("table: not paused")
+	// ErrShoeDown: resume while the shoe is reported disconnected or
+	// silent (shoe.silent) and not heard since: the round cannot go on
+	// without it. Plug it back in (the cards pulled meanwhile wait in it)
+	// or void the round.
+	ErrShoeDown = errors.New("table: the shoe is not connected")
+	// ErrShoeUp: the shoe reported connected or heard again when the
+	// table never heard it was down: nothing to record.
+	ErrShoeUp = errors.New("table: the shoe was not down")
 )

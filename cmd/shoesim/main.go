@@ -6,12 +6,17 @@
 //
 // Usage:
 //
-//	shoesim [--seed N | --script FILE] [--rate R | --fast] [--link PATH] [fault flags]
+//	shoesim [--seed N | --script FILE] [--rate R | --fast] [--link PATH] [--control FILE] [fault flags]
 //
 // --link keeps a symbolic link to the pty, as the udev rule does for a USB
 // shoe: with --unplug-every the replugged shoe usually comes back under a
 // new pty path, which a table configured with the printed path would not
 // find; the link follows it.
+//
+// --control reads commands (pull N, unplug, replug, misread...) from a
+// file, a FIFO or stdin, so a person or a script deals a round by hand
+// with --rate 0: cards pulled exactly when the round needs them, the
+// cable pulled out between two cards.
 //
 // A script file holds cards in wire form ("As Td 7c"), separated by spaces
 // or newlines; lines starting with # are comments.
@@ -49,7 +54,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := shoe.DefaultOptions()
 	opts := def
-	var script, logFormat, logLevel string
+	var script, logFormat, logLevel, controlPath string
 	fs := flag.NewFlagSet("shoesim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Uint64Var(&opts.Seed, "seed", def.Seed, "seed of the shuffles (PCG)")
@@ -79,6 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.ForeignEvery, "foreign-every", 0, "deal a card from outside the shoe after every Nth card")
 	fs.IntVar(&f.ShortDeck, "short-deck", 0, "secretly remove this many cards from every shoe")
 	fs.BoolVar(&f.Unshuffled, "unshuffled", false, "every new shoe repeats the previous order")
+	fs.StringVar(&controlPath, "control", "", "read commands a line at a time from this file or FIFO (- for stdin) and act as the dealer: "+controlHelp)
 	fs.StringVar(&logFormat, "log-format", "console", "log format: console or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level")
 	version := fs.Bool("version", false, "print the version, commit and build date, and exit")
@@ -120,6 +126,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, path)
 	log.Info().Str("path", path).Str("pty", dev.Path()).Uint64("seed", opts.Seed).Msg("shoe ready")
+	if controlPath != "" {
+		go func() {
+			if err := serveControl(ctx, controlPath, os.Stdin, dev, log); err != nil {
+				log.Error().Err(err).Msg("control stopped")
+			}
+		}()
+	}
 	if err := dev.Run(ctx); err != nil && ctx.Err() == nil {
 		return err
 	}

@@ -239,7 +239,8 @@ func applied(err error) bool {
 
 var refusals = []error{round.ErrIllegalAction, round.ErrOutOfTurn, round.ErrDuplicate, round.ErrBetLimit,
 	round.ErrRoundCap, round.ErrBadBet, round.ErrFinished, table.ErrPaused, table.ErrNoMisread,
-	table.ErrCommandIDReused, table.ErrStaleTimer, table.ErrNotPaused, table.ErrDuplicateFrame, table.ErrUnknownInput}
+	table.ErrCommandIDReused, table.ErrStaleTimer, table.ErrNotPaused, table.ErrDuplicateFrame, table.ErrUnknownInput,
+	table.ErrShoeDown, table.ErrShoeUp}
 
 func typed(err error) bool {
 	for _, s := range refusals {

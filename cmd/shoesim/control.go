@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/livetable/livetable/simulators/shoe"
+)
+
+// controlHelp lists the words --control reads, one command a line.
+const controlHelp = `pull [N] (the dealer pulls N cards, 1 by default; held by the device while unplugged), unplug, replug, misread, jam, cut (the cut card), shoe-out, silent, talk`
+
+// controller is what the control commands drive: a *shoe.Device.
+type controller interface {
+	PullN(ctx context.Context, n int) error
+	Unplug() error
+	Replug() error
+	Misread(ctx context.Context) error
+	Jam(ctx context.Context) error
+	CutCard(ctx context.Context) error
+	ShoeOut(ctx context.Context) error
+	SetSilent(bool)
+}
+
+var _ controller = (*shoe.Device)(nil)
+
+// errControl is a control line that is no command.
+var errControl = errors.New("shoesim: control")
+
+// serveControl reads control commands from path ("-": stdin; a FIFO is
+// opened again after each writer closes it, so `echo pull > ctl` works
+// line after line) until ctx ends. A person or a script drives the shoe
+// as the dealer would: pulls between a round's cards, the cable pulled
+// out and put back. Commands that wait for the table's acknowledgement
+// run on their own goroutine, so an unplugged shoe holds its cards and
+// still takes the replug.
+func serveControl(ctx context.Context, path string, stdin io.Reader, dev controller, log zerolog.Logger) error {
+	for ctx.Err() == nil {
+		r := stdin
+		var f *os.File
+		if path != "-" {
+			var err error
+			if f, err = os.Open(path); err != nil {
+				return fmt.Errorf("--control: %w", err)
+			}
+			r = f
+		}
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if err := control(ctx, dev, sc.Text(), log); err != nil {
+				log.Error().Err(err).Str("line", sc.Text()).Msg("control: " + controlHelp)
+			}
+		}
+		if f != nil {
+			_ = f.Close()
+		}
+		if path == "-" {
+			return sc.Err()
+		}
+	}
+	return nil
+}
+
+// control carries out one control line.
+func control(ctx context.Context, dev controller, line string, log zerolog.Logger) error {
+	words := strings.Fields(line)
+	if len(words) == 0 || strings.HasPrefix(words[0], "#") {
+		return nil
+	}
+	waitAck := func(what string, f func(context.Context) error) {
+		go func() {
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				log.Error().Err(err).Msg("control: " + what)
+				return
+			}
+			log.Info().Msg("control: " + what + " acknowledged by the table")
+		}()
+	}
+	switch cmd, args := words[0], words[1:]; {
+	case cmd == "pull" && len(args) <= 1:
+		n := 1
+		if len(args) == 1 {
+			var err error
+			if n, err = strconv.Atoi(args[0]); err != nil || n < 1 {
+				return fmt.Errorf("%w: pull %q: a count of cards from 1", errControl, args[0])
+			}
+		}
+		waitAck(fmt.Sprintf("pull %d", n), func(ctx context.Context) error { return dev.PullN(ctx, n) })
+	case cmd == "unplug" && len(args) == 0:
+		if err := dev.Unplug(); err != nil {
+			return err
+		}
+		log.Info().Msg("control: cable unplugged")
+	case cmd == "replug" && len(args) == 0:
+		if err := dev.Replug(); err != nil {
+			return err
+		}
+		log.Info().Msg("control: cable plugged back in")
+	case cmd == "misread" && len(args) == 0:
+		waitAck("misread", dev.Misread)
+	case cmd == "jam" && len(args) == 0:
+		waitAck("jam", dev.Jam)
+	case cmd == "cut" && len(args) == 0:
+		waitAck("cut card", dev.CutCard)
+	case cmd == "shoe-out" && len(args) == 0:
+		waitAck("shoe out", dev.ShoeOut)
+	case cmd == "silent" && len(args) == 0:
+		dev.SetSilent(true)
+	case cmd == "talk" && len(args) == 0:
+		dev.SetSilent(false)
+	default:
+		return fmt.Errorf("%w: %q is no command", errControl, line)
+	}
+	return nil
+}
