@@ -63,6 +63,10 @@ type Machine struct {
 	pauseWhy string
 	held     []CardDrawn // cards pulled while paused, applied on resume
 	misread  string      // the shoe's report of a card the round is missing; "" none
+	// misreadUnread: the pending misread is a card the shoe dealt and
+	// could not read (not one the integrity book refused): resume is
+	// refused, since the round would go on without a card on the table.
+	misreadUnread bool
 	link     shoeLink    // the shoe's link as the table was told (machine_shoe.go)
 	voided   bool        // the settled round was voided: the dealer clears the cards
 	cutCard  bool
@@ -454,6 +458,9 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 	if v.Pauses && (reason == PauseMisread || reason == PauseIntegrity) {
 		m.cardMissing(v.Message)
 	}
+	if v.Pauses && reason == PauseMisread {
+		m.unreadCard()
+	}
 	if !v.Pauses {
 		reason = ""
 	}
@@ -658,7 +665,8 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 			return err
 		}
 		// The supervisor has looked: every reason goes, and a pending
-		// misread with them (no card is missing after all).
+		// misread with them (a card the integrity book refused, set
+		// aside: the round waits for the next).
 		m.pauses, m.misread = m.pauses[:0], ""
 		m.resume(v.By)
 	case CmdVoid:
@@ -671,7 +679,9 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 			reason = "voided by " + v.By
 		}
 		wasPaused := m.paused()
-		m.pauses, m.misread, m.held, m.voided = m.pauses[:0], "", nil, true
+		// A card misread stays counted as dealt unread: it lies with
+		// the voided round's cards.
+		m.pauses, m.misread, m.misreadUnread, m.held, m.voided = m.pauses[:0], "", false, nil, true
 		if m.link == shoeDown {
 			// The round is voided and the table stays stopped, its
 			// alarms listed: no round opens without its shoe (the
@@ -732,6 +742,7 @@ func (m *Machine) correct(v Supervisor) error {
 		run, past = m.shoe.take(v.Card, "")
 	}
 	m.dealt++
+	m.correctedUnread()
 	m.misread = ""
 	m.pauses = slices.DeleteFunc(m.pauses, func(p PauseReason) bool { return p == PauseMisread || p == PauseIntegrity })
 	if m.burn > 0 {

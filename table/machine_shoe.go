@@ -49,6 +49,9 @@ type ShoeBook struct {
 	Past []PastShoe `json:"past,omitempty"`
 	// ShuffleAlarmed is set once this shoe raised its shuffle alarm.
 	ShuffleAlarmed bool `json:"shuffle_alarmed,omitempty"`
+	// Unread is how many cards this shoe dealt that it could not read
+	// and no supervisor corrected: out of the shoe, in no composition.
+	Unread int `json:"unread,omitempty"`
 }
 
 // PastShoe is one finished shoe's dealing order.
@@ -65,6 +68,7 @@ type shoeBook struct {
 	comp    card.Composition
 	codes   map[string]struct{}
 	order   []card.Card
+	unread  int // cards dealt that the shoe could not read, not corrected
 	shuffle shuffleCheck
 }
 
@@ -113,26 +117,32 @@ func (b *shoeBook) finish() {
 	b.comp = card.NewComposition(b.decks)
 	b.codes = map[string]struct{}{}
 	b.order = nil
+	b.unread = 0
 }
 
-// countError is the shoe-out check: "" when dealt plus returned is the
-// shoe, or when the shoe's start was not seen.
+// countError is the shoe-out check: "" when dealt (read, and dealt
+// unread: a misread no supervisor corrected) plus returned is the shoe,
+// or when the shoe's start was not seen.
 func (b *shoeBook) countError(returned int) string {
 	want := b.decks * card.DeckSize
-	if !b.started || b.dealt()+returned == want {
+	if !b.started || b.dealt()+b.unread+returned == want {
 		return ""
 	}
-	return fmt.Sprintf("shoe %q: %s: %d dealt + %d returned = %d cards, composition is %d",
-		b.id, CountMismatch, b.dealt(), returned, b.dealt()+returned, want)
+	unread := ""
+	if b.unread > 0 {
+		unread = fmt.Sprintf(" + %d unread", b.unread)
+	}
+	return fmt.Sprintf("shoe %q: %s: %d dealt%s + %d returned = %d cards, composition is %d",
+		b.id, CountMismatch, b.dealt(), unread, returned, b.dealt()+b.unread+returned, want)
 }
 
 // save is the book's checkpoint form, nil when it holds nothing (a table
 // that never had a shoe announced).
 func (b *shoeBook) save() *ShoeBook {
-	if b.id == "" && !b.started && len(b.order) == 0 && len(b.shuffle.past) == 0 {
+	if b.id == "" && !b.started && len(b.order) == 0 && len(b.shuffle.past) == 0 && b.unread == 0 {
 		return nil
 	}
-	sb := &ShoeBook{ID: b.id, Started: b.started, Order: cardString(b.order), ShuffleAlarmed: b.shuffle.alarmed}
+	sb := &ShoeBook{ID: b.id, Started: b.started, Order: cardString(b.order), ShuffleAlarmed: b.shuffle.alarmed, Unread: b.unread}
 	for code := range b.codes {
 		sb.Codes = append(sb.Codes, code)
 	}
@@ -164,6 +174,10 @@ func (b *shoeBook) load(sb *ShoeBook) error {
 		return err
 	}
 	b.id, b.started = sb.ID, sb.Started
+	if sb.Unread < 0 || sb.Unread > b.decks*card.DeckSize {
+		return fmt.Errorf("table: checkpoint shoe %q: %d cards unread", sb.ID, sb.Unread)
+	}
+	b.unread = sb.Unread
 	for _, code := range sb.Codes {
 		b.codes[code] = struct{}{}
 	}
@@ -331,9 +345,36 @@ func (m *Machine) shoeLinkAlarm(v DeviceAlarm) (done bool, err error) {
 	return false, nil
 }
 
+// unreadCard books a card the shoe dealt and could not read (a pausing
+// misread, unknown or face-up card): out of the shoe, so the count at
+// shoe out adds it. When the round waits for a card it is the round's
+// (cardMissing has made it the pending misread): the supervisor must
+// correct it or void the round, never resume past it.
+func (m *Machine) unreadCard() {
+	if m.shoeActive() {
+		m.shoe.unread++
+	}
+	if m.misread != "" && !m.misreadUnread {
+		m.misreadUnread = true
+	}
+}
+
+// correctedUnread: the pending misread is corrected; when it was a card
+// dealt unread, that card is now booked, so no longer counted unread.
+func (m *Machine) correctedUnread() {
+	if m.misreadUnread && m.shoe.unread > 0 {
+		m.shoe.unread--
+	}
+	m.misreadUnread = false
+}
+
 // resumeRefused is why a supervisor's resume is refused, nil when it
-// may go: while the shoe is down, the round and the next one need it.
+// may go: a card the round is missing lies on the table unread, or the
+// shoe is down (the round and the next one need it).
 func (m *Machine) resumeRefused() error {
+	if m.misreadUnread {
+		return fmt.Errorf("%w (%s): correct it with the card on the table, or void the round", ErrMisreadPending, m.misread)
+	}
 	if m.link == shoeDown {
 		return fmt.Errorf("%w: plug it back in (the cards pulled meanwhile wait in it and come with it) or void the round; resume once it is back", ErrShoeDown)
 	}

@@ -117,6 +117,11 @@ var (
 	ErrStaleTimer = errors.New("table: stale timer")
 	// ErrNotPaused: resume on a table that is not paused.
 	ErrNotPaused = errors.New("table: not paused")
+	// ErrMisreadPending: resume while the round is missing a card the
+	// shoe dealt and could not read: the round cannot go on as if it had
+	// not been dealt. The supervisor corrects it (the card on the table)
+	// or voids the round.
+	ErrMisreadPending = errors.New("table: the round is missing a card the shoe could not read")
 	// ErrShoeDown: resume while the shoe is reported disconnected or
 	// silent (shoe.silent) and not heard since: the round cannot go on
 	// without it. Plug it back in (the cards pulled meanwhile wait in it)

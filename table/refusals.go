@@ -58,6 +58,7 @@ var refusalCodes = []struct {
 	err  error
 }{
 	{"paused", ErrPaused}, {"no_misread", ErrNoMisread}, {"not_paused", ErrNotPaused}, {"shoe_down", ErrShoeDown},
+	{"misread_pending", ErrMisreadPending},
 	{"stale_timer", ErrStaleTimer}, {"integrity", ErrIntegrity}, {"not_shuffled", ErrNotShuffled},
 	{"illegal_action", round.ErrIllegalAction}, {"out_of_turn", round.ErrOutOfTurn}, {"duplicate", round.ErrDuplicate},
 	{"unexpected_card", round.ErrUnexpectedCard}, {"bet_limit", round.ErrBetLimit}, {"round_cap", round.ErrRoundCap},

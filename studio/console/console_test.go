@@ -453,6 +453,10 @@ func TestCommands(t *testing.T) {
 			table.Supervisor{Command: "resume", By: testUser}},
 		{"table paused", CommandRequest{Command: "correct", Card: "Ts"}, fmt.Errorf("%w: camera", table.ErrPaused),
 			http.StatusConflict, "paused", table.Supervisor{Command: "correct", By: testUser, Card: card.MustParse("Ts")}},
+		{"a misread card on the table", CommandRequest{Command: "resume"}, fmt.Errorf("%w (misread #9): correct it", table.ErrMisreadPending),
+			http.StatusConflict, "misread_pending", table.Supervisor{Command: "resume", By: testUser}},
+		{"the shoe unplugged", CommandRequest{Command: "resume"}, fmt.Errorf("%w: plug it back in", table.ErrShoeDown),
+			http.StatusConflict, "shoe_down", table.Supervisor{Command: "resume", By: testUser}},
 		{"table slow", CommandRequest{Command: "resume"}, context.DeadlineExceeded, http.StatusGatewayTimeout, "timeout",
 			table.Supervisor{Command: "resume", By: testUser}},
 	}

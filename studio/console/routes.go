@@ -261,6 +261,10 @@ func errorKind(err error) string {
 		return "timeout"
 	case errors.Is(err, table.ErrPaused):
 		return "paused"
+	case errors.Is(err, table.ErrMisreadPending):
+		return "misread_pending"
+	case errors.Is(err, table.ErrShoeDown):
+		return "shoe_down"
 	case errors.Is(err, round.ErrUnexpectedCard):
 		return "unexpected_card"
 	case errors.Is(err, round.ErrOutOfTurn):
