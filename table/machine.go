@@ -63,29 +63,32 @@ type Machine struct {
 	pauseWhy string
 	held     []CardDrawn // cards pulled while paused, applied on resume
 	misread  string      // the shoe's report of a card the round is missing; "" none
-	// misreadUnread: the pending misread is a card the shoe dealt and
-	// could not read (not one the integrity book refused): resume is
-	// refused, since the round would go on without a card on the table.
+	voided   bool        // the settled round was voided: the dealer clears the cards
+	cutCard  bool
+	shoeID   string
+	burn     int
+	dealt    int // cards out of this shoe
+	timer    Deadline
+	timerGen uint64
+	frozen   TimerName     // the timer running when the table paused
+	frozenAt time.Duration // and its time left then
+	deadline time.Time
+	lastCode string
+	codeN    int
+	alarms   []Alarm
+	rounds   int
+	devSeen  map[string]uint64 // last applied frame per device session
+	cmds     map[string]ledgerEntry
+	cmdOrder []string // ids in cmds, oldest first
+	shoe     shoeBook
+
+	// The supervisor's pause flow (machine_shoe.go): misreadUnread is set
+	// when the pending misread is a card the shoe dealt and could not
+	// read (not one the integrity book refused), so resume is refused:
+	// the round would go on without a card on the table; link is the
+	// shoe's link as the table was told.
 	misreadUnread bool
-	link          shoeLink // the shoe's link as the table was told (machine_shoe.go)
-	voided        bool     // the settled round was voided: the dealer clears the cards
-	cutCard       bool
-	shoeID        string
-	burn          int
-	dealt         int // cards out of this shoe
-	timer         Deadline
-	timerGen      uint64
-	frozen        TimerName     // the timer running when the table paused
-	frozenAt      time.Duration // and its time left then
-	deadline      time.Time
-	lastCode      string
-	codeN         int
-	alarms        []Alarm
-	rounds        int
-	devSeen       map[string]uint64 // last applied frame per device session
-	cmds          map[string]ledgerEntry
-	cmdOrder      []string // ids in cmds, oldest first
-	shoe          shoeBook
+	link          shoeLink
 
 	// Checkpoint bookkeeping: the journal seq of the last checkpoint, the
 	// rounds then and the inputs applied since.
