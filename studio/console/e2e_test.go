@@ -394,9 +394,18 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	dealer.waitFor("alarm shown", `document.getElementById("alarms").textContent === "The shoe could not read the card: show it to the supervisor"`, `document.getElementById("alarms").textContent`)
 	dealer.waitAttr("#light", "data-state", "red_blink")
 	sup.waitFor("alarm logged", `document.querySelector("#alarmlog tbody").textContent.indexOf("shoe.misread") >= 0`, `document.querySelector("#alarmlog tbody").textContent`)
+	// The round waits for that card: resume is refused with the table's
+	// typed error, which says what to do.
 	sup.do(chromedp.Click(chromedp.CSS("#resume")))
-	sup.waitText("result", "resume: done")
-	dealer.waitText("instruction", "card to seat 1")
+	sup.waitAttr("#result", "data-kind", "misread_pending")
+	assert.Contains(t, sup.text("result"), "resume refused (misread_pending)")
+	assert.Contains(t, sup.text("result"), "correct it with the card on the table, or void the round")
+	assert.True(t, lt.ctl.Snapshot().Paused)
+	// The supervisor enters the card the dealer shows: the round takes it.
+	sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "4h"), chromedp.Click(chromedp.CSS("#correct")))
+	sup.waitText("result", "correct: done")
+	sup.eval(`(document.getElementById("correct-card").value = "")`)
+	dealer.waitText("instruction", "wait: seat 1 to decide")
 	dealer.waitText("alarms", "no alarms")
 
 	// Pause with a reason: the light blinks red on both pages and the
@@ -423,7 +432,7 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	// Resume: the dealer carries on where he stopped.
 	sup.do(chromedp.Click(chromedp.CSS("#resume")))
 	sup.waitText("result", "resume: done")
-	dealer.waitText("instruction", "card to seat 1")
+	dealer.waitText("instruction", "wait: seat 1 to decide")
 	dealer.waitAttr("#light", "data-state", "red")
 	sup.waitAttr("#light", "data-state", "red")
 	assert.False(t, lt.ctl.Snapshot().Paused)
@@ -433,7 +442,6 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	assert.Contains(t, sup.text("result"), "not paused")
 
 	// Finish the round; it appears in recall with every card and payout.
-	lt.deal("card to seat 1", "4h")
 	lt.decide(1, "stand")
 	lt.decide(3, "stand")
 	lt.decide(6, "hit")
