@@ -3,6 +3,7 @@ package shoereader
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/rs/zerolog"
 
@@ -31,6 +32,35 @@ type Bridge struct {
 	Log zerolog.Logger
 
 	down bool // disconnected, not accepted on a connection since
+	// repeats counts each alarm kind's repeats the table coalesced
+	// (table.ErrAlarmRepeated) since it last took one: the next one it
+	// takes says how many.
+	repeats map[Kind]int
+}
+
+// counted books the table's verdict on an alarm: a repeat it coalesced
+// is counted (and logged at the 1st, 10th, 100th...: a flood must not
+// flood the log either), one it took carries the count, now cleared.
+func (b *Bridge) counted(k Kind, err error) {
+	switch {
+	case errors.Is(err, table.ErrAlarmRepeated):
+		if b.repeats == nil {
+			b.repeats = map[Kind]int{}
+		}
+		b.repeats[k]++
+		if n := b.repeats[k]; isPowerOf10(n) {
+			b.Log.Warn().Str("alarm", k.String()).Int("coalesced", n).Msg("shoe alarm repeated while the table is paused by it: coalesced")
+		}
+	case err == nil:
+		delete(b.repeats, k)
+	}
+}
+
+func isPowerOf10(n int) bool {
+	for n >= 10 && n%10 == 0 {
+		n /= 10
+	}
+	return n == 1
 }
 
 // Deliver is the consumer for Reader.RunFunc:
@@ -44,7 +74,11 @@ func (b *Bridge) Deliver(ctx context.Context, ev Event) {
 	switch {
 	case ok:
 	case ev.Kind.Alarm():
-		in = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: ev.String(), Pauses: true,
+		msg := ev.String()
+		if n := b.repeats[ev.Kind]; n > 0 {
+			msg += fmt.Sprintf(" (and %d more like it since the last, coalesced)", n)
+		}
+		in = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: msg, Pauses: true,
 			Device: ev.Session, DeviceSeq: uint64(ev.Seq)}
 	case ev.Kind == Disconnected:
 		b.down = true
@@ -65,8 +99,11 @@ func (b *Bridge) Deliver(ctx context.Context, ev Event) {
 		return
 	}
 	err := b.Submit(ctx, in)
+	if a, ok := in.(table.DeviceAlarm); ok && a.Pauses {
+		b.counted(ev.Kind, err)
+	}
 	switch {
-	case err == nil, errors.Is(err, table.ErrDuplicateFrame), errors.Is(err, table.ErrShoeUp):
+	case err == nil, errors.Is(err, table.ErrDuplicateFrame), errors.Is(err, table.ErrShoeUp), errors.Is(err, table.ErrAlarmRepeated):
 	case ctx.Err() != nil:
 		return // stopping: not acknowledged, the shoe keeps the frame
 	case errors.Is(err, table.ErrJournal):

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -14,6 +15,7 @@ import (
 	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/shoereader/shoetest"
 	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/rules"
 )
 
 // TestBridge: the bridge turns the reader's events into table inputs and
@@ -99,4 +101,40 @@ func TestBridgeShoeBack(t *testing.T) {
 	}
 	assert.Equal(t, []string{"silent pauses=true", "device_refused pauses=true", "connected pauses=false",
 		"silent pauses=true", "alive pauses=false"}, got)
+}
+
+// TestBridgeCoalescesFlood: a device refused at every HELLO of a firmware
+// loop, 100 a second: the table (its real machine, on the events' times)
+// coalesces the repeats while it is paused by the first; the bridge
+// counts them and the alarm the table takes a window later says how many.
+func TestBridgeCoalescesFlood(t *testing.T) {
+	rs, err := rules.Game("000")
+	require.NoError(t, err)
+	m, err := table.NewMachine(table.MachineConfig{Table: "t1", Rules: rs})
+	require.NoError(t, err)
+	r := shoereader.New(func(context.Context) (shoereader.Port, error) { return nil, fmt.Errorf("never opened") },
+		shoereader.Options{}, zerolog.Nop())
+	var taken []string
+	var now time.Time
+	b := &shoereader.Bridge{Reader: r, Log: zerolog.Nop(), Submit: func(_ context.Context, in table.Input) error {
+		st, err := m.Apply(now, in)
+		if err == nil {
+			for _, ev := range st.Events {
+				if a, ok := ev.Body.(table.Alarm); ok {
+					taken = append(taken, a.Message)
+				}
+			}
+		}
+		return err
+	}}
+	t0 := time.Date(2026, 11, 24, 20, 0, 0, 0, time.UTC)
+	const n = 100 * 70 // 70 s at 100 a second
+	for i := range n {
+		now = t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		b.Deliver(context.Background(), shoereader.Event{Kind: shoereader.DeviceRefused, Time: now,
+			Message: fmt.Sprintf("device \"X%d\" refused", i)})
+	}
+	require.Len(t, taken, 2, "the first, and one a minute later")
+	assert.Equal(t, `device_refused: device "X0" refused`, taken[0])
+	assert.Equal(t, `device_refused: device "X6000" refused (and 5999 more like it since the last, coalesced)`, taken[1])
 }

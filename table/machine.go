@@ -89,6 +89,10 @@ type Machine struct {
 	// shoe's link as the table was told.
 	misreadUnread bool
 	link          shoeLink
+	// repeatAt is when each coalesced alarm code was last raised while
+	// the table is paused (coalesce in machine_shoe.go); empty when it
+	// is not paused, so no checkpoint needs it.
+	repeatAt map[string]time.Time
 
 	// Checkpoint bookkeeping: the journal seq of the last checkpoint, the
 	// rounds then and the inputs applied since.
@@ -444,6 +448,9 @@ func (m *Machine) applyShoeOut(v ShoeOut) error {
 }
 
 func (m *Machine) deviceAlarm(v DeviceAlarm) error {
+	if err := m.coalesce(v); err != nil {
+		return err
+	}
 	if v.Source == "shoe" {
 		if done, err := m.shoeLinkAlarm(v); done {
 			return err
@@ -692,6 +699,7 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 			m.pauses = append(m.pauses, PauseDevice)
 		} else {
 			m.alarms = m.alarms[:0]
+			clear(m.repeatAt)
 			if wasPaused {
 				m.emit(Resumed{By: v.By}, m.roundID)
 			}
@@ -769,6 +777,7 @@ func (m *Machine) correct(v Supervisor) error {
 // the held cards, the timer the round waits on.
 func (m *Machine) resume(by string) {
 	m.alarms = m.alarms[:0]
+	clear(m.repeatAt)
 	m.link = shoeUp
 	m.pauseWhy = ""
 	m.emit(Resumed{By: by}, m.roundID)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/livetable/livetable/table/card"
 )
@@ -406,4 +407,54 @@ func (m *Machine) heldNote() string {
 		}
 		return fmt.Sprintf(" (%d cards pulled during the pause, %s: they go to the round on resume, in that order)", n, strings.Join(cs, " "))
 	}
+}
+
+// AlarmRepeatWindow is how long a paused table takes no second alarm of
+// the same code from a device (coalesce): at most one of each code a
+// minute reaches the journal and the events, however fast a device
+// repeats it.
+const AlarmRepeatWindow = time.Minute
+
+// coalesce refuses (ErrAlarmRepeated) a device alarm that repeats one the
+// table is still paused by, raised less than AlarmRepeatWindow ago by the
+// inputs' own times (journaled: a replay decides the same): a device
+// refused at every HELLO of a firmware loop, a fault sent at line rate,
+// journaled and published each time, grew the journal and the event
+// stream without bound while the table stood paused. The first always
+// goes, and one a window after; a resume starts afresh. Alarms about
+// cards (a misread, an unknown or face-up card, an integrity alarm, two
+// cards at once) are never coalesced: each is a card on the table.
+func (m *Machine) coalesce(v DeviceAlarm) error {
+	if !v.Pauses || !m.paused() || v.Source == "journal" || !coalescable(v.Code) {
+		m.noteRepeat(v)
+		return nil
+	}
+	key := v.Source + "." + v.Code
+	if at, ok := m.repeatAt[key]; ok && m.now.Sub(at) < AlarmRepeatWindow {
+		return fmt.Errorf("%w: %s within %v of the last, the table still paused", ErrAlarmRepeated, key, AlarmRepeatWindow)
+	}
+	m.noteRepeat(v)
+	return nil
+}
+
+// noteRepeat records when a coalescable pausing alarm is raised.
+func (m *Machine) noteRepeat(v DeviceAlarm) {
+	if !v.Pauses || v.Source == "journal" || !coalescable(v.Code) {
+		return
+	}
+	if m.repeatAt == nil {
+		m.repeatAt = map[string]time.Time{}
+	}
+	m.repeatAt[v.Source+"."+v.Code] = m.now
+}
+
+// coalescable reports whether repeats of a device alarm code may be
+// coalesced: none of the alarms about a card, nor the shoe's silence
+// (once per silence: it cannot flood, and it takes the link down).
+func coalescable(code string) bool {
+	switch code {
+	case "misread", "unknown_card", "face_up", "integrity_alarm", "double_card", "silent":
+		return false
+	}
+	return true
 }

@@ -127,6 +127,12 @@ var (
 	// without it. Plug it back in (the cards pulled meanwhile wait in it)
 	// or void the round.
 	ErrShoeDown = errors.New("table: the shoe is not connected")
+	// ErrAlarmRepeated: a device alarm raised again, the same code, while
+	// the table is still paused by it and within AlarmRepeatWindow of
+	// the last one journaled: coalesced, neither journaled nor published
+	// (a refused device's HELLO loop, a firmware fault repeated at line
+	// rate). The caller counts it and says how many in the next one.
+	ErrAlarmRepeated = errors.New("table: alarm repeated")
 	// ErrShoeUp: the shoe reported connected or heard again when the
 	// table never heard it was down: nothing to record.
 	ErrShoeUp = errors.New("table: the shoe was not down")

@@ -1,0 +1,104 @@
+package table
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func refusedHello(n int) DeviceAlarm {
+	return DeviceAlarm{Source: "shoe", Code: "device_refused", Pauses: true,
+		Message: fmt.Sprintf(`device_refused: shoereader: device "X%d" firmware "1.0.0" (protocol 1) refused: serial number not on the allow-list`, n)}
+}
+
+// TestAlarmCoalesced: a device alarm repeated while the table is paused
+// by it is coalesced for AlarmRepeatWindow (by the inputs' times): it is
+// refused (ErrAlarmRepeated: not journaled, no event, nothing changed);
+// the first always goes, the next a window later, any after a resume;
+// alarms about cards never coalesce.
+func TestAlarmCoalesced(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(x *mt)
+		wait    time.Duration // before the input, beyond the second per input
+		in      Input
+		wantErr error
+	}{
+		{"the first goes", func(x *mt) {}, 0, refusedHello(1), nil},
+		{"a repeat within the window is coalesced", func(x *mt) { x.must(refusedHello(1)) }, 0, refusedHello(2), ErrAlarmRepeated},
+		{"also just before the window ends", func(x *mt) { x.must(refusedHello(1)) }, AlarmRepeatWindow - 2*time.Second, refusedHello(2), ErrAlarmRepeated},
+		{"one a window later goes", func(x *mt) { x.must(refusedHello(1)) }, AlarmRepeatWindow - time.Second, refusedHello(2), nil},
+		{"another code goes", func(x *mt) { x.must(refusedHello(1)) }, 0,
+			DeviceAlarm{Source: "shoe", Code: "device_fault", Message: "fault 7", Pauses: true}, nil},
+		{"after a resume it goes, and pauses again", func(x *mt) {
+			x.must(refusedHello(1), Supervisor{Command: "resume", By: "sup"})
+		}, 0, refusedHello(2), nil},
+		{"a misread is never coalesced", func(x *mt) {
+			x.must(DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #4", Pauses: true})
+		}, 0, DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #5", Pauses: true}, nil},
+		{"nor two cards at once", func(x *mt) {
+			x.must(DeviceAlarm{Source: "shoe", Code: "double_card", Message: "double #4", Pauses: true})
+		}, 0, DeviceAlarm{Source: "shoe", Code: "double_card", Message: "double #5", Pauses: true}, nil},
+		{"nor the journal's", func(x *mt) {
+			x.must(DeviceAlarm{Source: "journal", Code: "torn_tail", Message: "torn", Pauses: true})
+		}, 0, DeviceAlarm{Source: "journal", Code: "torn_tail", Message: "torn", Pauses: true}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := dealing(t)
+			tt.setup(x)
+			x.at = x.at.Add(tt.wait)
+			before := x.fingerprint()
+			st, err := x.apply(tt.in)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				assert.Equal(t, before, x.fingerprint(), "a coalesced alarm changes nothing")
+				return
+			}
+			require.NoError(t, err)
+			alarmCoded(t, st, tt.in.(DeviceAlarm).Source+"."+tt.in.(DeviceAlarm).Code)
+			assert.True(t, x.m.State().Paused)
+		})
+	}
+}
+
+// TestAlarmFloodBounded: a device refused at every HELLO, 300 a second
+// for ten minutes while the table stays paused: at most one alarm a
+// minute is journaled (applied) and published, and a replay of what was
+// journaled, at its times, rebuilds the same machine.
+func TestAlarmFloodBounded(t *testing.T) {
+	type rec struct {
+		at time.Time
+		in Input
+	}
+	x := dealing(t)
+	var journal []rec
+	events := 0
+	const perSecond, minutes = 300, 10
+	for i := range perSecond * 60 * minutes {
+		at := x.at.Add(time.Duration(i) * time.Second / perSecond)
+		in := refusedHello(i)
+		st, err := x.m.Apply(at, in)
+		if err != nil {
+			require.ErrorIs(t, err, ErrAlarmRepeated)
+			continue
+		}
+		journal = append(journal, rec{at, in})
+		events += len(st.Events)
+	}
+	assert.Len(t, journal, minutes, "one a minute")
+	assert.LessOrEqual(t, events, 4*minutes, "an alarm, the pause and the phase, a state")
+	assert.Len(t, x.m.State().Alarms, minutes, "the state lists each journaled one")
+
+	// A replay: the inputs of dealing(), then the journaled alarms.
+	y := dealing(t)
+	for _, r := range journal {
+		_, err := y.m.Apply(r.at, r.in)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, x.fingerprint(), y.fingerprint())
+	assert.Equal(t, x.m.repeatAt, y.m.repeatAt)
+}
