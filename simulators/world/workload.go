@@ -240,7 +240,7 @@ func applied(err error) bool {
 var refusals = []error{round.ErrIllegalAction, round.ErrOutOfTurn, round.ErrDuplicate, round.ErrBetLimit,
 	round.ErrRoundCap, round.ErrBadBet, round.ErrFinished, table.ErrPaused, table.ErrNoMisread,
 	table.ErrCommandIDReused, table.ErrStaleTimer, table.ErrNotPaused, table.ErrDuplicateFrame, table.ErrUnknownInput,
-	table.ErrShoeDown, table.ErrShoeUp, table.ErrMisreadPending}
+	table.ErrShoeDown, table.ErrShoeUp, table.ErrMisreadPending, table.ErrAlarmRepeated}
 
 func typed(err error) bool {
 	for _, s := range refusals {
