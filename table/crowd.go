@@ -183,18 +183,16 @@ func (m *Machine) crowdPrompt() {
 // emitSettlement publishes a settlement: whole for a table of players,
 // as a summary and chunks of ChunkPlayers players for a crowd.
 func (m *Machine) emitSettlement(ev round.Event) {
-	s := ev.Settlement
+	s := ev.Settlement()
 	if !m.rnd.Crowd() {
-		ev.Settlement = s.Clone()
-		m.emit(ev, m.roundID)
+		m.emit(ev.WithSettlement(s.Clone()), m.roundID)
 		return
 	}
 	chunks := (len(s.Seats) + ChunkPlayers - 1) / ChunkPlayers
 	sum := &round.Settlement{Void: s.Void, Reason: s.Reason, Dealer: s.Dealer, Net: s.Net, Rounding: s.Rounding,
 		Players: len(s.Seats), Chunks: chunks}
 	sum.Dealer.Cards = slices.Clone(s.Dealer.Cards)
-	ev.Settlement = sum
-	m.emit(ev, m.roundID)
+	m.emit(ev.WithSettlement(sum), m.roundID)
 	// One array of players and one of outcomes for every chunk: a
 	// crowd's settlement makes two allocations, not one per player.
 	nets := make([]PlayerNet, len(s.Seats))

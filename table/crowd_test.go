@@ -183,7 +183,7 @@ func TestCrowdPromptAndChunks(t *testing.T) {
 		switch b := ev.Body.(type) {
 		case round.Event:
 			if b.Type == round.EvSettled {
-				sum = b.Settlement
+				sum = b.Settlement()
 			}
 		case SettlementChunk:
 			chunks = append(chunks, b)

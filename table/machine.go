@@ -504,11 +504,12 @@ func (m *Machine) roundInput(in round.Input) error {
 // table: timers for decisions and insurance, the end of the round.
 func (m *Machine) emitRound(evs []round.Note) {
 	for i := range evs {
-		// The round's note made self-contained (the player's id, the
-		// settlement) while the round is as the note left it.
+		// The round's note made self-contained: its context names the
+		// player and holds the settlement (copied for publication by
+		// emitSettlement: the round's own is rewritten next round).
 		var ev round.Event
 		m.rnd.EventTo(&ev, &evs[i])
-		if ev.Type == round.EvSettled && ev.Settlement != nil {
+		if ev.Type == round.EvSettled && ev.Settlement() != nil {
 			m.emitSettlement(ev)
 			continue
 		}

@@ -42,8 +42,8 @@ func (r *reference) submit(in table.Input) error {
 	}
 	r.trace("fault-free: %s ok", mustEncode(in))
 	for _, ev := range st.Events {
-		if re, ok := ev.Body.(round.Event); ok && re.Type == round.EvSettled && re.Settlement != nil {
-			r.settled = append(r.settled, re.Settlement.Clone())
+		if re, ok := ev.Body.(round.Event); ok && re.Type == round.EvSettled && re.Settlement() != nil {
+			r.settled = append(r.settled, re.Settlement().Clone())
 		}
 		if ch, ok := ev.Body.(table.SettlementChunk); ok && len(r.settled) > 0 {
 			r.crowd[len(r.settled)-1] = append(r.crowd[len(r.settled)-1], ch.Players...)

@@ -381,8 +381,8 @@ func (w *world) drain() {
 				w.violate("every seq has one content", fmt.Sprintf("seq %d: %s, then %s", ev.Seq, prev, b))
 			}
 			w.published[ev.Seq] = string(b)
-			if re, ok := ev.Body.(round.Event); ok && re.Type == round.EvSettled && re.Settlement != nil {
-				w.settled[ev.Seq] = re.Settlement
+			if re, ok := ev.Body.(round.Event); ok && re.Type == round.EvSettled && re.Settlement() != nil {
+				w.settled[ev.Seq] = re.Settlement()
 				w.lastSet = ev.Seq
 			}
 			if ch, ok := ev.Body.(table.SettlementChunk); ok && !seen && w.lastSet != 0 && ev.Seq > w.lastSet {

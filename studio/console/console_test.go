@@ -565,8 +565,8 @@ func TestMetrics(t *testing.T) {
 		{Body: table.Burned{Card: card.MustParse("2c")}},
 		{Body: table.Alarm{Code: "shoe.misread", Message: "misread", Pauses: true}},
 		{Body: table.Alarm{Code: "unexpected_card", Message: "x"}},
-		{Round: "#1", Body: round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: &round.Settlement{}}},
-		{Round: "#2", Body: round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: &round.Settlement{Void: true}}},
+		{Round: "#1", Body: round.NewEvent(round.Note{Type: round.EvSettled}, "", &round.Settlement{})},
+		{Round: "#2", Body: round.NewEvent(round.Note{Type: round.EvSettled}, "", &round.Settlement{Void: true})},
 	} {
 		f.s.observe(ev)
 	}

@@ -203,7 +203,7 @@ func (h *History) addRoundLocked(ev table.Event, e round.Event) {
 		r.Decisions = append(r.Decisions, DecisionRecord{Time: ev.Time, Seat: e.Seat, Action: a, Auto: e.Auto})
 	case round.EvSettled:
 		r.End, r.Settled = ev.Time, true
-		if s := e.Settlement; s != nil {
+		if s := e.Settlement(); s != nil {
 			r.Settlement = s.Clone()
 			r.Void, r.Net, r.Result = s.Void, s.Net, s.String()
 		}

@@ -116,7 +116,7 @@ func TestHistoryKeepsTheLastRounds(t *testing.T) {
 	for i := range 5 {
 		code := string(rune('a' + i))
 		h.Add(table.Event{Round: code, Time: epoch.Add(time.Duration(i) * time.Minute), Body: round.Event{Note: round.Note{Type: round.EvRoundStarted}}})
-		h.Add(table.Event{Round: code, Body: round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: &round.Settlement{Net: int64(i)}}})
+		h.Add(table.Event{Round: code, Body: round.NewEvent(round.Note{Type: round.EvSettled}, "", &round.Settlement{Net: int64(i)})})
 	}
 	list, err := h.Recent(10)
 	require.NoError(t, err)

@@ -247,7 +247,7 @@ func (m *Metrics) observeRound(e round.Event) {
 	case round.EvCardDealt:
 		m.cards.inc()
 	case round.EvSettled:
-		if e.Settlement != nil && e.Settlement.Void {
+		if e.Settlement() != nil && e.Settlement().Void {
 			m.roundsVoid.inc()
 		} else {
 			m.roundsSettled.inc()

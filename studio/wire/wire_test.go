@@ -55,15 +55,15 @@ func bodiesOfEveryKind(t *testing.T) []table.Body {
 		round.Event{Note: round.Note{Type: round.EvCardDealt, Seat: 1, Hand: 1, Card: as, Total: 11, Soft: true, Players: 2}},
 		round.Event{Note: round.Note{Type: round.EvCardDealt, Hole: true}},
 		round.Event{Note: round.Note{Type: round.EvInsuranceOffered, Players: 2}},
-		round.Event{Note: round.Note{Type: round.EvInsuranceAnswered, Seat: 1, Flag: true}, Player: "p1"},
+		round.NewEvent(round.Note{Type: round.EvInsuranceAnswered, Seat: 1, Flag: true}, "p1", nil),
 		round.Event{Note: round.Note{Type: round.EvPeeked}},
-		round.Event{Note: round.Note{Type: round.EvDecisionRequested, Seat: 1, Hand: 1, Total: 12, Options: opts, Cards: 2, PairValue: 6, Up: 10}, Player: "p1"},
-		round.Event{Note: round.Note{Type: round.EvDecisionMade, Seat: 1, Hand: 2, Action: round.ActSplit, Auto: true}, Player: "p1"},
-		round.Event{Note: round.Note{Type: round.EvHandDone, Seat: 1, Hand: 1, Total: 21}, Player: "p1"},
+		round.NewEvent(round.Note{Type: round.EvDecisionRequested, Seat: 1, Hand: 1, Total: 12, Options: opts, Cards: 2, PairValue: 6, Up: 10}, "p1", nil),
+		round.NewEvent(round.Note{Type: round.EvDecisionMade, Seat: 1, Hand: 2, Action: round.ActSplit, Auto: true}, "p1", nil),
+		round.NewEvent(round.Note{Type: round.EvHandDone, Seat: 1, Hand: 1, Total: 21}, "p1", nil),
 		round.Event{Note: round.Note{Type: round.EvHoleRevealed, Card: as, Total: 21, Soft: true, Hole: true}},
 		round.Event{Note: round.Note{Type: round.EvDealerDone, Total: 17}},
-		round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: settlement},
-		round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: void},
+		round.NewEvent(round.Note{Type: round.EvSettled}, "", settlement),
+		round.NewEvent(round.Note{Type: round.EvSettled}, "", void),
 		table.Alarm{Code: "jam", Message: "shoe jammed", Pauses: true},
 		table.Paused{By: "sup", Reason: "check"},
 		table.Resumed{By: "sup"},
@@ -74,8 +74,8 @@ func bodiesOfEveryKind(t *testing.T) []table.Body {
 			Options: opts, Players: 2500}}},
 		table.SettlementChunk{Index: 1, Chunks: 1, Players: []table.PlayerNet{{Slot: 0, Seat: 1, Player: "p1", Staked: 2000, Net: -1000,
 			Outcomes: []round.Outcome{round.OutcomeLose, round.OutcomeBust}}}},
-		round.Event{Note: round.Note{Type: round.EvSettled}, Settlement: &round.Settlement{Dealer: round.DealerResult{Cards: []card.Card{as}, Total: 11},
-			Net: -1000, Players: 1, Chunks: 1}},
+		round.NewEvent(round.Note{Type: round.EvSettled}, "", &round.Settlement{Dealer: round.DealerResult{Cards: []card.Card{as}, Total: 11},
+			Net: -1000, Players: 1, Chunks: 1}),
 	}
 }
 
@@ -169,7 +169,7 @@ func TestEveryRoundEventHasAWireType(t *testing.T) {
 	for k := round.EventKind(1); !strings.HasPrefix(k.String(), "EventKind("); k++ {
 		ev := round.Event{Note: round.Note{Type: k}}
 		if k == round.EvSettled {
-			ev.Settlement = &round.Settlement{}
+			ev = ev.WithSettlement(&round.Settlement{})
 		}
 		kind, _, ok := wire.Data(ev)
 		assert.True(t, ok, "round event %s has no wire type", k)

@@ -1,7 +1,9 @@
 package round
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/livetable/livetable/table/card"
@@ -159,42 +161,133 @@ type Note struct {
 	Who int32 `json:"-"`
 }
 
-// Event returns note n as the self-contained Event the table publishes:
-// n's fields, the id of the player n names (Who) and, for EvSettled, the
-// round's settlement. It reads the round in play, so a note is made an
-// Event before the next Start (the player's slot) and the settlement is
-// the round's own, valid until the next Start (Settlement).
+// Event returns note n as the self-contained Event the table publishes
+// (EventTo).
 func (r *Round) Event(n *Note) (e Event) {
 	r.EventTo(&e, n)
 	return e
 }
 
-// EventTo is Event written into *e, where the caller keeps it: an Event
-// returned by value is built on the stack and then copied with its
-// pointers' write barriers, which costs more than making it.
+// EventTo makes note n, one the round in play reported, the
+// self-contained Event the table publishes, written into *e where the
+// caller keeps it: n's fields and the round's context, which names the
+// player of n's slot (Player) and holds the settlement of EvSettled
+// (Settlement). The context is read when the event is encoded, not
+// copied into each event: making an event is a 32-byte copy and one
+// pointer store. The table's machine makes every note an Event with it
+// (Machine.emitRound), and BenchmarkRound000's daemon cases (table/rtp)
+// call it as the machine does.
+//
+// The context is never changed once made: a round whose players are not
+// the last one's gets a new one (Start), so an event keeps its player
+// after the next round starts. The settlement it holds is the round's
+// own, rewritten by the next round: the table publishes a settled event
+// with a copy (WithSettlement).
 func (r *Round) EventTo(e *Event, n *Note) {
-	// The note is the event's first part: one 32-byte copy, without
-	// pointers, where filling the event field by field cost about 85
-	// instructions a note.
 	e.Note = *n
-	e.Player, e.Settlement = "", nil
-	if n.Who > 0 {
-		_, e.Player, _ = r.SlotPlayer(int(n.Who - 1))
-	}
-	if n.Type == EvSettled {
-		e.Settlement = &r.settle
-	}
+	e.ctx = r.ctx
+}
+
+// eventCtx is what a round's events share: the ids of its players by
+// slot and its settlement. It is immutable once made (EventTo).
+type eventCtx struct {
+	players    []string // by slot: Start's bets' players ("" for a slot with no player)
+	settlement *Settlement
 }
 
 // Event is one thing the round did, self-contained for publication (the
-// table's bodies, the wire, the journal, the console): a Note with the
-// player's id and the settlement it names (Round.Event).
+// table's bodies, the wire, the journal, the console): a Note and the
+// context that names its player and its settlement (Round.EventTo,
+// NewEvent).
 type Event struct {
 	// Note is what the round reported; its fields are the event's own
-	// (e.Seat, e.Card ...) and its JSON's.
+	// (e.Seat, e.Card ...).
 	Note
-	Player     string      `json:"player,omitempty"` // for per-player events
+	ctx *eventCtx
+}
+
+// NewEvent returns note n as an Event for player (none when "") with
+// settlement s (read for EvSettled only): an event made outside a round,
+// as tests and the table's summaries make them.
+func NewEvent(n Note, player string, s *Settlement) Event {
+	c := &eventCtx{settlement: s}
+	if player != "" {
+		n.Who = 1
+		c.players = []string{player}
+	}
+	return Event{Note: n, ctx: c}
+}
+
+// Player is the id of the player the event concerns ("" for none).
+func (e Event) Player() string {
+	if e.Who <= 0 || e.ctx == nil || int(e.Who) > len(e.ctx.players) {
+		return ""
+	}
+	return e.ctx.players[e.Who-1]
+}
+
+// Settlement is the settlement an EvSettled event carries (nil for any
+// other event).
+func (e Event) Settlement() *Settlement {
+	if e.Type != EvSettled || e.ctx == nil {
+		return nil
+	}
+	return e.ctx.settlement
+}
+
+// WithSettlement returns the event with settlement s in place of its own
+// (the table publishes a copy of the round's, or a crowd's summary); the
+// player it names is unchanged.
+func (e Event) WithSettlement(s *Settlement) Event {
+	c := &eventCtx{settlement: s}
+	if e.ctx != nil {
+		c.players = e.ctx.players
+	}
+	e.ctx = c
+	return e
+}
+
+// eventJSON is Event's JSON: the note's fields, then the player and the
+// settlement, as the Event with fields of its own wrote them.
+type eventJSON struct {
+	Note
+	Player     string      `json:"player,omitempty"`
 	Settlement *Settlement `json:"settlement,omitempty"`
+}
+
+// MarshalJSON writes the note's fields with the player and the
+// settlement the event names.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(eventJSON{Note: e.Note, Player: e.Player(), Settlement: e.Settlement()})
+}
+
+// roster makes the round's event context name the players of the round
+// in play by slot (SlotPlayer), unless the context in use names the same:
+// events made in an earlier round keep the context they have, never
+// changed.
+func (r *Round) roster() {
+	ids := r.rosterBuf[:0]
+	for slot := range r.slots {
+		_, id, _ := r.SlotPlayer(slot)
+		ids = append(ids, id)
+	}
+	r.rosterBuf = ids
+	if c := r.ctx; c != nil && slices.Equal(c.players, ids) {
+		return
+	}
+	r.ctx = &eventCtx{players: slices.Clone(ids), settlement: &r.settle}
+}
+
+// rosterSolo is roster for a round of one player, id, in slot 0: a test
+// inlined in Start, a new context out of line.
+func (r *Round) rosterSolo(id string) {
+	if c := r.ctx; c == nil || len(c.players) != 1 || c.players[0] != id {
+		r.newRosterSolo(id)
+	}
+}
+
+func (r *Round) newRosterSolo(id string) {
+	r.ctx = &eventCtx{players: []string{id}, settlement: &r.settle}
 }
 
 // keeps reports whether the caller keeps notes of kind k (KeepEvents):
@@ -300,8 +393,8 @@ func (e Event) String() string {
 	case EvDealerDone:
 		return fmt.Sprintf("dealer stands at %d", e.Total)
 	case EvSettled:
-		if e.Settlement != nil {
-			return e.Settlement.String()
+		if s := e.Settlement(); s != nil {
+			return s.String()
 		}
 	}
 	return e.Type.String()

@@ -306,12 +306,12 @@ func (g *goldenGen) record(t *testing.T, err, serr error) {
 		if e.Type == EvDecisionMade {
 			g.actions[e.Action]++
 		}
-		if e.Settlement != nil && e.Settlement.Void {
+		if e.Settlement() != nil && e.Settlement().Void {
 			g.voids++
 		}
 		b = appendEvent(b, e)
-		if e.Settlement != nil {
-			js, jerr := json.Marshal(e.Settlement)
+		if e.Settlement() != nil {
+			js, jerr := json.Marshal(e.Settlement())
 			require.NoError(t, jerr)
 			b = append(b, js...)
 			b = append(b, '\n')
@@ -351,7 +351,7 @@ func appendEvent(b []byte, e *Event) []byte {
 		b = strconv.AppendBool(b, f)
 	}
 	b = append(b, ' ')
-	b = append(b, e.Player...)
+	b = append(b, e.Player()...)
 	return append(b, '\n')
 }
 

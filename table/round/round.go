@@ -192,6 +192,11 @@ type Round struct {
 	handBuf  []HandResult        // settlement storage, reused round to round
 	sideBuf  []SideResult
 	wagerBuf []Wager
+	// ctx is the context of the events of the round in play (EventTo):
+	// its players by slot and its settlement; rosterBuf is roster's
+	// buffer.
+	ctx       *eventCtx
+	rosterBuf []string
 	// out is the caller's events slice while Start or Apply runs: the
 	// handlers append to it (note) rather than passing it down and back
 	// up through every call of an input, a dozen calls per round. It is
@@ -272,6 +277,7 @@ func (r *Round) start(id string, bets []Bet, dst []Note) ([]Note, error) {
 	} else {
 		r.solo, r.soloBox = nil, nil
 		r.layout(bets)
+		r.roster()
 	}
 	r.crowd = false
 	if len(bets) > CrowdPlayers {
@@ -339,6 +345,7 @@ func (r *Round) startSolo(b *Bet) {
 	if r.solo != p || r.soloBox != bx {
 		r.solo, r.soloBox = p, bx // pointers: stored only when they change
 	}
+	r.rosterSolo(b.Player)
 }
 
 // layout opens a box per seat with a bet, in seat order, and puts the

@@ -602,7 +602,7 @@ func BenchmarkEvent(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if out[len(out)-1].Settlement == nil || out[len(out)-1].Type != EvSettled {
+	if out[len(out)-1].Settlement() == nil || out[len(out)-1].Type != EvSettled {
 		b.Fatalf("the last event is not the settlement: %+v", out[len(out)-1])
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(notes)), "ns/note")

@@ -146,6 +146,12 @@ type Player struct {
 	// oneRound: every shoe deals one round (the game reshuffles every
 	// round, or firstOnly), read once a round.
 	oneRound bool
+	// publish makes every note the round reports the Event the table's
+	// machine publishes, into pub, the last input's npub first
+	// (BenchmarkRound000's daemon cases: see publishNotes).
+	publish bool
+	pub     []round.Event
+	npub    int
 }
 
 // NewPlayer returns a player on a freshly shuffled shoe.
@@ -284,14 +290,21 @@ func (p *Player) Round() (net, rounding int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	if p.publish {
+		p.publishNotes(evs)
+	}
 	if n := p.deal; !p.oneByOne && p.pos+n <= p.ready {
 		// The initial deal's cards are drawn already: the round takes
 		// them in one call, not one input each.
 		var took int
+		m := len(evs)
 		evs, took, err = p.rnd.Cards(p.shoe[p.pos:p.pos+n], evs)
 		p.pos += took
 		if err != nil {
 			return 0, 0, fmt.Errorf("rtp: %w", err)
+		}
+		if p.publish {
+			p.publishNotes(evs[m:])
 		}
 	}
 	for {
@@ -317,7 +330,27 @@ func (p *Player) Round() (net, rounding int64, err error) {
 		if err != nil {
 			return 0, 0, fmt.Errorf("rtp: %w", err)
 		}
+		if p.publish {
+			p.publishNotes(evs)
+		}
 	}
+}
+
+// publishNotes makes each note of an input the Event the table's machine
+// publishes, with the function the machine calls for each
+// (Round.EventTo, in Machine.emitRound), while the round is as the input
+// left it, into storage kept from input to input. What the machine does
+// next (the event boxed in a table.Event, a copy of the settlement, the
+// journal, the wire's JSON) is its own work, not the engine's.
+func (p *Player) publishNotes(evs []round.Note) {
+	if len(evs) > len(p.pub) {
+		p.pub = make([]round.Event, 2*len(evs))
+	}
+	pub, rnd := p.pub[:len(evs)], p.rnd
+	for i := range pub {
+		rnd.EventTo(&pub[i], &evs[i])
+	}
+	p.npub = len(evs)
 }
 
 // decide reads the last decision request and answers it with the

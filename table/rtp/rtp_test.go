@@ -74,8 +74,10 @@ func TestRunPinned(t *testing.T) {
 // BenchmarkRound000 is the engine's speed on game 000: one seat, main bet,
 // basic strategy, on every core given with -cpu. "simulator" keeps only
 // the decision requests (what bjsim rtp reads); "daemon-events" keeps
-// every event and builds every settlement, as the live table does (issue
-// 19's figure: rounds per CPU-second with the events the daemon needs).
+// every event, builds every settlement and makes every note the Event
+// the table's machine publishes, with the function the machine calls
+// (Round.EventTo), as the live table does (issue 19's figure: rounds per
+// CPU-second with the events the daemon needs).
 // Both deal a fresh 8-deck shoe every round, the work of the specialised
 // simulator issue 19 compares with: each round's cards are a uniform
 // draw without replacement from all 416 cards (the incremental
@@ -108,6 +110,12 @@ func BenchmarkRound000(b *testing.B) {
 				p := newPlayer(rs, st, 1, 1000, bc.fresh)
 				p.oneByOne = bc.oneByOne
 				p.rnd.KeepEvents(bc.keep...)
+				if bc.keep == nil {
+					// The daemon's cases: its players have ids, and its
+					// events name them.
+					p.publish = true
+					p.bets[0].Player = "p1"
+				}
 				for pb.Next() {
 					if _, _, err := p.Round(); err != nil {
 						b.Fatal(err)
@@ -246,4 +254,33 @@ func TestDrawNowIsShuffle(t *testing.T) {
 			require.Equal(t, want, p.shoe, "n=%d draw %d", n, i)
 		}
 	}
+}
+
+// TestPublishNotes: the daemon cases' player makes each input's notes the
+// events the table publishes: the last input's end with the settlement,
+// whose net is the round's, and the events that name a player name his
+// id.
+func TestPublishNotes(t *testing.T) {
+	rs, st := setup(t, "000")
+	p := NewPlayer(rs, st, 5, 1000)
+	p.rnd.KeepEvents()
+	p.publish, p.bets[0].Player = true, "p1"
+	named := 0
+	for range 200 {
+		net, _, err := p.Round()
+		require.NoError(t, err)
+		pub := p.pub[:p.npub]
+		require.NotEmpty(t, pub)
+		last := pub[len(pub)-1]
+		require.Equal(t, round.EvSettled, last.Type)
+		require.NotNil(t, last.Settlement())
+		require.Equal(t, net, last.Settlement().Net)
+		for _, e := range pub {
+			if e.Who != 0 {
+				require.Equal(t, "p1", e.Player(), "%s", e.Type)
+				named++
+			}
+		}
+	}
+	require.Positive(t, named)
 }
