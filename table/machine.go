@@ -113,7 +113,7 @@ type Machine struct {
 	now     time.Time
 	evs     []Event
 	effs    []Effect
-	evBuf   []round.Note
+	evBuf   []round.Event
 	state   *State
 }
 
@@ -502,13 +502,13 @@ func (m *Machine) roundInput(in round.Input) error {
 
 // emitRound publishes round events and acts on what they mean for the
 // table: timers for decisions and insurance, the end of the round.
-func (m *Machine) emitRound(evs []round.Note) {
+func (m *Machine) emitRound(evs []round.Event) {
 	for i := range evs {
-		// The round's note made self-contained: its context names the
-		// player and holds the settlement (copied for publication by
-		// emitSettlement: the round's own is rewritten next round).
-		var ev round.Event
-		m.rnd.EventTo(&ev, &evs[i])
+		// Each event as the round made it, self-contained: its context
+		// names the player and holds the settlement (copied for
+		// publication by emitSettlement: the round's own is rewritten
+		// next round).
+		ev := evs[i]
 		if ev.Type == round.EvSettled && ev.Settlement() != nil {
 			m.emitSettlement(ev)
 			continue
@@ -739,7 +739,7 @@ func (m *Machine) correct(v Supervisor) error {
 	if need, _, _ := m.rnd.NeedsCard(); !need {
 		return fmt.Errorf("%w: the round waits for no card", errIllegal)
 	}
-	var evs []round.Note
+	var evs []round.Event
 	if m.burn == 0 {
 		var err error
 		evs, err = m.rnd.Apply(round.Input{Type: round.InCard, Card: v.Card}, m.evBuf[:0])

@@ -169,7 +169,7 @@ func TestInsuranceAllPositions(t *testing.T) {
 			require.NoError(t, err)
 			insured := 0
 			for _, e := range evs {
-				if e.Type == EvInsuranceAnswered && r.Event(&e).Player() == "ann" && e.Flag {
+				if e.Type == EvInsuranceAnswered && e.Player() == "ann" && e.Flag {
 					insured++
 				}
 			}

@@ -167,7 +167,7 @@ func (c EntryCode) Reason() string {
 // why). An entry is judged on the round as the entries before it left
 // it: the last insurance answer ends the offer, and decisions later in
 // the batch then meet the play.
-func (r *Round) DecideBatch(entries []SlotDecision, codes []EntryCode, dst []Note) (_ []Note, _ []EntryCode, applied int, err error) {
+func (r *Round) DecideBatch(entries []SlotDecision, codes []EntryCode, dst []Event) (_ []Event, _ []EntryCode, applied int, err error) {
 	codes = codes[:0]
 	if r.phase != PhasePlay && r.phase != PhaseInsurance {
 		return dst, codes, 0, ruleErr(ErrOutOfTurn, 0, "", "no decisions while %s", r.phase)

@@ -126,13 +126,11 @@ func (k EventKind) String() string {
 	return fmt.Sprintf("EventKind(%d)", uint8(k))
 }
 
-// Note is one thing the round did, as the round reports it: Start,
-// Apply and the other inputs append notes to the caller's slice. It is a
-// flat 32-byte value without pointers, so that a round's dozen notes are
-// written into a reused slice without the zeroing and the write-barrier
-// checks a pointer field costs: the player concerned is named by his slot
-// (Who) and the settlement of EvSettled is the round's own (Settlement).
-// Round.Event makes a note the self-contained Event the table publishes.
+// Note is what an event reports, the Event's own fields: a flat
+// 32-byte value without pointers, which a handler fills in place in the
+// round's output (note): the player concerned is named by his slot (Who),
+// and the settlement of EvSettled is the round's own; the Event's context
+// names them (Event.Player, Event.Settlement).
 type Note struct {
 	Type    EventKind `json:"-"`
 	Hole    bool      `json:"hole,omitempty"` // the card is the dealer's face-down card
@@ -161,35 +159,12 @@ type Note struct {
 	Who int32 `json:"-"`
 }
 
-// Event returns note n as the self-contained Event the table publishes
-// (EventTo).
-func (r *Round) Event(n *Note) (e Event) {
-	r.EventTo(&e, n)
-	return e
-}
-
-// EventTo makes note n, one the round in play reported, the
-// self-contained Event the table publishes, written into *e where the
-// caller keeps it: n's fields and the round's context, which names the
-// player of n's slot (Player) and holds the settlement of EvSettled
-// (Settlement). The context is read when the event is encoded, not
-// copied into each event: making an event is a 32-byte copy and one
-// pointer store. The table's machine makes every note an Event with it
-// (Machine.emitRound), and BenchmarkRound000's daemon cases (table/rtp)
-// call it as the machine does.
-//
-// The context is never changed once made: a round whose players are not
-// the last one's gets a new one (Start), so an event keeps its player
-// after the next round starts. The settlement it holds is the round's
-// own, rewritten by the next round: the table publishes a settled event
-// with a copy (WithSettlement).
-func (r *Round) EventTo(e *Event, n *Note) {
-	e.Note = *n
-	e.ctx = r.ctx
-}
-
 // eventCtx is what a round's events share: the ids of its players by
-// slot and its settlement. It is immutable once made (EventTo).
+// slot and its settlement. It is never changed once made: a round whose
+// players are not the last one's gets a new one (roster), so an event
+// keeps its player after the next round starts. The settlement it holds
+// is the round's own, rewritten by the next round: the table publishes a
+// settled event with a copy (WithSettlement).
 type eventCtx struct {
 	players    []string // by slot: Start's bets' players ("" for a slot with no player)
 	settlement *Settlement
@@ -197,8 +172,13 @@ type eventCtx struct {
 
 // Event is one thing the round did, self-contained for publication (the
 // table's bodies, the wire, the journal, the console): a Note and the
-// context that names its player and its settlement (Round.EventTo,
-// NewEvent).
+// context that names its player and its settlement, read when the event
+// is encoded (Player, Settlement). Start, Apply and the other inputs
+// append Events to the caller's slice; the table publishes each as it is.
+// One pointer besides the note: the round writes an event as its note
+// and one pointer store, where a player's id and a settlement pointer of
+// its own took three stores with their write-barrier checks (and a
+// lookup of the id) per event.
 type Event struct {
 	// Note is what the round reported; its fields are the event's own
 	// (e.Seat, e.Card ...).
@@ -303,9 +283,9 @@ func (r *Round) newRosterSolo(id string) {
 // a nil note for a dropped kind took a second test per note.
 func (r *Round) keeps(k EventKind) bool { return r.drop&(1<<k) == 0 }
 
-// note appends a note of kind k, one the caller keeps, to the notes of the
-// input being applied (r.out) and returns it for the caller to fill in
-// place. Appending a composite literal makes the compiler assemble the
+// note appends an event of kind k, one the caller keeps, to the events
+// of the input being applied (r.out), in the round's context, and returns
+// its note for the caller to fill in place. Appending a composite literal makes the compiler assemble the
 // note on the stack and copy it with wide loads, which stall on store
 // forwarding: filling the slot in place costs half as much, and a round
 // appends a dozen notes.
@@ -319,16 +299,17 @@ func (r *Round) note(k EventKind) *Note {
 	if n := len(out); n < cap(out) {
 		r.out = r.out[:n+1]
 		e := &out[:n+1][n]
-		*e = Note{Type: k}
-		return e
+		e.ctx = r.ctx
+		e.Note = Note{Type: k}
+		return &e.Note
 	}
 	return r.emitGrow(k)
 }
 
 // emitGrow is note when r.out is full: it grows r.out as append does.
 func (r *Round) emitGrow(k EventKind) *Note {
-	r.out = append(r.out, Note{Type: k})
-	return &r.out[len(r.out)-1]
+	r.out = append(r.out, Event{Note: Note{Type: k}, ctx: r.ctx})
+	return &r.out[len(r.out)-1].Note
 }
 
 // KeepEvents makes Start and Apply report only events of the given kinds;

@@ -32,13 +32,7 @@ func TestEventKeepsItsPlayer(t *testing.T) {
 			// The deal (a card to each box, the dealer's 10, a second card
 			// each, his hole 7) and each player's stand: the decisions'
 			// events name the players.
-			made := func() []Event {
-				out := make([]Event, len(evs))
-				for i := range evs {
-					r.EventTo(&out[i], &evs[i])
-				}
-				return out
-			}
+			made := func() []Event { return append([]Event(nil), evs...) }
 			play := func(bets []Bet) []Event {
 				cs := []card.Card{}
 				for range bets {

@@ -130,7 +130,7 @@ type goldenGen struct {
 	full, sim *Round
 	h         hash.Hash
 	bets      []Bet
-	evs, sevs []Note
+	evs, sevs []Event
 	waiting   []Waiter
 	snap      bool
 	buf       []byte
@@ -294,14 +294,13 @@ func (g *goldenGen) record(t *testing.T, err, serr error) {
 	for i := range g.evs {
 		n := &g.evs[i]
 		if n.Type == EvDecisionRequested {
-			if k >= len(g.sevs) || *n != g.sevs[k] {
+			if k >= len(g.sevs) || n.Note != g.sevs[k].Note || n.Player() != g.sevs[k].Player() {
 				t.Fatalf("the simulator's round: decision request %d differs from %+v", k, *n)
 			}
 			k++
 		}
-		// Hashed as the table publishes it: the note made an Event.
-		ev := r.Event(n)
-		e := &ev
+		// Hashed as the table publishes it, its context read.
+		e := n
 		g.kinds[e.Type]++
 		if e.Type == EvDecisionMade {
 			g.actions[e.Action]++

@@ -192,7 +192,7 @@ type Round struct {
 	handBuf  []HandResult        // settlement storage, reused round to round
 	sideBuf  []SideResult
 	wagerBuf []Wager
-	// ctx is the context of the events of the round in play (EventTo):
+	// ctx is the context of the events of the round in play (Event):
 	// its players by slot and its settlement; rosterBuf is roster's
 	// buffer.
 	ctx       *eventCtx
@@ -202,7 +202,7 @@ type Round struct {
 	// up through every call of an input, a dozen calls per round. It is
 	// set at the start of each Start and Apply and never read outside
 	// them (it keeps the last slice until then, which the caller has).
-	out []Note
+	out []Event
 	// drop has a bit set for each event kind the caller does not keep
 	// (KeepEvents).
 	drop uint32
@@ -239,7 +239,7 @@ func (r *Round) CardsUsed() int { return r.cardsUsed }
 // Start opens round id with the players' bets and appends its first events
 // to dst. Bets the rules refuse (limits, the cap, a seat twice) return a
 // *RuleError and change nothing; so does a round still in play.
-func (r *Round) Start(id string, bets []Bet, dst []Note) ([]Note, error) {
+func (r *Round) Start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	if r.phase != PhaseNew && r.phase != PhaseSettled {
 		return dst, r.inPlay()
 	}
@@ -264,7 +264,7 @@ func (r *Round) inPlay() error {
 }
 
 // start is Start for any bets but one plain bet.
-func (r *Round) start(id string, bets []Bet, dst []Note) ([]Note, error) {
+func (r *Round) start(id string, bets []Bet, dst []Event) ([]Event, error) {
 	if err := r.checkBets(bets); err != nil {
 		return dst, err
 	}
@@ -754,7 +754,7 @@ func (r *Round) findPlayer(seat int, id string) (*box, *player, error) {
 // ErrOutOfTurn, ErrUnexpectedCard...) and leaves the round exactly as it
 // was, so the same inputs always rebuild the same round. No I/O, no clock,
 // no random number: time and cards are inputs.
-func (r *Round) Apply(in Input, dst []Note) ([]Note, error) {
+func (r *Round) Apply(in Input, dst []Event) ([]Event, error) {
 	// Apply is small enough to be inlined: the caller's Input stays in the
 	// caller's frame and apply reads it there, where a call would copy
 	// its 88 bytes onto the stack for every input.
@@ -763,7 +763,7 @@ func (r *Round) Apply(in Input, dst []Note) ([]Note, error) {
 
 // Card is Apply(Input{Type: InCard, Card: c}, dst): the same events and
 // errors, without the Input. A simulator deals millions of cards a second.
-func (r *Round) Card(c card.Card, dst []Note) ([]Note, error) {
+func (r *Round) Card(c card.Card, dst []Event) ([]Event, error) {
 	r.out = dst
 	err := r.take(c)
 	return r.out, err
@@ -774,7 +774,7 @@ func (r *Round) Card(c card.Card, dst []Note) ([]Note, error) {
 // refuses and returns how many it took before it (the refused card
 // changes nothing, as Card's). A simulator that knows the round will take
 // several cards in a row (the initial deal) gives them in one call.
-func (r *Round) Cards(cs []card.Card, dst []Note) ([]Note, int, error) {
+func (r *Round) Cards(cs []card.Card, dst []Event) ([]Event, int, error) {
 	r.out = dst
 	i := 0
 	if r.solo != nil && r.phase == PhaseDealing && r.dealPos == 0 && len(cs) >= r.dealEnd {
@@ -826,22 +826,24 @@ func (r *Round) dealSolo(cs []card.Card) int {
 			r.out = slices.Grow(r.out, 4)
 		}
 		r.out = r.out[:m+len(cs)]
-		run := (*[4]Note)(r.out[m : m+4])
+		run := (*[4]Event)(r.out[m : m+4])
 		// Zeroed, then filled in place, as note's callers fill theirs: a
 		// composite literal would be built on the stack and copied.
 		e := &run[0]
-		*e = Note{Type: EvCardDealt}
+		e.Note = Note{Type: EvCardDealt}
 		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[0], int8(t0), soft0, 1
 		e = &run[1]
-		*e = Note{Type: EvCardDealt}
+		e.Note = Note{Type: EvCardDealt}
 		e.Card, e.Total, e.Soft = cs[1], int8(up), softUp
 		e = &run[2]
-		*e = Note{Type: EvCardDealt}
+		e.Note = Note{Type: EvCardDealt}
 		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[2], int8(h.best), h.soft, 1
+		ctx := r.ctx
+		run[0].ctx, run[1].ctx, run[2].ctx = ctx, ctx, ctx
 		if len(cs) > 3 {
 			e = &run[3]
-			*e = Note{Type: EvCardDealt}
-			e.Hole = true
+			e.Note = Note{Type: EvCardDealt, Hole: true}
+			e.ctx = ctx
 		}
 	}
 	r.afterDeal()
@@ -907,7 +909,7 @@ func (r *Round) boxDealt(bx *box, h *hand, c card.Card) {
 // Decide is Apply(Input{Type: InDecision, Seat: seat, Player: player,
 // Action: a}, dst): the same events and errors, without the Input (a
 // simulator decides millions of hands a second).
-func (r *Round) Decide(seat int, player string, a Action, dst []Note) ([]Note, error) {
+func (r *Round) Decide(seat int, player string, a Action, dst []Event) ([]Event, error) {
 	r.out = dst
 	if p := r.solo; p != nil && r.phase == PhasePlay && p.awaiting && r.soloBox.seat == seat && player == "" {
 		// What applyDecision does for the lone player it finds. A named
@@ -935,7 +937,7 @@ func (r *Round) decideNamed(seat int, player string, a Action) error {
 }
 
 // apply hands a card to Card and every other input to its handler.
-func (r *Round) apply(in *Input, dst []Note) ([]Note, error) {
+func (r *Round) apply(in *Input, dst []Event) ([]Event, error) {
 	if in.Type == InCard {
 		return r.Card(in.Card, dst)
 	}

@@ -135,7 +135,7 @@ type Player struct {
 	ready int
 	bet   int64
 	bets  []round.Bet
-	evs   []round.Note
+	evs   []round.Event
 	memo  []uint8 // the strategy's answers (decide)
 	deal  int     // cards in the initial deal of the player's one box
 	// oneByOne deals the initial deal's cards one call each, as the live
@@ -146,12 +146,6 @@ type Player struct {
 	// oneRound: every shoe deals one round (the game reshuffles every
 	// round, or firstOnly), read once a round.
 	oneRound bool
-	// publish makes every note the round reports the Event the table's
-	// machine publishes, into pub, the last input's npub first
-	// (BenchmarkRound000's daemon cases: see publishNotes).
-	publish bool
-	pub     []round.Event
-	npub    int
 }
 
 // NewPlayer returns a player on a freshly shuffled shoe.
@@ -166,7 +160,7 @@ func newPlayer(rs *rules.Set, st *strategy.Table, seed uint64, bet int64, firstO
 	p := &Player{
 		rs: rs, strat: st, rng: rand.NewPCG(seed, seed^0x5851F42D4C957F2D), firstOnly: firstOnly,
 		rnd: round.New(rs), shoe: comp.Cards(), bet: bet,
-		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Note, 0, 64), memo: make([]uint8, memoSize),
+		bets: []round.Bet{{Seat: 1, Main: bet}}, evs: make([]round.Event, 0, 64), memo: make([]uint8, memoSize),
 	}
 	p.deal = 3 + b2i(rs.HoleCard)
 	p.oneRound = rs.ReshuffleEachRound || firstOnly
@@ -290,21 +284,14 @@ func (p *Player) Round() (net, rounding int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if p.publish {
-		p.publishNotes(evs)
-	}
 	if n := p.deal; !p.oneByOne && p.pos+n <= p.ready {
 		// The initial deal's cards are drawn already: the round takes
 		// them in one call, not one input each.
 		var took int
-		m := len(evs)
 		evs, took, err = p.rnd.Cards(p.shoe[p.pos:p.pos+n], evs)
 		p.pos += took
 		if err != nil {
 			return 0, 0, fmt.Errorf("rtp: %w", err)
-		}
-		if p.publish {
-			p.publishNotes(evs[m:])
 		}
 	}
 	for {
@@ -330,34 +317,14 @@ func (p *Player) Round() (net, rounding int64, err error) {
 		if err != nil {
 			return 0, 0, fmt.Errorf("rtp: %w", err)
 		}
-		if p.publish {
-			p.publishNotes(evs)
-		}
 	}
-}
-
-// publishNotes makes each note of an input the Event the table's machine
-// publishes, with the function the machine calls for each
-// (Round.EventTo, in Machine.emitRound), while the round is as the input
-// left it, into storage kept from input to input. What the machine does
-// next (the event boxed in a table.Event, a copy of the settlement, the
-// journal, the wire's JSON) is its own work, not the engine's.
-func (p *Player) publishNotes(evs []round.Note) {
-	if len(evs) > len(p.pub) {
-		p.pub = make([]round.Event, 2*len(evs))
-	}
-	pub, rnd := p.pub[:len(evs)], p.rnd
-	for i := range pub {
-		rnd.EventTo(&pub[i], &evs[i])
-	}
-	p.npub = len(evs)
 }
 
 // decide reads the last decision request and answers it with the
 // strategy table, through the player's memo of its answers.
-func (p *Player) decide(evs []round.Note) round.Action {
+func (p *Player) decide(evs []round.Event) round.Action {
 	for i := len(evs) - 1; i >= 0; i-- {
-		e := &evs[i]
+		e := &evs[i].Note
 		if e.Type != round.EvDecisionRequested {
 			continue
 		}

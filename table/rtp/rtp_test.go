@@ -113,7 +113,6 @@ func BenchmarkRound000(b *testing.B) {
 				if bc.keep == nil {
 					// The daemon's cases: its players have ids, and its
 					// events name them.
-					p.publish = true
 					p.bets[0].Player = "p1"
 				}
 				for pb.Next() {
@@ -197,7 +196,7 @@ func TestMemoIsDecide(t *testing.T) {
 		} else {
 			rs, st = setup(t, code)
 		}
-		var evs []round.Note
+		var evs []round.Event
 		for cards := 2; cards <= 13; cards++ {
 			for total := 2; total <= 31; total++ {
 				for pair := 0; pair <= 10; pair++ {
@@ -213,7 +212,7 @@ func TestMemoIsDecide(t *testing.T) {
 								if opts&2 != 0 {
 									e.Options |= 1 << round.ActSplit
 								}
-								evs = append(evs, e)
+								evs = append(evs, round.Event{Note: e})
 							}
 						}
 					}
@@ -226,7 +225,7 @@ func TestMemoIsDecide(t *testing.T) {
 				if order < 0 {
 					i = len(evs) - 1 - i
 				}
-				e := &evs[i]
+				e := &evs[i].Note
 				if want, got := p.ask(e), p.decide(evs[i:i+1]); got != want {
 					t.Fatalf("game %s request %+v: %v, the table says %v", code, *e, got, want)
 				}
@@ -256,26 +255,31 @@ func TestDrawNowIsShuffle(t *testing.T) {
 	}
 }
 
-// TestPublishNotes: the daemon cases' player makes each input's notes the
-// events the table publishes: the last input's end with the settlement,
-// whose net is the round's, and the events that name a player name his
-// id.
-func TestPublishNotes(t *testing.T) {
+// TestDaemonEvents: the daemon cases' round reports the events the table
+// publishes as they are: the last input's end with the settlement, whose
+// net is the round's, and the events that name a player name his id.
+func TestDaemonEvents(t *testing.T) {
 	rs, st := setup(t, "000")
 	p := NewPlayer(rs, st, 5, 1000)
 	p.rnd.KeepEvents()
-	p.publish, p.bets[0].Player = true, "p1"
+	p.bets[0].Player = "p1"
 	named := 0
 	for range 200 {
 		net, _, err := p.Round()
 		require.NoError(t, err)
-		pub := p.pub[:p.npub]
-		require.NotEmpty(t, pub)
-		last := pub[len(pub)-1]
-		require.Equal(t, round.EvSettled, last.Type)
-		require.NotNil(t, last.Settlement())
-		require.Equal(t, net, last.Settlement().Net)
-		for _, e := range pub {
+		// The player's slice holds the round's last input's events.
+		evs := p.evs[:cap(p.evs)]
+		last := -1
+		for i := range evs {
+			if evs[i].Type == round.EvSettled {
+				last = i
+				break
+			}
+		}
+		require.GreaterOrEqual(t, last, 0, "a settled event")
+		require.NotNil(t, evs[last].Settlement())
+		require.Equal(t, net, evs[last].Settlement().Net)
+		for _, e := range evs[:last+1] {
 			if e.Who != 0 {
 				require.Equal(t, "p1", e.Player(), "%s", e.Type)
 				named++

@@ -286,7 +286,7 @@ type runner struct {
 	byWho   map[who]*entry
 	cmds    []Command
 	offered bool
-	evs     []round.Note
+	evs     []round.Event
 }
 
 // Run plays the scenario and returns its settlement.
