@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +28,8 @@ type journalFlags struct {
 	dataDir string
 	game    string
 	config  string // read by loadGlobals already; accepted here after the command
+	// id is the identity the data directory records (zero when none).
+	id identity.Identity
 }
 
 func (jf *journalFlags) register(fs *flag.FlagSet, g *globals) {
@@ -66,7 +69,7 @@ func (jf *journalFlags) parse(fs *flag.FlagSet, g *globals, args []string, stdou
 		fmt.Fprintln(stderr, "tablectl:", &identity.MismatchError{Dir: jf.dataDir, Recorded: id, Configured: claimed})
 		return nil, 1, false
 	}
-	jf.game = id.Game
+	jf.game, jf.id = id.Game, id
 	return pos, 0, true
 }
 
@@ -74,7 +77,7 @@ func (jf *journalFlags) dir() string { return filepath.Join(jf.dataDir, "journal
 
 // runJournal: `tablectl journal verify` and `tablectl journal accept-loss`.
 func runJournal(g *globals, args []string, stdout, stderr io.Writer) int {
-	const usage = "usage: tablectl journal verify [--data-dir DIR] [--game G]\n" +
+	const usage = "usage: tablectl journal verify [--data-dir DIR] [--game G] [--broker URL [--user U --password P --ca-file F --cert-file F --key-file F]]\n" +
 		"       tablectl journal accept-loss --data-dir DIR --by NAME --reason WHY [--published-seq N] [--game G]"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
@@ -96,13 +99,21 @@ func runJournal(g *globals, args []string, stdout, stderr io.Writer) int {
 // runVerify checks the journal's records and hash chain, then its
 // continuity with the outbox in the same data directory: a journal whose
 // events end before what the outbox published fails, naming the gap.
+// With --broker it also reads the table's retained state at the broker
+// (mqttlink.BrokerPublishedSeq, as tabled does at start): a whole data
+// directory restored from an older backup has a journal and an outbox
+// that agree, and only the broker knows the seqs published since.
 func runVerify(g *globals, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("journal verify", "[flags]", nil)
 	var jf journalFlags
 	jf.register(fs, g)
+	var rf remoteFlags
+	rf.register(fs, g)
+	fs.Lookup("broker").Usage = "also check the journal against the seq the table's retained state at this broker names (tcp://, ssl://; the nodes of a cluster comma-separated): a data directory restored whole from an older backup fails"
 	if _, code, ok := jf.parse(fs, g, args, stdout, stderr); !ok {
 		return code
 	}
+	rf.parsed(fs)
 	rep, err := journal.Verify(jf.dir())
 	fmt.Fprintf(stdout, "journal %s: %d segment(s), records %d..%d (%d)\n", jf.dir(), rep.Segments, rep.FirstSeq, rep.LastSeq, rep.Records)
 	fmt.Fprintf(stdout, "chain anchor %s\nlast hash    %s\n", rep.Anchor, rep.LastHash)
@@ -125,9 +136,18 @@ func runVerify(g *globals, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "FAILED: continuity with the outbox not checked: %v\n", err)
 		return 1
 	}
+	if rf.brokerSet {
+		if n.Broker, err = verifyBrokerSeq(&rf, fs, jf, stdout); err != nil {
+			fmt.Fprintf(stdout, "FAILED: continuity with the broker not checked: %v\n", err)
+			return 1
+		}
+	}
 	from, to, behind := n.Lost()
 	if !behind {
 		fmt.Fprintf(stdout, "OK: the journal's events end at seq %d, the outbox published up to seq %d\n", n.Journal, n.Outbox)
+		if rf.brokerSet {
+			fmt.Fprintf(stdout, "OK: the journal is not behind the broker, whose retained state names seq %d\n", n.Broker)
+		}
 		return 0
 	}
 	fmt.Fprintf(stdout, "FAILED: %v\n", &continuity.GapError{Numbers: n})
@@ -422,4 +442,48 @@ func flags(a bool, as string, b bool, bs string) string {
 		out += bs
 	}
 	return out
+}
+
+// verifyBrokerSeq reads the seq the table's retained state at rf's broker
+// names, for the table the data directory records (else --studio and
+// --table), and says it; 0 when the broker holds none.
+func verifyBrokerSeq(rf *remoteFlags, fs *flag.FlagSet, jf journalFlags, stdout io.Writer) (uint64, error) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if jf.id.Studio != "" && !given["studio"] {
+		rf.studio = jf.id.Studio
+	}
+	if jf.id.Table != "" && !given["table"] {
+		rf.table = jf.id.Table
+	}
+	var urls []string
+	for _, u := range strings.Split(rf.broker, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	if len(urls) == 0 {
+		return 0, errors.New("--broker: no URL")
+	}
+	o := mqttlink.DefaultOptions()
+	o.Studio, o.Table = rf.studio, rf.table
+	o.BrokerURL, o.FailoverURLs = urls[0], urls[1:]
+	o.ClientID = fmt.Sprintf("tablectl-verify-%d", time.Now().UnixNano())
+	o.Username, o.Password = rf.user, rf.pass
+	o.TLS = mqttlink.TLSOptions{Enabled: rf.caFile != "" || rf.certFile != "", CAFile: rf.caFile, CertFile: rf.certFile, KeyFile: rf.keyFile}
+	o.OutboxDir = filepath.Join(jf.dataDir, "outbox") // only validated: nothing is opened
+	o.ConnectTimeout = rf.timeout
+	ctx, cancel := context.WithTimeout(context.Background(), rf.timeout)
+	defer cancel()
+	seq, found, err := mqttlink.BrokerPublishedSeq(ctx, o, time.Second)
+	if err != nil {
+		return 0, fmt.Errorf("%s, table %s/%s: %w", rf.broker, rf.studio, rf.table, err)
+	}
+	if !found {
+		fmt.Fprintf(stdout, "no retained state of table %s/%s at %s (a new table, a broker without persistence that restarted, or an ACL that hides it): the journal is checked against the outbox only\n",
+			rf.studio, rf.table, rf.broker)
+		return 0, nil
+	}
+	fmt.Fprintf(stdout, "the table's retained state at %s names seq %d\n", rf.broker, seq)
+	return seq, nil
 }
