@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,4 +138,59 @@ func TestBridgeCoalescesFlood(t *testing.T) {
 	require.Len(t, taken, 2, "the first, and one a minute later")
 	assert.Equal(t, `device_refused: device "X0" refused`, taken[0])
 	assert.Equal(t, `device_refused: device "X6000" refused (and 5999 more like it since the last, coalesced)`, taken[1])
+}
+
+// TestRefusedHelloFloodThroughReader: the flood from the wire: a firmware
+// loop sends HELLO after HELLO, each with another (garbled) serial, so the
+// reader refuses and reports every one; through the bridge, the table's
+// real machine journals the first refusal only, and one a minute later
+// (the reader's fake clock gives the times) that says how many it
+// coalesced.
+func TestRefusedHelloFloodThroughReader(t *testing.T) {
+	rs, err := rules.Game("000")
+	require.NoError(t, err)
+	m, err := table.NewMachine(table.MachineConfig{Table: "t1", Rules: rs})
+	require.NoError(t, err)
+	clk := clockwork.NewFakeClock()
+	var mu sync.Mutex
+	var journaled []string
+	pr := startPipeRig(t, shoereader.Options{AllowSerials: []string{"GOOD"}, Clock: clk, SilenceTimeout: time.Hour},
+		func(ctx context.Context, r *shoereader.Reader, events chan shoereader.Event) error {
+			var now time.Time
+			b := &shoereader.Bridge{Reader: r, Log: zerolog.Nop(),
+				Observe: func(ev shoereader.Event) { now = ev.Time },
+				Submit: func(_ context.Context, in table.Input) error {
+					st, err := m.Apply(now, in)
+					if err == nil {
+						mu.Lock()
+						for _, ev := range st.Events {
+							if a, ok := ev.Body.(table.Alarm); ok {
+								journaled = append(journaled, a.Message)
+							}
+						}
+						mu.Unlock()
+					}
+					return err
+				}}
+			return r.RunFunc(ctx, func(ev shoereader.Event) {
+				b.Deliver(ctx, ev)
+				events <- ev
+			})
+		})
+	const n = 300
+	for i := range n + 1 {
+		if i == n {
+			clk.Advance(time.Minute)
+		}
+		pr.write(t, shoetest.Hello(1, fmt.Sprintf("G%04d", i), "1.0", 7))
+		ev := pr.event(t)
+		require.Equal(t, shoereader.DeviceRefused, ev.Kind)
+		clk.Advance(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, journaled, 2)
+	assert.Contains(t, journaled[0], `device "G0000"`)
+	assert.Contains(t, journaled[1], fmt.Sprintf(`device "G%04d"`, n))
+	assert.Contains(t, journaled[1], fmt.Sprintf("(and %d more like it since the last, coalesced)", n-1))
 }
