@@ -31,7 +31,7 @@ type Bridge struct {
 	// Log gets what is neither an input nor an alarm, and refusals.
 	Log zerolog.Logger
 
-	down bool // disconnected, not accepted on a connection since
+	up bool // a device accepted on the connection, not lost or refused since
 	// repeats counts each alarm kind's repeats the table coalesced
 	// (table.ErrAlarmRepeated) since it last took one: the next one it
 	// takes says how many.
@@ -70,6 +70,9 @@ func (b *Bridge) Deliver(ctx context.Context, ev Event) {
 	if b.Observe != nil {
 		b.Observe(ev)
 	}
+	if ev.Kind == DeviceRefused {
+		b.up = false
+	}
 	in, ok := ev.Input()
 	switch {
 	case ok:
@@ -81,13 +84,15 @@ func (b *Bridge) Deliver(ctx context.Context, ev Event) {
 		in = table.DeviceAlarm{Source: "shoe", Code: ev.Kind.String(), Message: msg, Pauses: true,
 			Device: ev.Session, DeviceSeq: uint64(ev.Seq)}
 	case ev.Kind == Disconnected:
-		b.down = true
+		b.up = false
 		b.Log.Info().Str("shoe", ev.Kind.String()).Msg(ev.String())
 		return
-	case ev.Kind == Connected || ev.Kind == Alive && !b.down:
-		// Alive on a new connection is its HELLO heard, before the
-		// device is accepted (or refused): Connected says it is back.
-		b.down = false
+	case ev.Kind == Connected || ev.Kind == Alive && b.up:
+		// Alive on a new connection (or before the first) is its HELLO
+		// heard, before the device is accepted or refused: Connected
+		// says it is back. On an accepted connection it is a mute shoe
+		// heard again.
+		b.up = true
 		// The table hears the shoe is back, which it needs after a
 		// Silent (it refuses resume until then); one that was never
 		// down is refused (table.ErrShoeUp) and journals nothing.

@@ -85,8 +85,9 @@ func TestBridge(t *testing.T) {
 }
 
 // TestBridgeShoeBack: the table is told the shoe is back by Connected
-// after a disconnection (Alive then is the HELLO heard before the device
-// is accepted, or refused), and by Alive after a mute shoe speaks again.
+// after a disconnection or at start (Alive then is the HELLO heard
+// before the device is accepted, or refused), and by Alive after a mute
+// shoe on an accepted connection speaks again.
 func TestBridgeShoeBack(t *testing.T) {
 	r := shoereader.New(func(context.Context) (shoereader.Port, error) { return nil, fmt.Errorf("never opened") },
 		shoereader.Options{AckOnCommit: true}, zerolog.Nop())
@@ -96,7 +97,7 @@ func TestBridgeShoeBack(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s pauses=%v", a.Code, a.Pauses))
 		return nil
 	}}
-	for _, k := range []shoereader.Kind{shoereader.Silent, shoereader.Disconnected, shoereader.Alive, shoereader.DeviceRefused,
+	for _, k := range []shoereader.Kind{shoereader.Silent, shoereader.Alive, shoereader.Disconnected, shoereader.Alive, shoereader.DeviceRefused,
 		shoereader.Disconnected, shoereader.Alive, shoereader.Connected, shoereader.Silent, shoereader.Alive} {
 		b.Deliver(context.Background(), shoereader.Event{Kind: k})
 	}
