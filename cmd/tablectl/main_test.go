@@ -178,7 +178,14 @@ func misreadMidRound(t *testing.T, ctx context.Context, c *table.Controller) {
 // does after a misdeal.
 func correctAndVoid(t *testing.T, c *table.Controller, cmd func(args ...string) (int, string, string)) {
 	t.Helper()
-	code, out, errOut := cmd("correct", "--card", "7c", "--reason", "misread")
+	// The round waits for the card the shoe could not read: resume past
+	// it is refused, and the supervisor is told what to do instead.
+	code, out, errOut := cmd("resume")
+	assert.Equal(t, 1, code, out+errOut)
+	assert.Contains(t, out+errOut, "resume refused")
+	assert.Contains(t, out+errOut, "the round is missing a card the shoe could not read (misread #3: card misread): correct it with the card on the table, or void the round")
+	assert.True(t, c.Snapshot().Paused)
+	code, out, errOut = cmd("correct", "--card", "7c", "--reason", "misread")
 	require.Equal(t, 0, code, out+errOut)
 	assert.Contains(t, out, "correct accepted")
 	st := c.Snapshot()
@@ -220,6 +227,12 @@ func TestLocalSupervisorCommands(t *testing.T) {
 	code, out, _ = tablectl(t, "", "status", "--data-dir", dataDir)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "PAUSED: camera 2 down")
+	// The table the directory records, not tablectl's defaults.
+	_, err = identity.Bind(nil, dataDir, identity.Identity{Studio: "s7", Table: "t9", Game: "000"})
+	require.NoError(t, err)
+	code, out, _ = tablectl(t, "", "status", "--data-dir", dataDir)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "table s7/t9 (local, ")
 	code, out, _ = tablectl(t, "", "--data-dir="+dataDir, "resume")
 	require.Equal(t, 0, code, out)
 	assert.False(t, c.Snapshot().Paused)

@@ -22,6 +22,7 @@ import (
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/supervisors"
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/identity"
 )
 
 // remoteFlags address a running table: over its local socket, or over
@@ -85,6 +86,24 @@ func (rf *remoteFlags) localDo(req localctl.Request) (localctl.Reply, error) {
 		return rep, fmt.Errorf("no tabled answers on %s (%w): is tabled (or make run) running with --data-dir %s? For a table elsewhere give --broker", rf.socket(), err, rf.g.dataDir)
 	}
 	return rep, nil
+}
+
+// localTable names the table on the local socket: the one its data
+// directory records (identity.json), where the flags' defaults named
+// studio1/table1 for any table; --studio and --table given still win.
+func (rf *remoteFlags) localTable(fs *flag.FlagSet) string {
+	studio, tbl := rf.studio, rf.table
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if id, ok, err := identity.Read(nil, rf.g.dataDir); err == nil && ok {
+		if !given["studio"] {
+			studio = id.Studio
+		}
+		if !given["table"] {
+			tbl = id.Table
+		}
+	}
+	return studio + "/" + tbl
 }
 
 func (rf *remoteFlags) root() string { return "livetable/" + rf.studio + "/" + rf.table + "/" }
@@ -197,7 +216,7 @@ func runStatus(g *globals, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "tablectl:", err)
 			return 1
 		}
-		return printState(stdout, stderr, b, *raw, fmt.Sprintf("%s/%s (local, %s)", rf.studio, rf.table, rf.socket()))
+		return printState(stdout, stderr, b, *raw, fmt.Sprintf("%s (local, %s)", rf.localTable(fs), rf.socket()))
 	}
 	c, err := rf.connect()
 	if err != nil {
