@@ -183,8 +183,13 @@ func NewMachine(cfg MachineConfig) (*Machine, error) {
 // changed the machine and must be journaled before its events go out; a
 // replay of the journal through Apply, with each record's time, rebuilds
 // the same machine and the same event numbers.
+//
+// The machine keeps at's wall time only (at.Round(0) drops a monotonic
+// reading): a replay has the journal's wall times, and a live time.Now()
+// kept beside them would measure the machine's windows on another clock
+// than the replay's across a wall-clock step.
 func (m *Machine) Apply(at time.Time, in Input) (Step, error) {
-	m.evs, m.effs, m.now = m.evs[:0], m.effs[:0], at
+	m.evs, m.effs, m.now = m.evs[:0], m.effs[:0], at.Round(0)
 	var hash uint64
 	id := commandID(in)
 	if id != "" {
