@@ -476,6 +476,11 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 	if v.Pauses && reason == PauseMisread {
 		m.unreadCard()
 	}
+	if v.Pauses && v.Source == "shoe" && v.Code == "double_card" && m.shoeActive() {
+		// Two cards out of the shoe at once, neither read: set aside by
+		// the dealer, counted at shoe out.
+		m.shoe.unread += 2
+	}
 	if !v.Pauses {
 		reason = ""
 	}

@@ -65,6 +65,17 @@ func TestMisreadResume(t *testing.T) {
 				x.cards("9s")
 				assert.Empty(t, alarmsOf(shoeOut(x, 416-6)), "5 booked + 1 unread")
 			}},
+		{"two cards at once, unread, are set aside and counted", func(x *mt) {
+			x.must(DeviceAlarm{Source: "shoe", Code: "double_card", Message: "double_card #4: two cards pulled at once", Pauses: true})
+		}, Supervisor{Command: "resume", By: "sup"}, nil,
+			func(t *testing.T, x *mt, st Step) {
+				assert.False(t, x.m.State().Paused)
+				assert.Equal(t, "hole card to dealer", x.m.State().Round.Next, "the round did not get them")
+				x.cards("5h")
+				x.must(Decision{Seat: 1, Action: "stand"})
+				x.cards("9s")
+				assert.Empty(t, alarmsOf(shoeOut(x, 416-5-2)), "5 booked + 2 unread")
+			}},
 		{"the count still catches a card really missing", func(x *mt) {
 			x.cards("5h")
 			x.must(misread, Supervisor{Command: "resume", By: "sup"})
