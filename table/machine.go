@@ -369,7 +369,7 @@ func (m *Machine) applyCard(v CardDrawn) (fault, err error) {
 	m.dealt++
 	if m.paused() {
 		m.held = append(m.held, v)
-		m.emit(Alarm{Code: "card_while_paused", Message: fmt.Sprintf("%s pulled while paused: held until resume", v.Card)}, "")
+		m.emit(Alarm{Code: "card_while_paused", Message: fmt.Sprintf("%s pulled while paused: held until resume", v.Card)}, m.roundID)
 	} else {
 		fault = m.place(v.Card)
 	}
@@ -389,7 +389,7 @@ func (m *Machine) place(c card.Card) error {
 	case m.voided && m.phase == PhaseSettled:
 		// A card on its way when the round was voided: set aside with
 		// the voided round's cards.
-		m.emit(Alarm{Code: "card_after_void", Message: fmt.Sprintf("%s pulled after the void: set aside with the round's cards", c)}, "")
+		m.emit(Alarm{Code: "card_after_void", Message: fmt.Sprintf("%s pulled after the void: set aside with the round's cards", c)}, m.roundID)
 	default:
 		return m.cardToRound(c)
 	}

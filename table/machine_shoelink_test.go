@@ -158,3 +158,33 @@ func alarmCodes(as []Alarm) []string {
 	}
 	return out
 }
+
+// TestHeldCardNamesItsRound: the alarm of a card pulled while the table is
+// paused, and of one set aside after a void, carries the round in play,
+// as every other event of the round does (a backend that follows a round
+// by its id missed them: they carried none).
+func TestHeldCardNamesItsRound(t *testing.T) {
+	x := dealing(t)
+	id := x.m.RoundID()
+	require.NotEmpty(t, id)
+	x.must(shoeLost)
+	st := heldCards(x, "5h")[0]
+	var found bool
+	for _, ev := range st.Events {
+		if a, ok := ev.Body.(Alarm); ok && a.Code == "card_while_paused" {
+			found = true
+			assert.Equal(t, id, ev.Round)
+		}
+	}
+	require.True(t, found)
+	x.must(Supervisor{Command: "void", By: "sup", Reason: "shoe gone"}, shoeConnected, Supervisor{Command: "resume", By: "sup"})
+	st = heldCards(x, "9c")[0]
+	found = false
+	for _, ev := range st.Events {
+		if a, ok := ev.Body.(Alarm); ok && a.Code == "card_after_void" {
+			found = true
+			assert.Equal(t, id, ev.Round)
+		}
+	}
+	require.True(t, found)
+}
