@@ -177,7 +177,7 @@ func (h *History) addRoundLocked(ev table.Event, e round.Event) {
 	}
 	switch e.Type {
 	case round.EvCardDealt:
-		r.CardLog = append(r.CardLog, CardRecord{Time: ev.Time, Card: e.Card, Seat: e.Seat, Hand: int(e.Hand),
+		r.CardLog = append(r.CardLog, CardRecord{Time: ev.Time, Card: e.Card, Seat: int(e.Seat), Hand: int(e.Hand),
 			Hole: e.Hole, Total: int(e.Total), Soft: e.Soft})
 		if e.Card.Valid() {
 			r.Cards = append(r.Cards, e.Card)
@@ -193,14 +193,14 @@ func (h *History) addRoundLocked(ev table.Event, e round.Event) {
 			}
 		}
 	case round.EvDecisionMade:
-		r.Decisions = append(r.Decisions, DecisionRecord{Time: ev.Time, Seat: e.Seat, Hand: int(e.Hand),
+		r.Decisions = append(r.Decisions, DecisionRecord{Time: ev.Time, Seat: int(e.Seat), Hand: int(e.Hand),
 			Action: e.Action.String(), Auto: e.Auto})
 	case round.EvInsuranceAnswered:
 		a := "no insurance"
 		if e.Flag {
 			a = "insurance"
 		}
-		r.Decisions = append(r.Decisions, DecisionRecord{Time: ev.Time, Seat: e.Seat, Action: a, Auto: e.Auto})
+		r.Decisions = append(r.Decisions, DecisionRecord{Time: ev.Time, Seat: int(e.Seat), Action: a, Auto: e.Auto})
 	case round.EvSettled:
 		r.End, r.Settled = ev.Time, true
 		if s := e.Settlement(); s != nil {

@@ -42,7 +42,7 @@ func makeEvent(seq uint64) table.Event {
 		ev.Body = table.PhaseChanged{Phase: table.PhaseBetting, Deadline: ev.Time.Add(15 * time.Second)}
 	default:
 		c := card.FromIndex(int(seq % 52))
-		ev.Body = round.Event{Note: round.Note{Type: round.EvCardDealt, Card: c, Seat: int(seq%7) + 1, Hand: 1, Total: int8(c.Value())}}
+		ev.Body = round.Event{Note: round.Note{Type: round.EvCardDealt, Card: c, Seat: int8(seq%7) + 1, Hand: 1, Total: int8(c.Value())}}
 	}
 	return ev
 }

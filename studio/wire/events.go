@@ -90,7 +90,7 @@ func roundData(e round.Event) (string, any) {
 	case round.EvRoundStarted:
 		return "round_started", RoundStarted{Players: int(e.Players)}
 	case round.EvCardDealt:
-		d := CardDealt{Seat: e.Seat, Player: e.Player(), Hand: int(e.Hand), Hole: e.Hole,
+		d := CardDealt{Seat: int(e.Seat), Player: e.Player(), Hand: int(e.Hand), Hole: e.Hole,
 			Total: int(e.Total), Soft: e.Soft, Players: int(e.Players)}
 		if e.Card.Valid() {
 			d.Card = e.Card.String()
@@ -99,18 +99,18 @@ func roundData(e round.Event) (string, any) {
 	case round.EvInsuranceOffered:
 		return "insurance_offered", InsuranceOffered{Players: int(e.Players)}
 	case round.EvInsuranceAnswered:
-		return "insurance_answered", InsuranceAnswered{Seat: e.Seat, Player: e.Player(), Take: e.Flag, Auto: e.Auto}
+		return "insurance_answered", InsuranceAnswered{Seat: int(e.Seat), Player: e.Player(), Take: e.Flag, Auto: e.Auto}
 	case round.EvPeeked:
 		return "peeked", Peeked{Blackjack: e.Flag}
 	case round.EvDecisionRequested:
-		return "decision_requested", DecisionRequested{Seat: e.Seat, Player: e.Player(), Hand: int(e.Hand),
+		return "decision_requested", DecisionRequested{Seat: int(e.Seat), Player: e.Player(), Hand: int(e.Hand),
 			Total: int(e.Total), Soft: e.Soft, Options: mapSlice(e.Options.List(), round.Action.String),
 			Cards: int(e.Cards), PairValue: int(e.PairValue), Up: int(e.Up)}
 	case round.EvDecisionMade:
-		return "decision_made", DecisionMade{Seat: e.Seat, Player: e.Player(), Hand: int(e.Hand),
+		return "decision_made", DecisionMade{Seat: int(e.Seat), Player: e.Player(), Hand: int(e.Hand),
 			Action: e.Action.String(), Auto: e.Auto}
 	case round.EvHandDone:
-		return "hand_done", HandDone{Seat: e.Seat, Player: e.Player(), Hand: int(e.Hand), Total: int(e.Total), Soft: e.Soft}
+		return "hand_done", HandDone{Seat: int(e.Seat), Player: e.Player(), Hand: int(e.Hand), Total: int(e.Total), Soft: e.Soft}
 	case round.EvHoleRevealed:
 		return "hole_revealed", HoleRevealed{Card: cardString(e.Card), Total: int(e.Total), Soft: e.Soft}
 	case round.EvDealerDone:

@@ -232,7 +232,7 @@ func (r *Round) batchEntry(e *SlotDecision, gen uint32) EntryCode {
 func (r *Round) crowdCard(bx *box, c card.Card) {
 	if r.keeps(EvCardDealt) {
 		e := r.note(EvCardDealt)
-		e.Seat, e.Card, e.Players = bx.seat, c, int32(len(bx.players))
+		e.Seat, e.Card, e.Players = int8(bx.seat), c, int32(len(bx.players))
 	}
 }
 

@@ -127,7 +127,7 @@ func (k EventKind) String() string {
 }
 
 // Note is what an event reports, the Event's own fields: a flat
-// 32-byte value without pointers, which a handler fills in place in the
+// 24-byte value without pointers, which a handler fills in place in the
 // round's output (note): the player concerned is named by his slot (Who),
 // and the settlement of EvSettled is the round's own; the Event's context
 // names them (Event.Player, Event.Settlement).
@@ -141,7 +141,8 @@ type Note struct {
 	Outcome Outcome   `json:"outcome,omitempty"`
 	Flag    bool      `json:"flag,omitempty"` // peek: dealer has BJ; insurance: taken
 	Card    card.Card `json:"card,omitzero"`
-	// Small integers are small types: a note is 32 bytes.
+	// Small integers are small types: a note is 24 bytes (the seat an int8:
+	// seats are 1..7), and an Event, a note and its context, 32.
 	Hand  int8 `json:"hand,omitempty"` // 1-based hand of the seat
 	Total int8 `json:"total,omitempty"`
 	// Cards is the number of cards in the hand (decision requests), and
@@ -151,7 +152,7 @@ type Note struct {
 	PairValue int8 `json:"pair_value,omitempty"`
 	// Up is the dealer's up-card value (decision requests).
 	Up   int8 `json:"up,omitempty"`
-	Seat int  `json:"seat,omitempty"` // 0 = dealer or table-wide
+	Seat int8 `json:"seat,omitempty"` // 0 = dealer or table-wide
 	// Players counts the players concerned (common draw: one request for many).
 	Players int32 `json:"players,omitempty"`
 	// Who is 1 + the slot of the player concerned (his bet's index in

@@ -831,13 +831,13 @@ func (r *Round) dealSolo(cs []card.Card) int {
 		// composite literal would be built on the stack and copied.
 		e := &run[0]
 		e.Note = Note{Type: EvCardDealt}
-		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[0], int8(t0), soft0, 1
+		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = int8(bx.seat), 1, cs[0], int8(t0), soft0, 1
 		e = &run[1]
 		e.Note = Note{Type: EvCardDealt}
 		e.Card, e.Total, e.Soft = cs[1], int8(up), softUp
 		e = &run[2]
 		e.Note = Note{Type: EvCardDealt}
-		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, cs[2], int8(h.best), h.soft, 1
+		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = int8(bx.seat), 1, cs[2], int8(h.best), h.soft, 1
 		ctx := r.ctx
 		run[0].ctx, run[1].ctx, run[2].ctx = ctx, ctx, ctx
 		if len(cs) > 3 {
@@ -873,7 +873,7 @@ func (r *Round) dealSoloCard(c card.Card) {
 		}
 		if r.keeps(EvCardDealt) {
 			e := r.note(EvCardDealt)
-			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(h.best), h.soft, 1
+			e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = int8(bx.seat), 1, c, int8(h.best), h.soft, 1
 		}
 	case 1:
 		d.first(c) // the up card
@@ -902,7 +902,7 @@ func (r *Round) boxDealt(bx *box, h *hand, c card.Card) {
 	if r.keeps(EvCardDealt) {
 		e := r.note(EvCardDealt)
 		tot, soft := h.total()
-		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = bx.seat, 1, c, int8(tot), soft, int32(len(bx.players))
+		e.Seat, e.Hand, e.Card, e.Total, e.Soft, e.Players = int8(bx.seat), 1, c, int8(tot), soft, int32(len(bx.players))
 	}
 }
 
@@ -1111,7 +1111,7 @@ func (r *Round) applyOther(in *Input) error {
 					}
 					if r.keeps(EvInsuranceAnswered) {
 						e := r.note(EvInsuranceAnswered)
-						e.Seat, e.Who, e.Auto = r.boxes[i].seat, p.slot+1, true
+						e.Seat, e.Who, e.Auto = int8(r.boxes[i].seat), p.slot+1, true
 					}
 				}
 			}
@@ -1271,7 +1271,7 @@ func (r *Round) insure(bx *box, p *player, take bool) {
 	}
 	if r.keeps(EvInsuranceAnswered) {
 		e := r.note(EvInsuranceAnswered)
-		e.Seat, e.Who, e.Flag = bx.seat, p.slot+1, take
+		e.Seat, e.Who, e.Flag = int8(bx.seat), p.slot+1, take
 	}
 }
 
@@ -1344,7 +1344,7 @@ func (r *Round) advance(bx *box, p *player) {
 			if h.n == 2 && h.c[0].Value() == h.c[1].Value() {
 				pair = h.c[0].Value()
 			}
-			e.Seat, e.Who, e.Hand = bx.seat, p.slot+1, int8(p.cur+1)
+			e.Seat, e.Who, e.Hand = int8(bx.seat), p.slot+1, int8(p.cur+1)
 			e.Total, e.Soft, e.Options = int8(tot), soft, r.options(p, h)
 			e.Cards, e.PairValue, e.Up = int8(h.n), int8(pair), int8(r.upValue())
 		}
@@ -1384,7 +1384,7 @@ func (r *Round) fill(bx *box, p *player) {
 		if verbose {
 			if r.keeps(EvCardDealt) {
 				e := r.note(EvCardDealt)
-				e.Seat, e.Who, e.Hand, e.Card, e.Total, e.Soft = bx.seat, p.slot+1, int8(hi+1), c, int8(tot), soft
+				e.Seat, e.Who, e.Hand, e.Card, e.Total, e.Soft = int8(bx.seat), p.slot+1, int8(hi+1), c, int8(tot), soft
 			}
 		}
 		switch {
@@ -1394,7 +1394,7 @@ func (r *Round) fill(bx *box, p *player) {
 			if verbose {
 				if r.keeps(EvHandDone) {
 					e := r.note(EvHandDone)
-					e.Seat, e.Who, e.Hand, e.Total, e.Soft = bx.seat, p.slot+1, int8(hi+1), int8(tot), soft
+					e.Seat, e.Who, e.Hand, e.Total, e.Soft = int8(bx.seat), p.slot+1, int8(hi+1), int8(tot), soft
 				}
 			}
 		}
@@ -1544,7 +1544,7 @@ func (r *Round) decide(bx *box, p *player, a Action, auto bool) error {
 	if !bx.crowd {
 		if r.keeps(EvDecisionMade) {
 			e := r.note(EvDecisionMade)
-			e.Seat, e.Who, e.Hand, e.Action, e.Auto = bx.seat, p.slot+1, int8(hi+1), a, auto
+			e.Seat, e.Who, e.Hand, e.Action, e.Auto = int8(bx.seat), p.slot+1, int8(hi+1), a, auto
 		}
 	}
 	switch a {
