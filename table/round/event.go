@@ -247,6 +247,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // events made in an earlier round keep the context they have, never
 // changed.
 func (r *Round) roster() {
+	r.soloCtx = false
 	ids := r.rosterBuf[:0]
 	for slot := range r.slots {
 		_, id, _ := r.SlotPlayer(slot)
@@ -259,16 +260,13 @@ func (r *Round) roster() {
 	r.ctx = &eventCtx{players: slices.Clone(ids), settlement: &r.settle}
 }
 
-// rosterSolo is roster for a round of one player, id, in slot 0: a test
-// inlined in Start, a new context out of line.
+// rosterSolo is roster for a round of one player, id, in slot 0, which
+// startSolo calls when the lone player is not the last round's.
 func (r *Round) rosterSolo(id string) {
 	if c := r.ctx; c == nil || len(c.players) != 1 || c.players[0] != id {
-		r.newRosterSolo(id)
+		r.ctx = &eventCtx{players: []string{id}, settlement: &r.settle}
 	}
-}
-
-func (r *Round) newRosterSolo(id string) {
-	r.ctx = &eventCtx{players: []string{id}, settlement: &r.settle}
+	r.soloCtx = true
 }
 
 // keeps reports whether the caller keeps notes of kind k (KeepEvents):

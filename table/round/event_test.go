@@ -24,6 +24,10 @@ func TestEventKeepsItsPlayer(t *testing.T) {
 			[]Bet{{Seat: 1, Player: "carl", Main: 1000}, {Seat: 2, Player: "dora", Main: 1000}}},
 		{"lone then several", []Bet{{Seat: 1, Player: "ann", Main: 1000}},
 			[]Bet{{Seat: 1, Player: "bob", Main: 1000}, {Seat: 2, Player: "ann", Main: 1000}}},
+		// The lone player is the first player of the round before: his
+		// context names him alone.
+		{"several then lone", []Bet{{Seat: 1, Player: "ann", Main: 1000}, {Seat: 2, Player: "bob", Main: 1000}},
+			[]Bet{{Seat: 1, Player: "ann", Main: 1000}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := New(game(t, "000"))
@@ -80,6 +84,11 @@ func TestEventKeepsItsPlayer(t *testing.T) {
 			_, err = r.Start("r3", tc.second, evs[:0])
 			require.NoError(t, err)
 			assert.NotSame(t, ctx, r.ctx)
+			var ids []string
+			for _, b := range tc.second {
+				ids = append(ids, b.Player)
+			}
+			assert.Equal(t, ids, r.ctx.players, "the context names the round's players by slot, no others")
 			second := play(tc.second)
 			assert.Equal(t, want, names(first), "the first round's events after the next round started")
 			for _, b := range tc.second {

@@ -197,6 +197,9 @@ type Round struct {
 	// buffer.
 	ctx       *eventCtx
 	rosterBuf []string
+	// soloCtx: ctx names the lone player of boxes[0] (his id, p.id) and
+	// no one else (rosterSolo; roster clears it).
+	soloCtx bool
 	// out is the caller's events slice while Start or Apply runs: the
 	// handlers append to it (note) rather than passing it down and back
 	// up through every call of an input, a dozen calls per round. It is
@@ -329,7 +332,17 @@ func (r *Round) startSolo(b *Bet) {
 		bx.players[0].reset()
 	}
 	p := &bx.players[0]
-	p.id, p.main, p.side, p.slot = b.Player, b.Main, b.Side, 0
+	if p.id != b.Player || !r.soloCtx {
+		// Another player than the last lone player, or the first after
+		// a round of several: his id, and a context that names him. The
+		// same lone player keeps both (no string stored, nothing made).
+		p.id = b.Player
+		r.rosterSolo(b.Player)
+	}
+	p.main, p.slot = b.Main, 0
+	if p.side != nil || len(b.Side) > 0 {
+		p.side = b.Side // a nil slice kept without a store
+	}
 	if cap(r.slots) == 0 {
 		r.slots = make([]slotRef, 1)
 	}
@@ -345,7 +358,6 @@ func (r *Round) startSolo(b *Bet) {
 	if r.solo != p || r.soloBox != bx {
 		r.solo, r.soloBox = p, bx // pointers: stored only when they change
 	}
-	r.rosterSolo(b.Player)
 }
 
 // layout opens a box per seat with a bet, in seat order, and puts the
