@@ -679,3 +679,53 @@ func TestBrowserCorrectMisread(t *testing.T) {
 	sup.waitAttr("#result", "data-kind", "error")
 	assert.Contains(t, sup.text("result"), "no misread pending")
 }
+
+// TestBrowserShoeUnplugged: the shoe unplugged in the middle of a round,
+// as the dealer and the supervisor see it: the dealer is told to check
+// the cable, the supervisor's resume is refused while the shoe is away
+// (its kind, shoe_down, and what to do), the replug tells the dealer to
+// wait for the supervisor, whose resume then deals the card pulled while
+// it was unplugged.
+func TestBrowserShoeUnplugged(t *testing.T) {
+	bctx := browser(t)
+	lt := startLiveTable(t)
+	lt.submit(table.BetsClosed{Bets: []table.Bet{{Seat: 1, Player: "p1", Main: 1000}}})
+	lt.deal("card to seat 1", "Ts")
+	lt.submit(table.DeviceAlarm{Source: "shoe", Code: "silent", Pauses: true,
+		Message: "silent: shoe disconnected for over 3s (serialport: device hung up)"})
+	require.True(t, lt.ctl.Snapshot().Paused)
+
+	dealer := newTab(t, bctx, 1600, 900)
+	dealer.do(chromedp.Navigate(lt.base + "/"))
+	dealer.waitAttr("#light", "data-state", "red_blink")
+	dealer.waitText("instruction", "STOP: the shoe is not connected: check its cable, call a technician")
+
+	sup := newTab(t, bctx, 1440, 1000)
+	sup.do(chromedp.Navigate(lt.base + "/supervisor"))
+	sup.do(chromedp.WaitVisible(chromedp.CSS("#login")))
+	sup.do(
+		chromedp.SendKeys(chromedp.CSS("#user"), "giulia"),
+		chromedp.SendKeys(chromedp.CSS("#password"), "pit-boss-7"),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+	)
+	sup.waitText("user", "giulia")
+	sup.waitFor("the engine's instruction", `document.getElementById("next").textContent.indexOf("check its cable") >= 0`,
+		`document.getElementById("next").textContent`)
+	sup.do(chromedp.Click(chromedp.CSS("#resume")))
+	sup.waitAttr("#result", "data-kind", "shoe_down")
+	assert.Contains(t, sup.text("result"), "resume refused (shoe_down)")
+	assert.Contains(t, sup.text("result"), "plug it back in")
+
+	// The dealer pulled the dealer's card while the shoe was away: the
+	// shoe sends it after the HELLO of the replug.
+	lt.submit(table.DeviceAlarm{Source: "shoe", Code: "connected", Message: "connected: Livetable SIM-1 serial SIM0001"})
+	lt.submit(table.CardDrawn{Card: card.MustParse("6c")})
+	dealer.waitText("instruction", "STOP: the shoe is back: wait for the supervisor")
+	sup.waitFor("the held card listed", `document.getElementById("next").textContent.indexOf("6c: it goes to the round on resume") >= 0`,
+		`document.getElementById("next").textContent`)
+	sup.do(chromedp.Click(chromedp.CSS("#resume")))
+	sup.waitText("result", "resume: done")
+	dealer.waitText("instruction", "card to seat 1")
+	dealer.waitCards("#dealer-cards", "6c")
+	dealer.waitAttr("#light", "data-state", "red")
+}
