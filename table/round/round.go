@@ -339,10 +339,7 @@ func (r *Round) startSolo(b *Bet) {
 		p.id = b.Player
 		r.rosterSolo(b.Player)
 	}
-	p.main, p.slot = b.Main, 0
-	if p.side != nil || len(b.Side) > 0 {
-		p.side = b.Side // a nil slice kept without a store
-	}
+	p.main, p.side, p.slot = b.Main, b.Side, 0
 	if cap(r.slots) == 0 {
 		r.slots = make([]slotRef, 1)
 	}
