@@ -871,7 +871,10 @@ func (m *Machine) alarm(code, msg string, reason PauseReason) {
 	}
 	m.alarms = append(m.alarms, a)
 	m.emit(a, m.roundID)
-	if reason != "" {
+	if reason != "" && !slices.Contains(m.pauses, reason) {
+		// Paused for this reason already: the alarm is listed and
+		// published, the pause (its event, its phase, the reason the
+		// state gives: the first cause) stays as it is.
 		m.freezeTimer(m.now)
 		m.pause(reason, "system", msg)
 	}
