@@ -28,6 +28,7 @@ type Checkpoint struct {
 	// No round id, pause or held cards: a checkpoint is only taken when
 	// betting has opened on a table that is not paused.
 	Seq      uint64    `json:"seq"`
+	Epoch    int       `json:"epoch,omitempty"` // the rules epoch (RulesEpoch); 0 before there were epochs
 	Phase    Phase     `json:"phase"`
 	Deadline time.Time `json:"deadline,omitzero"`
 	ShoeID   string    `json:"shoe_id,omitempty"`
@@ -126,7 +127,7 @@ func (sc SeenCommand) verdict() error {
 // Apply asks (EffectCheckpoint): only between rounds.
 func (m *Machine) Checkpoint() Checkpoint {
 	ck := Checkpoint{
-		Prev: m.ckSeq, Seq: m.seq, Phase: m.phase, Deadline: m.deadline,
+		Prev: m.ckSeq, Seq: m.seq, Epoch: m.epoch, Phase: m.phase, Deadline: m.deadline,
 		ShoeID: m.shoeID, CutCard: m.cutCard, Dealt: m.dealt, Burn: m.burn, Rounds: m.rounds,
 		LastCode: m.lastCode, CodeN: m.codeN, TimerGen: m.timerGen, Timer: string(m.timer.Name), TimerAt: m.timer.At,
 		Alarms: slices.Clone(m.alarms), Devices: maps.Clone(m.devSeen), Shoe: m.shoe.save(),
@@ -148,7 +149,7 @@ func (m *Machine) Restore(ck Checkpoint) error {
 	if err := m.shoe.load(ck.Shoe); err != nil {
 		return err
 	}
-	m.seq, m.phase, m.deadline, m.roundID = ck.Seq, ck.Phase, ck.Deadline, ""
+	m.seq, m.epoch, m.phase, m.deadline, m.roundID = ck.Seq, ck.Epoch, ck.Phase, ck.Deadline, ""
 	m.pauses, m.pauseWhy, m.held, m.misread, m.voided = nil, "", nil, "", false
 	m.shoeID, m.cutCard, m.dealt, m.burn, m.rounds = ck.ShoeID, ck.CutCard, ck.Dealt, ck.Burn, ck.Rounds
 	m.lastCode, m.codeN = ck.LastCode, ck.CodeN

@@ -262,7 +262,7 @@ func TestNoCheckpointNoStart(t *testing.T) {
 	h.waitPhase(PhaseBetting)
 	playRound(t, h, 0)
 	h.stop()
-	j.dropBefore(j.first + 2) // past the only checkpoint
+	j.dropBefore(j.LastOfKind(CheckpointKind) + 1) // past the only checkpoint
 
 	rs := h.c.opts.Rules
 	opts := DefaultOptions(rs)

@@ -171,6 +171,9 @@ func New(opts Options, log zerolog.Logger) (*Controller, error) {
 // ErrPaused, ErrNoMisread...: nothing changed, nothing journaled), or the
 // fault of an input applied and reported (a card that does not fit).
 func (c *Controller) Submit(ctx context.Context, in Input) error {
+	if _, ok := in.(RulesEpoch); ok {
+		return fmt.Errorf("%w: the rules epoch is journaled by the controller at start", errIllegal)
+	}
 	req := request{in: in, reply: make(chan error, 1)}
 	select {
 	case c.reqs <- req:
@@ -513,6 +516,14 @@ func (c *Controller) start() error {
 	}
 	c.state.Store(c.m.State())
 	c.live = true
+	if c.m.epoch < CurrentRulesEpoch {
+		// An older build's journal, or a new one: the inputs from here
+		// on are judged by this build's rules, and a replay must know
+		// where that starts.
+		if err := c.handle(RulesEpoch{Epoch: CurrentRulesEpoch}); err != nil {
+			return fmt.Errorf("table: journal the rules epoch: %w", err)
+		}
+	}
 	if res.inputs == 0 {
 		return nil
 	}

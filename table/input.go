@@ -312,6 +312,8 @@ func decodeData(kind string, data []byte) (Input, error) {
 		in = &Checkpoint{}
 	case "seq_gap":
 		in = &SeqGap{}
+	case "rules_epoch":
+		in = &RulesEpoch{}
 	default:
 		return nil, fmt.Errorf("%w %q", ErrUnknownInput, env.Kind)
 	}
@@ -353,6 +355,8 @@ func deref(in Input) Input {
 		return *v
 	case *SeqGap:
 		return *v
+	case *RulesEpoch:
+		return *v
 	}
 	return in
 }
@@ -384,6 +388,24 @@ func (g SeqGap) Message() string {
 	return fmt.Sprintf("published events lost from the journal: seq %s; numbering continues at %d (loss accepted by %s: %s)",
 		lost, g.LostTo+1, g.By, g.Reason)
 }
+
+// RulesEpoch records that the inputs after it are applied under the rules
+// of epoch Epoch (CurrentRulesEpoch names the build's). A journal is
+// replayed under the rules of the build that wrote it: before its first
+// RulesEpoch (a journal of an older build) an input is judged as that
+// build judged it, so a newer build that refuses what an older one
+// accepted (a resume past a misread card, say) does not replay the older
+// build's journal into another state, another event stream and other
+// seqs than it published. The controller journals one at start when the
+// replayed table is at an older epoch than the build's, before anything
+// else: an upgrade applies the new rules from there on.
+type RulesEpoch struct {
+	Epoch int `json:"epoch"`
+}
+
+// Kind implements Input.
+func (RulesEpoch) Kind() string { return "rules_epoch" }
+func (RulesEpoch) isInput()     {}
 
 // DeviceAlarm is a fault a device reported or the reader found: a shoe
 // integrity failure, a shoe that was not shuffled, a silent or refused shoe,

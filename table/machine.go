@@ -56,6 +56,7 @@ type Machine struct {
 	cfg MachineConfig
 
 	seq      uint64 // the last event's number
+	epoch    int    // the rules the inputs are judged by (RulesEpoch)
 	rnd      *round.Round
 	roundID  string
 	phase    Phase
@@ -168,7 +169,7 @@ func NewMachine(cfg MachineConfig) (*Machine, error) {
 	if cfg.ShuffleHistory <= 0 {
 		cfg.ShuffleHistory = DefaultShuffleHistory
 	}
-	m := &Machine{cfg: cfg, rnd: round.New(cfg.Rules), phase: PhaseIdle, devSeen: map[string]uint64{},
+	m := &Machine{cfg: cfg, epoch: CurrentRulesEpoch, rnd: round.New(cfg.Rules), phase: PhaseIdle, devSeen: map[string]uint64{},
 		cmds: map[string]ledgerEntry{}, shoe: newShoeBook(cfg.Rules.Decks, cfg.ShuffleRun, cfg.ShuffleHistory)}
 	m.state = &State{Table: cfg.Table, Game: cfg.Rules.Code, Phase: PhaseIdle}
 	return m, nil
@@ -327,6 +328,8 @@ func (m *Machine) apply(in Input) (fault, err error) {
 		return nil, m.deviceAlarm(v)
 	case SeqGap:
 		return nil, m.applySeqGap(v)
+	case RulesEpoch:
+		return nil, m.applyRulesEpoch(v)
 	case Checkpoint:
 		return nil, fmt.Errorf("%w: a checkpoint is written by the table itself", errIllegal)
 	case nil:
@@ -476,7 +479,7 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 	if v.Pauses && reason == PauseMisread {
 		m.unreadCard()
 	}
-	if v.Pauses && v.Source == "shoe" && v.Code == "double_card" && m.shoeActive() {
+	if v.Pauses && v.Source == "shoe" && v.Code == "double_card" && m.shoeActive() && m.epoch >= epochPauseFlow {
 		// Two cards out of the shoe at once, neither read: set aside by
 		// the dealer, counted at shoe out.
 		m.shoe.unread += 2
@@ -487,6 +490,42 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 	m.alarm(v.Source+"."+v.Code, v.Message, reason)
 	return nil
 }
+
+// CurrentRulesEpoch is the epoch of this build's rules (RulesEpoch). A
+// change that makes the machine judge an input another way than the build
+// before it (refuse what it accepted, or derive other events from it)
+// raises it and keeps the older judgement for inputs of older epochs:
+//
+//   - 1 (2026-11-25): the supervisor's pause flow: a resume is refused
+//     while the round misses a card the shoe dealt unread
+//     (ErrMisreadPending) or while the shoe is down (ErrShoeDown), a void
+//     keeps a table whose shoe is down paused, cards dealt unread are
+//     counted at shoe out, and a paused table coalesces a device's
+//     repeated alarms (ErrAlarmRepeated).
+const CurrentRulesEpoch = epochPauseFlow
+
+// epochPauseFlow is the epoch of the supervisor's pause flow (see
+// CurrentRulesEpoch).
+const epochPauseFlow = 1
+
+// applyRulesEpoch takes the inputs after it to epoch v.Epoch. An epoch
+// above this build's is a journal a newer build wrote (a rollback): its
+// inputs cannot be judged as they were, so it is refused with
+// ErrRulesEpoch, which stops a replay.
+func (m *Machine) applyRulesEpoch(v RulesEpoch) error {
+	switch {
+	case v.Epoch > CurrentRulesEpoch:
+		return fmt.Errorf("%w: the journal's inputs are under rules epoch %d, this build's are %d: run the newer build (or restore the data directory saved before it)",
+			ErrRulesEpoch, v.Epoch, CurrentRulesEpoch)
+	case v.Epoch < m.epoch:
+		return fmt.Errorf("%w: rules epoch %d after %d", errIllegal, v.Epoch, m.epoch)
+	}
+	m.epoch = v.Epoch
+	return nil
+}
+
+// Epoch is the rules epoch the machine judges inputs by (RulesEpoch).
+func (m *Machine) Epoch() int { return m.epoch }
 
 func (m *Machine) applySeqGap(v SeqGap) error {
 	if v.LostFrom == 0 || v.LostTo < v.LostFrom {

@@ -332,6 +332,8 @@ const (
 // for every other alarm.
 func (m *Machine) shoeLinkAlarm(v DeviceAlarm) (done bool, err error) {
 	switch {
+	case m.epoch < epochPauseFlow:
+		return false, nil // an older build's journal: a silence paused, no more
 	case v.Code == "silent" && v.Pauses:
 		m.link = shoeDown
 		return false, nil // raised as an alarm, pausing, as before
@@ -352,6 +354,9 @@ func (m *Machine) shoeLinkAlarm(v DeviceAlarm) (done bool, err error) {
 // (cardMissing has made it the pending misread): the supervisor must
 // correct it or void the round, never resume past it.
 func (m *Machine) unreadCard() {
+	if m.epoch < epochPauseFlow {
+		return // an older build's journal: resumed past, and not counted
+	}
 	if m.shoeActive() {
 		m.shoe.unread++
 	}
@@ -425,6 +430,9 @@ const AlarmRepeatWindow = time.Minute
 // cards (a misread, an unknown or face-up card, an integrity alarm, two
 // cards at once) are never coalesced: each is a card on the table.
 func (m *Machine) coalesce(v DeviceAlarm) error {
+	if m.epoch < epochPauseFlow {
+		return nil // an older build's journal: every alarm was taken
+	}
 	if !v.Pauses || !m.paused() || v.Source == "journal" || !coalescable(v.Code) {
 		m.noteRepeat(v)
 		return nil

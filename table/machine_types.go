@@ -115,6 +115,9 @@ var (
 	ErrCommandIDReused = errors.New("table: id reused with a different command")
 	// ErrStaleTimer: a timer that was replaced or stopped before it fired.
 	ErrStaleTimer = errors.New("table: stale timer")
+	// ErrRulesEpoch: a journal of a build with newer rules than this one
+	// (RulesEpoch); its replay stops.
+	ErrRulesEpoch = errors.New("table: journal of newer rules")
 	// ErrNotPaused: resume on a table that is not paused.
 	ErrNotPaused = errors.New("table: not paused")
 	// ErrMisreadPending: resume while the round is missing a card the

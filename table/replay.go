@@ -33,6 +33,10 @@ type replayResult struct {
 func replayInto(m *Machine, j Journal, from uint64, log zerolog.Logger, fn func(Event)) (replayResult, error) {
 	var res replayResult
 	first, restoring := true, false
+	// A journal's inputs are judged by the rules of the build that wrote
+	// them: those before its first RulesEpoch (or a checkpoint naming
+	// one) by the rules before there were epochs.
+	m.epoch = 0
 	err := j.Replay(from, func(seq uint64, at time.Time, data []byte) error {
 		in, err := DecodeInput(data)
 		if err != nil {
@@ -65,6 +69,9 @@ func replayInto(m *Machine, j Journal, from uint64, log zerolog.Logger, fn func(
 			// A refused input (journaled by an older build) changed
 			// nothing then and changes nothing now.
 			st, err := m.Apply(at, in)
+			if errors.Is(err, ErrRulesEpoch) {
+				return err // a newer build's journal: judged otherwise from here
+			}
 			if err == nil && fn != nil {
 				for _, ev := range st.Events {
 					ev.memo = new(memo) // as the live table's, shared by who encodes it

@@ -1,0 +1,154 @@
+package table
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/table/card"
+)
+
+// journalOf is a memJournal holding ins, one second apart, as a build
+// wrote them (it journals only what it applied).
+func journalOf(t *testing.T, ins ...Input) *memJournal {
+	t.Helper()
+	j := &memJournal{}
+	at := ckEpoch
+	for _, in := range ins {
+		data, err := EncodeInput(in)
+		require.NoError(t, err)
+		at = at.Add(time.Second)
+		_, err = j.Append(Entry{At: at, Kind: in.Kind(), Data: data})
+		require.NoError(t, err)
+	}
+	return j
+}
+
+// replayed replays j into a new machine of game 000 and returns it with
+// the alarms its events raised.
+func replayed(t *testing.T, j Journal) (*Machine, []string, error) {
+	t.Helper()
+	m := newMT(t).m
+	var alarms []string
+	_, err := replayInto(m, j, 0, zerolog.Nop(), func(ev Event) {
+		if a, ok := ev.Body.(Alarm); ok {
+			alarms = append(alarms, a.Code)
+		}
+	})
+	return m, alarms, err
+}
+
+// TestOlderJournalReplaysUnderItsRules: a journal an older build wrote is
+// replayed as that build judged it, up to the RulesEpoch the newer build
+// journaled when it first started on it. Without epochs, a supervisor's
+// resume past a misread card, or while the shoe was down, which the older
+// build accepted and this one refuses, was dropped by the replay: the
+// table came back paused, with other events and other seqs than it had
+// published; the alarms an older build took one after the other were
+// coalesced.
+func TestOlderJournalReplaysUnderItsRules(t *testing.T) {
+	round := []Input{ShoeIn{}, ShoeChanged{ShoeID: "S1"},
+		BetsClosed{ID: "b1", Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}},
+		CardDrawn{Card: card.MustParse("Ts")}, CardDrawn{Card: card.MustParse("6d")}, CardDrawn{Card: card.MustParse("7c")}}
+	resume := Supervisor{Command: "resume", By: "sup"}
+	tests := []struct {
+		name      string
+		pause     []Input
+		oldAlarms int  // alarms the older build raised
+		newAlarms int  // under this build's rules
+		newPaused bool // this build refuses the resume
+	}{
+		{"a resume past a misread card", []Input{DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #4", Pauses: true}, resume}, 1, 1, true},
+		{"a resume while the shoe is silent", []Input{DeviceAlarm{Source: "shoe", Code: "silent", Message: "no frame for 10s", Pauses: true}, resume}, 1, 1, true},
+		{"two refusals a second apart", []Input{refusedHello(1), refusedHello(2), resume}, 2, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ins := append(append([]Input{}, round...), tt.pause...)
+			m, alarms, err := replayed(t, journalOf(t, ins...))
+			require.NoError(t, err)
+			assert.False(t, m.paused(), "the older build resumed; so does its replay")
+			assert.Equal(t, 0, m.Epoch())
+			assert.Len(t, alarms, tt.oldAlarms)
+
+			// The same inputs after this build's epoch: judged by its rules.
+			ins = append([]Input{RulesEpoch{Epoch: CurrentRulesEpoch}}, ins...)
+			m, alarms, err = replayed(t, journalOf(t, ins...))
+			require.NoError(t, err)
+			assert.Equal(t, tt.newPaused, m.paused(), "this build's judgement of the resume")
+			assert.Equal(t, CurrentRulesEpoch, m.Epoch())
+			assert.Len(t, alarms, tt.newAlarms)
+		})
+	}
+}
+
+// TestJournalOfNewerRules: a journal with an epoch above the build's (a
+// rollback after a newer build ran on it) stops the replay with
+// ErrRulesEpoch instead of judging its inputs by the older rules.
+func TestJournalOfNewerRules(t *testing.T) {
+	_, _, err := replayed(t, journalOf(t, RulesEpoch{Epoch: CurrentRulesEpoch + 1}, ShoeIn{}))
+	require.ErrorIs(t, err, ErrRulesEpoch)
+	_, _, err = replayed(t, journalOf(t, RulesEpoch{Epoch: CurrentRulesEpoch}, RulesEpoch{Epoch: CurrentRulesEpoch - 1}))
+	require.NoError(t, err, "a lower epoch after a higher one is refused and changes nothing")
+}
+
+// TestControllerJournalsRulesEpoch: the controller journals this build's
+// epoch once, before anything else, on a new journal and on an older
+// build's; a restart on its own journal adds none; nobody else may submit
+// one.
+func TestControllerJournalsRulesEpoch(t *testing.T) {
+	epochs := func(j *memJournal) (n int, at []int) {
+		for i, k := range j.kinds {
+			if k == "rules_epoch" {
+				n++
+				at = append(at, i)
+			}
+		}
+		return n, at
+	}
+	t.Run("new journal", func(t *testing.T) {
+		j := &memJournal{}
+		h := start(t, "000", j)
+		h.waitPhase(PhaseBetting)
+		require.ErrorIs(t, h.submit(RulesEpoch{Epoch: CurrentRulesEpoch}), errIllegal)
+		h.stop()
+		h = start(t, "000", j)
+		h.ping()
+		h.stop()
+		n, at := epochs(j)
+		assert.Equal(t, 1, n)
+		assert.Equal(t, []int{0}, at, "the first record")
+	})
+	t.Run("an older build's journal", func(t *testing.T) {
+		j := journalOf(t, Supervisor{Command: "open", By: "system"}, ShoeIn{}, ShoeChanged{ShoeID: "S1"})
+		old := len(j.kinds)
+		h := start(t, "000", j)
+		h.ping()
+		assert.Equal(t, CurrentRulesEpoch, h.c.m.Epoch())
+		h.stop()
+		h = start(t, "000", j)
+		h.ping()
+		h.stop()
+		n, at := epochs(j)
+		assert.Equal(t, 1, n)
+		assert.Equal(t, []int{old}, at, "after the older build's records")
+	})
+}
+
+// TestCheckpointKeepsRulesEpoch: a replay from a checkpoint judges the
+// inputs after it by the checkpoint's epoch.
+func TestCheckpointKeepsRulesEpoch(t *testing.T) {
+	x := newMT(t)
+	ck := x.m.Checkpoint()
+	assert.Equal(t, CurrentRulesEpoch, ck.Epoch)
+	m := newMT(t).m
+	m.epoch = 0
+	require.NoError(t, m.Restore(ck))
+	assert.Equal(t, CurrentRulesEpoch, m.Epoch())
+	ck.Epoch = 0 // an older build's checkpoint
+	require.NoError(t, m.Restore(ck))
+	assert.Equal(t, 0, m.Epoch())
+}
