@@ -146,6 +146,10 @@ func (m *Machine) Checkpoint() Checkpoint {
 // not begin at the journal's first record. A checkpoint written before
 // the machine kept the shoe's book restores an empty book.
 func (m *Machine) Restore(ck Checkpoint) error {
+	if ck.Epoch > CurrentRulesEpoch {
+		return fmt.Errorf("%w: a checkpoint of rules epoch %d, this build's are %d: run the newer build (or restore the data directory saved before it)",
+			ErrRulesEpoch, ck.Epoch, CurrentRulesEpoch)
+	}
 	if err := m.shoe.load(ck.Shoe); err != nil {
 		return err
 	}

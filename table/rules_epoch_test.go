@@ -151,4 +151,7 @@ func TestCheckpointKeepsRulesEpoch(t *testing.T) {
 	ck.Epoch = 0 // an older build's checkpoint
 	require.NoError(t, m.Restore(ck))
 	assert.Equal(t, 0, m.Epoch())
+	ck.Epoch = CurrentRulesEpoch + 1 // a newer build's
+	require.ErrorIs(t, m.Restore(ck), ErrRulesEpoch)
+	assert.Equal(t, 0, m.Epoch(), "refused, unchanged")
 }
