@@ -500,8 +500,9 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 //     while the round misses a card the shoe dealt unread
 //     (ErrMisreadPending) or while the shoe is down (ErrShoeDown), a void
 //     keeps a table whose shoe is down paused, cards dealt unread are
-//     counted at shoe out, and a paused table coalesces a device's
-//     repeated alarms (ErrAlarmRepeated).
+//     counted at shoe out, a paused table coalesces a device's repeated
+//     alarms (ErrAlarmRepeated), and an alarm for a reason the table is
+//     paused for already does not announce the pause again.
 const CurrentRulesEpoch = epochPauseFlow
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
@@ -910,7 +911,7 @@ func (m *Machine) alarm(code, msg string, reason PauseReason) {
 	}
 	m.alarms = append(m.alarms, a)
 	m.emit(a, m.roundID)
-	if reason != "" && !slices.Contains(m.pauses, reason) {
+	if reason != "" && (!slices.Contains(m.pauses, reason) || m.epoch < epochPauseFlow) {
 		// Paused for this reason already: the alarm is listed and
 		// published, the pause (its event, its phase, the reason the
 		// state gives: the first cause) stays as it is.

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -83,6 +84,28 @@ func TestOlderJournalReplaysUnderItsRules(t *testing.T) {
 			assert.Len(t, alarms, tt.newAlarms)
 		})
 	}
+}
+
+// TestRepeatedPauseUnderOlderRules: an older build announced the pause
+// again for a second alarm of the same reason (an event and a phase
+// change); its journal replays with them, a newer one without.
+func TestRepeatedPauseUnderOlderRules(t *testing.T) {
+	fault := func(n int) DeviceAlarm {
+		return DeviceAlarm{Source: "shuffler", Code: "timeout", Message: fmt.Sprintf("timeout %d", n), Pauses: true}
+	}
+	pauses := func(j Journal) int {
+		n := 0
+		_, err := replayInto(newMT(t).m, j, 0, zerolog.Nop(), func(ev Event) {
+			if _, ok := ev.Body.(Paused); ok {
+				n++
+			}
+		})
+		require.NoError(t, err)
+		return n
+	}
+	ins := []Input{ShoeIn{}, ShoeChanged{ShoeID: "S1"}, fault(1), fault(2)}
+	assert.Equal(t, 2, pauses(journalOf(t, ins...)), "the older build's")
+	assert.Equal(t, 1, pauses(journalOf(t, append([]Input{RulesEpoch{Epoch: CurrentRulesEpoch}}, ins...)...)), "this build's")
 }
 
 // TestJournalOfNewerRules: a journal with an epoch above the build's (a
