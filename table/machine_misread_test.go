@@ -25,13 +25,7 @@ func TestMisreadResume(t *testing.T) {
 		st.Events = append([]Event(nil), st.Events...)
 		return st
 	}
-	tests := []struct {
-		name    string
-		setup   func(x *mt)
-		in      Input
-		wantErr error
-		check   func(t *testing.T, x *mt, st Step)
-	}{
+	tests := []machineCase{
 		{"resume past the round's misread card is refused", func(x *mt) { x.must(misread) },
 			Supervisor{Command: "resume", By: "sup"}, ErrMisreadPending, nil},
 		{"also under a supervisor's own pause", func(x *mt) {
@@ -98,25 +92,9 @@ func TestMisreadResume(t *testing.T) {
 				assert.Zero(t, x.m.shoe.unread)
 			}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			x := dealing(t)
-			tt.setup(x)
-			before := x.fingerprint()
-			st, err := x.apply(tt.in)
-			if tt.wantErr != nil {
-				require.ErrorIs(t, err, tt.wantErr)
-				assert.Contains(t, err.Error(), "correct it with the card on the table, or void the round")
-				assert.Equal(t, before, x.fingerprint(), "a refused input changes nothing")
-				return
-			}
-			require.NoError(t, err)
-			if _, out := tt.in.(ShoeOut); !out {
-				require.NoError(t, st.Fault)
-			}
-			tt.check(t, x, st)
-		})
-	}
+	// A shoe out may report its count as a fault; no other input here.
+	notShoeOut := func(in Input) bool { _, out := in.(ShoeOut); return !out }
+	runMachineCases(t, tests, notShoeOut, "correct it with the card on the table, or void the round")
 }
 
 // TestUnreadAcrossCheckpoint: a misread between rounds, resumed, is

@@ -25,13 +25,7 @@ var (
 // replug) are held and go to the round on resume, once, in order; a void
 // ends the round but keeps the table stopped until the shoe is back.
 func TestShoeUnpluggedMidRound(t *testing.T) {
-	tests := []struct {
-		name    string
-		setup   func(x *mt)
-		in      Input
-		wantErr error
-		check   func(t *testing.T, x *mt, st Step)
-	}{
+	tests := []machineCase{
 		{"the loss pauses with an instruction", func(x *mt) {}, shoeLost, nil,
 			func(t *testing.T, x *mt, st Step) {
 				s := x.m.State()
@@ -96,22 +90,7 @@ func TestShoeUnpluggedMidRound(t *testing.T) {
 				assert.Equal(t, PhaseBetting, x.m.State().Phase)
 			}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			x := dealing(t)
-			tt.setup(x)
-			before := x.fingerprint()
-			st, err := x.apply(tt.in)
-			if tt.wantErr != nil {
-				require.ErrorIs(t, err, tt.wantErr)
-				assert.Equal(t, before, x.fingerprint(), "a refused input changes nothing")
-				return
-			}
-			require.NoError(t, err)
-			require.NoError(t, st.Fault)
-			tt.check(t, x, st)
-		})
-	}
+	runMachineCases(t, tests, func(Input) bool { return true }, "")
 }
 
 // TestShoeUnpluggedBeforeTheDeal: the shoe is lost as the round opens;

@@ -115,13 +115,7 @@ func alarmsOf(st Step) []Alarm {
 // A refused command returns its typed error and changes nothing.
 func TestSupervisorSemantics(t *testing.T) {
 	misread := DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #9: card misread", Pauses: true}
-	tests := []struct {
-		name    string
-		setup   func(x *mt)
-		in      Input
-		wantErr error
-		check   func(t *testing.T, x *mt, st Step)
-	}{
+	tests := []machineCase{
 		{"correct without a misread is refused", func(x *mt) {}, Supervisor{Command: "correct", By: "sup", Card: card.MustParse("Qh")},
 			ErrNoMisread, nil},
 		{"correct while paused without a misread is refused", func(x *mt) {
@@ -196,6 +190,25 @@ func TestSupervisorSemantics(t *testing.T) {
 		{"a stale timer is refused", func(x *mt) {}, TimerFired{Timer: "decision@1", Round: "1"}, ErrStaleTimer, nil},
 		{"a checkpoint is refused", func(x *mt) {}, Checkpoint{Seq: 99}, round.ErrIllegalAction, nil},
 	}
+	runMachineCases(t, tests, nil, "")
+}
+
+// machineCase is one input on a table dealing (dealing), after setup:
+// refused with wantErr (and nothing changed), or applied and checked.
+type machineCase struct {
+	name    string
+	setup   func(x *mt)
+	in      Input
+	wantErr error
+	check   func(t *testing.T, x *mt, st Step)
+}
+
+// runMachineCases plays each case on its own table. A refusal must be
+// wantErr, say refusalSays (when set) and change nothing; an applied
+// input must report no fault when faultFree says it should not (nil: not
+// checked), then check judges it.
+func runMachineCases(t *testing.T, tests []machineCase, faultFree func(Input) bool, refusalSays string) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := dealing(t)
@@ -204,10 +217,16 @@ func TestSupervisorSemantics(t *testing.T) {
 			st, err := x.apply(tt.in)
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
+				if refusalSays != "" {
+					assert.Contains(t, err.Error(), refusalSays)
+				}
 				assert.Equal(t, before, x.fingerprint(), "a refused input changes nothing")
 				return
 			}
 			require.NoError(t, err)
+			if faultFree != nil && faultFree(tt.in) {
+				require.NoError(t, st.Fault)
+			}
 			tt.check(t, x, st)
 		})
 	}
