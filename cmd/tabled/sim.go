@@ -90,6 +90,12 @@ func (d *demo) onSwap(ctx context.Context, log zerolog.Logger) func(string) {
 // dealer who follows the instruction line, and the players over MQTT.
 func (d *demo) play(ctx context.Context, g *errgroup.Group, ctrl *table.Controller, cfg Config, rs *rules.Set,
 	shufflerWired bool, brokerURL string, log zerolog.Logger) error {
+	// The dealer acts on the states it is sent, so it subscribes before
+	// the demo supervisor may resume: the state after a resume in the
+	// middle of a round is the only one that asks for the next card, and
+	// a dealer subscribed after it waited for ever (a restored table's
+	// test once stalled so under load).
+	dealerEvents, _ := ctrl.Subscribe("dealer", 1024)
 	g.Go(func() error {
 		if err := ctrl.Ping(ctx); err != nil {
 			return nil
@@ -102,7 +108,6 @@ func (d *demo) play(ctx context.Context, g *errgroup.Group, ctrl *table.Controll
 		}
 		return nil
 	})
-	dealerEvents, _ := ctrl.Subscribe("dealer", 1024)
 	dl := simdealer.New(d.dev, simdealer.Options{Pace: cfg.Demo.Pace, ShufflerSwaps: shufflerWired}, log.With().Str("part", "dealer").Logger())
 	g.Go(func() error { return dl.Run(ctx, dealerEvents) })
 	p, err := simplayers.New(simplayers.Options{
