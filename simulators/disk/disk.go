@@ -198,6 +198,13 @@ func (d *Disk) PowerCutAt(n int) {
 	d.cutAt = d.ops + max(n, 1)
 }
 
+// NoPowerCut takes back a cut PowerCutAt planned: the power stays on.
+func (d *Disk) NoPowerCut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cutAt = 0
+}
+
 // PowerCut cuts the power now: every handle dies, and the disk keeps what
 // the model says a power cut keeps. Reboot makes it usable again.
 func (d *Disk) PowerCut() {

@@ -187,6 +187,18 @@ func TestPowerCutAt(t *testing.T) {
 	assert.Equal(t, 1, d.Cuts())
 }
 
+func TestNoPowerCut(t *testing.T) {
+	d := disk.New(disk.Options{Seed: 3})
+	require.NoError(t, d.MkdirAll("/d", 0o755))
+	f := create(t, d, "/d/a")
+	d.PowerCutAt(1)
+	d.NoPowerCut()
+	write(t, f, "abc")
+	require.NoError(t, f.Sync())
+	assert.False(t, d.IsCut())
+	assert.Zero(t, d.Cuts())
+}
+
 func TestDiskFull(t *testing.T) {
 	d := disk.New(disk.Options{Seed: 3, Capacity: 10})
 	require.NoError(t, d.MkdirAll("/d", 0o755))

@@ -516,7 +516,7 @@ func (n *network) heal() {
 	}
 	w.d.ClearFaults()
 	w.d.SetCapacity(0)
-	w.d.PowerCutAt(1 << 40)
+	w.d.NoPowerCut()
 	n.healing = true
 	n.b.up()
 	n.be.tail = true // an online status: the backend asks for what may follow its last event
