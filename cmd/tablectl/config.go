@@ -17,6 +17,11 @@ import (
 // --config and no --data-dir, tablectl looks there.
 const defaultDataDir = "var/demo"
 
+// tabledDataDir is tabled's own default data directory
+// (cmd/tabled.DefaultConfig): where tabled --config FILE runs when FILE
+// names no data_dir, so where tablectl --config FILE looks then.
+const tabledDataDir = "var/table1"
+
 // tabledConfig is the part of tabled's configuration file tablectl reads
 // for its defaults, so that on a table box `tablectl --config
 // /etc/livetable/tabled.yaml ...` needs no other flag. Keys tablectl does
@@ -89,6 +94,9 @@ func loadGlobals(args []string) (*globals, error) {
 	}
 	if g.dataDir == "" {
 		g.dataDir = g.cfg.DataDir
+	}
+	if g.dataDir == "" && g.config != "" {
+		g.dataDir = tabledDataDir
 	}
 	if g.dataDir == "" {
 		g.dataDir = defaultDataDir

@@ -368,6 +368,13 @@ func TestConfigDefaults(t *testing.T) {
 	g, err = loadGlobals([]string{"history"})
 	require.NoError(t, err)
 	assert.Equal(t, defaultDataDir, g.dataDir, "make run's data dir without a config")
+	// A config naming no data_dir: tabled runs on its own default there,
+	// where tablectl looked in make run's var/demo.
+	bare := filepath.Join(t.TempDir(), "bare.yaml")
+	require.NoError(t, os.WriteFile(bare, []byte("table: t9\n"), 0o644))
+	g, err = loadGlobals([]string{"status", "--config", bare})
+	require.NoError(t, err)
+	assert.Equal(t, "var/table1", g.dataDir, "tabled --config without data_dir runs on var/table1")
 }
 
 // TestJournalCommandsTakeTheDirectorysGame: the journal of a game-002

@@ -27,7 +27,7 @@ const supervisorUsage = `usage: tablectl supervisor add|remove|list [flags] [NAM
 
 The accounts file is the data directory's supervisors.yaml (or the
 config's console.supervisors_file). A running tabled on this box reads it
-again at once; otherwise send it SIGHUP (systemctl reload tabled).
+again at once; otherwise send it SIGHUP (systemctl reload tabled@TABLE).
 `
 
 // runSupervisorAdmin: `tablectl supervisor add|remove|list`.
@@ -135,7 +135,7 @@ func reload(g *globals, stdout io.Writer) {
 		fmt.Fprintln(stdout, "tabled has read the accounts again")
 		return
 	}
-	fmt.Fprintln(stdout, "no tabled answered on this data directory: a tabled started later reads the file; a running one does on SIGHUP (systemctl reload tabled)")
+	fmt.Fprintln(stdout, "no tabled answered on this data directory: a tabled started later reads the file; a running one does on SIGHUP (systemctl reload tabled@TABLE)")
 }
 
 // defaultKeyFile is where a supervisor's signing key lives by default.

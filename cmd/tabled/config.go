@@ -38,6 +38,12 @@ type Config struct {
 	GPIO    GPIOConfig    `yaml:"gpio"`
 	Console ConsoleConfig `yaml:"console"`
 	Demo    DemoConfig    `yaml:"demo"`
+
+	// configFile and configDataDir are the --config file and the data
+	// directory it gives (its data_dir, else the default), which is the
+	// one `tablectl --config FILE` addresses; --data-dir may override it
+	// (see checkDataDir).
+	configFile, configDataDir string
 }
 
 // TimingConfig overrides the game's timers (zero keeps the game's own).
@@ -165,6 +171,7 @@ func LoadConfig(path string) (Config, error) {
 	if err := cfg.check(); err != nil {
 		return cfg, fmt.Errorf("tabled: config %s: %w", path, err)
 	}
+	cfg.configFile, cfg.configDataDir = path, cfg.DataDir
 	return cfg, nil
 }
 

@@ -145,6 +145,9 @@ func (d *tabled) openAccounts(context.Context, *errgroup.Group) error {
 // replayed under this table's rules and topics would publish another
 // game's outcomes under seqs the backend already holds.
 func (d *tabled) bindDataDir(context.Context, *errgroup.Group) error {
+	if err := checkDataDir(d.cfg, d.log); err != nil {
+		return err
+	}
 	id := identity.Identity{Studio: d.cfg.Studio, Table: d.cfg.Table, Game: d.rs.Code}
 	_, statErr := os.Stat(absData(d.cfg, "journal"))
 	recorded, err := identity.Bind(nil, d.cfg.DataDir, id)
@@ -162,6 +165,36 @@ func (d *tabled) bindDataDir(context.Context, *errgroup.Group) error {
 			Bool("existing_journal", statErr == nil).Msg("data directory recorded as this table's and game's")
 	}
 	return nil
+}
+
+// ErrDataDirElsewhere is a new table started with --data-dir on another
+// directory than its configuration file's data_dir.
+var ErrDataDirElsewhere = errors.New("the configuration file names another data directory")
+
+// checkDataDir refuses a new table whose --data-dir is not the data_dir
+// of its --config file. tablectl takes the data directory from that file
+// (`tablectl --config FILE supervisor add`, status, pause, journal
+// verify), so it would write the supervisors' accounts where tabled never
+// reads them and look for the control socket and the journal there: the
+// systemd unit passes --data-dir /var/lib/livetable/<instance>, and a
+// configuration copied from the example named /var/lib/livetable/table1.
+// A directory that already holds a table (identity.json) is only warned
+// about: a running table must not stop at an upgrade over it.
+func checkDataDir(cfg Config, log zerolog.Logger) error {
+	if cfg.configFile == "" || filepath.Clean(cfg.configDataDir) == filepath.Clean(cfg.DataDir) {
+		return nil
+	}
+	_, existing, err := identity.Read(nil, cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("tabled: %w", err)
+	}
+	what := fmt.Sprintf("--data-dir %s is not the data_dir of %s (%s), where `tablectl --config %s` looks for this table's accounts, control socket and journal: set data_dir: %s in %s",
+		cfg.DataDir, cfg.configFile, cfg.configDataDir, cfg.configFile, cfg.DataDir, cfg.configFile)
+	if existing {
+		log.Warn().Str("data_dir", cfg.DataDir).Str("config", cfg.configFile).Str("config_data_dir", cfg.configDataDir).Msg(what)
+		return nil
+	}
+	return fmt.Errorf("tabled: %s (%w)", what, ErrDataDirElsewhere)
 }
 
 // openJournal opens the journal, its fsyncs timed for the metrics.
