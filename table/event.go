@@ -131,10 +131,15 @@ type State struct {
 	// PauseReasons are why the table is paused (it may be for several).
 	PauseReasons []PauseReason `json:"pause_reasons,omitempty"`
 	// Misread is set while the round misses a card the shoe could not
-	// read: a supervisor corrects it or voids the round.
-	Misread string  `json:"misread,omitempty"`
-	Alarms  []Alarm `json:"alarms,omitempty"`
-	Rounds  int     `json:"rounds"`
+	// read: a supervisor corrects it or voids the round. With several
+	// waiting, the oldest.
+	Misread string `json:"misread,omitempty"`
+	// MisreadsPending is how many cards wait for a supervisor's
+	// correction (Misread names the oldest, the one the next correct
+	// fills: they are corrected in the order the dealer drew them).
+	MisreadsPending int     `json:"misreads_pending,omitempty"`
+	Alarms          []Alarm `json:"alarms,omitempty"`
+	Rounds          int     `json:"rounds"`
 	// Timer is the countdown the table is running (betting, insurance, a
 	// decision, the pause after a settlement), or the one stopped by a pause.
 	Timer *TimerView `json:"timer,omitempty"`

@@ -62,9 +62,13 @@ type Machine struct {
 	phase    Phase
 	pauses   []PauseReason // empty: not paused
 	pauseWhy string
-	held     []CardDrawn // cards pulled while paused, applied on resume
-	misread  string      // the shoe's report of a card the round is missing; "" none
-	voided   bool        // the settled round was voided: the dealer clears the cards
+	// held are the cards out of the shoe the round has not had yet, in
+	// the order the dealer drew them: pulled while paused (applied on
+	// resume) and, from epochMisreadQueue, the cards the shoe could not
+	// give, each waiting for a supervisor's correction (machine_misread.go).
+	held     []pulled
+	misread  string // before epochMisreadQueue: the shoe's report of the one card the round is missing; "" none
+	voided   bool   // the settled round was voided: the dealer clears the cards
 	cutCard  bool
 	shoeID   string
 	burn     int
@@ -360,7 +364,7 @@ func (m *Machine) applyCard(v CardDrawn) (fault, err error) {
 		if v.Code != "" {
 			msg += fmt.Sprintf(" code %q", v.Code)
 		}
-		m.cardMissing(msg)
+		m.cardMissing(msg, false)
 		m.alarm("shoe.integrity_alarm", msg, PauseIntegrity)
 		return fmt.Errorf("%w: %s", ErrIntegrity, msg), nil
 	}
@@ -371,7 +375,7 @@ func (m *Machine) applyCard(v CardDrawn) (fault, err error) {
 	}
 	m.dealt++
 	if m.paused() {
-		m.held = append(m.held, v)
+		m.held = append(m.held, pulled{card: v.Card})
 		m.emit(Alarm{Code: "card_while_paused", Message: fmt.Sprintf("%s pulled while paused: held until resume", v.Card)}, m.roundID)
 	} else {
 		fault = m.place(v.Card)
@@ -439,7 +443,11 @@ func (m *Machine) cardToRound(c card.Card) error {
 // cardMissing records a pending misread when the round waits for a card
 // that the shoe could not give it: a supervisor corrects it (the card the
 // dealer sees) or voids the round.
-func (m *Machine) cardMissing(what string) {
+func (m *Machine) cardMissing(what string, unread bool) {
+	if m.epoch >= epochMisreadQueue {
+		m.queueMissing(what, unread)
+		return
+	}
 	if need, _, _ := m.rnd.NeedsCard(); need && m.misread == "" {
 		m.misread = what
 	}
@@ -474,7 +482,7 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 		reason = PauseIntegrity
 	}
 	if v.Pauses && (reason == PauseMisread || reason == PauseIntegrity) {
-		m.cardMissing(v.Message)
+		m.cardMissing(v.Message, reason == PauseMisread)
 	}
 	if v.Pauses && reason == PauseMisread {
 		m.unreadCard()
@@ -496,6 +504,18 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 2 (2026-11-25): the misread queue (machine_misread.go): every card
+//     the shoe deals unread (or the integrity book refuses) while the
+//     round or a new shoe's burn waits for a card keeps its place in
+//     deal order, and each correct fills the oldest (one pending misread
+//     before: a second was never corrected, the round took the shoe's
+//     next card in its place); a misread of the burn a new shoe owes is
+//     corrected like the round's (the next card was burned); a card
+//     corrected behind one held waits for it; a correction that leaves
+//     the table paused (another reason, more to correct) starts no timer
+//     (the decision timer ran while paused); a card waiting after the
+//     round has what it needs is set aside (card_set_aside); one of a
+//     shoe gone out is not booked to the next.
 //   - 1 (2026-11-25): the supervisor's pause flow: a resume is refused
 //     while the round misses a card the shoe dealt unread
 //     (ErrMisreadPending) or while the shoe is down (ErrShoeDown), a void
@@ -503,11 +523,15 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 //     counted at shoe out, a paused table coalesces a device's repeated
 //     alarms (ErrAlarmRepeated), and an alarm for a reason the table is
 //     paused for already does not announce the pause again.
-const CurrentRulesEpoch = epochPauseFlow
+const CurrentRulesEpoch = epochMisreadQueue
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
 // CurrentRulesEpoch).
 const epochPauseFlow = 1
+
+// epochMisreadQueue is the epoch of the misread queue (see
+// CurrentRulesEpoch).
+const epochMisreadQueue = 2
 
 // applyRulesEpoch takes the inputs after it to epoch v.Epoch. An epoch
 // above this build's is a journal a newer build wrote (a rollback): its
@@ -520,6 +544,9 @@ func (m *Machine) applyRulesEpoch(v RulesEpoch) error {
 			ErrRulesEpoch, v.Epoch, CurrentRulesEpoch)
 	case v.Epoch < m.epoch:
 		return fmt.Errorf("%w: rules epoch %d after %d", errIllegal, v.Epoch, m.epoch)
+	}
+	if m.epoch < epochMisreadQueue && v.Epoch >= epochMisreadQueue {
+		m.queueFromSingle()
 	}
 	m.epoch = v.Epoch
 	return nil
@@ -567,6 +594,20 @@ func (m *Machine) emitRound(evs []round.Event) {
 	}
 	m.crowdPrompt()
 	rs := m.cfg.Rules
+	if m.paused() && m.epoch >= epochMisreadQueue {
+		// A correction gave the round its card while the table stays
+		// paused (another reason, or more cards to correct): no clock
+		// runs while paused. The resume starts what the round waits on
+		// (rearm: the full time of a decision that was not running; the
+		// settlement's pause). Before epochMisreadQueue the timer ran,
+		// and could time a player out, or open betting, while paused.
+		if m.rnd.Phase() == round.PhaseSettled {
+			m.rounds++
+		}
+		m.frozen, m.frozenAt = "", 0
+		m.stopTimer()
+		return
+	}
 	switch {
 	case m.rnd.Phase() == round.PhaseSettled:
 		m.rounds++
@@ -729,6 +770,7 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 		// misread with them (a card the integrity book refused, set
 		// aside: the round waits for the next).
 		m.pauses, m.misread = m.pauses[:0], ""
+		m.dropRefused()
 		m.resume(v.By)
 	case CmdVoid:
 		rp := m.rnd.Phase()
@@ -762,6 +804,9 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 			m.setPhase(PhasePaused, time.Time{}, m.pauseWhy)
 		}
 	case CmdCorrect:
+		if m.epoch >= epochMisreadQueue {
+			return m.correctQueued(v)
+		}
 		return m.correct(v)
 	case CmdOpen:
 		if m.phase != PhaseIdle && m.phase != PhaseClosed {
@@ -792,9 +837,7 @@ func (m *Machine) correct(v Supervisor) error {
 	var evs []round.Event
 	if m.burn == 0 {
 		var err error
-		evs, err = m.rnd.Apply(round.Input{Type: round.InCard, Card: v.Card}, m.evBuf[:0])
-		m.evBuf = evs
-		if err != nil {
+		if evs, err = m.roundTakes(v.Card); err != nil {
 			return err
 		}
 	}
@@ -824,6 +867,14 @@ func (m *Machine) correct(v Supervisor) error {
 	return nil
 }
 
+// roundTakes gives the round a corrected card; its events are in
+// m.evBuf. The round refuses without changing.
+func (m *Machine) roundTakes(c card.Card) ([]round.Event, error) {
+	evs, err := m.rnd.Apply(round.Input{Type: round.InCard, Card: c}, m.evBuf[:0])
+	m.evBuf = evs
+	return evs, err
+}
+
 // resume ends a pause whose reasons are all gone: the phase of the round,
 // the held cards, the timer the round waits on.
 func (m *Machine) resume(by string) {
@@ -849,7 +900,7 @@ func (m *Machine) resume(by string) {
 			m.held = append(m.held, h)
 			continue
 		}
-		_ = m.place(h.Card)
+		_ = m.place(h.card)
 	}
 	if m.paused() {
 		return
@@ -1017,8 +1068,9 @@ func (m *Machine) buildState() *State {
 		Paused: m.paused(), PauseReason: m.pauseWhy, Round: m.rnd.Snapshot(),
 		Shoe: ShoeState{ID: m.shoeID, Dealt: m.dealt, CutCard: m.cutCard, BurnPending: m.burn, Decks: m.cfg.Rules.Decks,
 			Booked: m.shoe.dealt()},
-		Alarms: append([]Alarm(nil), m.alarms...), Rounds: m.rounds, Misread: m.misread,
+		Alarms: append([]Alarm(nil), m.alarms...), Rounds: m.rounds,
 	}
+	st.Misread, st.MisreadsPending = m.awaitingCorrection()
 	if len(m.pauses) > 0 {
 		st.PauseReasons = slices.Clone(m.pauses)
 	}
@@ -1033,8 +1085,8 @@ func (m *Machine) buildState() *State {
 		st.Round = round.View{Next: "wait: bets open"}
 	case m.phase == PhaseClosed:
 		st.Round.Next = "change shoe"
-	case m.paused() && m.misread != "":
-		st.Round.Next = "stop: card not read (" + m.misread + "): supervisor corrects it or voids the round"
+	case m.paused() && st.MisreadsPending > 0:
+		st.Round.Next = m.misreadNext(st.Misread, st.MisreadsPending)
 	case m.paused() && m.link != shoeUp:
 		st.Round.Next = m.shoeLinkNext()
 	case m.paused():

@@ -71,6 +71,11 @@ type shoeBook struct {
 	order   []card.Card
 	unread  int // cards dealt that the shoe could not read, not corrected
 	shuffle shuffleCheck
+	// gen counts the shoes finished since the machine was built or
+	// restored: a card waiting for a correction names the shoe it came
+	// out of (pulled.shoe). Not checkpointed: no card waits at a
+	// checkpoint.
+	gen int
 }
 
 func newShoeBook(decks, run, history int) shoeBook {
@@ -119,6 +124,7 @@ func (b *shoeBook) finish() {
 	b.codes = map[string]struct{}{}
 	b.order = nil
 	b.unread = 0
+	b.gen++
 }
 
 // countError is the shoe-out check: "" when dealt (read, and dealt
@@ -378,6 +384,12 @@ func (m *Machine) correctedUnread() {
 // may go: a card the round is missing lies on the table unread, or the
 // shoe is down (the round and the next one need it).
 func (m *Machine) resumeRefused() error {
+	switch next, n := m.unreadWaiting(); {
+	case n == 1:
+		return fmt.Errorf("%w (%s): correct it with the card on the table, or void the round", ErrMisreadPending, next)
+	case n > 1:
+		return fmt.Errorf("%w (%d cards, the next to correct: %s): correct them with the cards on the table, in the order the dealer drew them, or void the round", ErrMisreadPending, n, next)
+	}
 	if m.misreadUnread {
 		return fmt.Errorf("%w (%s): correct it with the card on the table, or void the round", ErrMisreadPending, m.misread)
 	}
@@ -404,11 +416,11 @@ func (m *Machine) heldNote() string {
 	case 0:
 		return ""
 	case 1:
-		return fmt.Sprintf(" (1 card pulled during the pause, %s: it goes to the round on resume)", m.held[0].Card)
+		return fmt.Sprintf(" (1 card pulled during the pause, %s: it goes to the round on resume)", m.held[0].card)
 	default:
 		cs := make([]string, n)
 		for i, h := range m.held {
-			cs[i] = h.Card.String()
+			cs[i] = h.card.String()
 		}
 		return fmt.Sprintf(" (%d cards pulled during the pause, %s: they go to the round on resume, in that order)", n, strings.Join(cs, " "))
 	}

@@ -71,9 +71,9 @@ func (x *mt) fingerprint() string {
 		St  *State
 		Pau []PauseReason
 		Mis string
-		Hel int
+		Hel string
 		Lnk shoeLink
-	}{x.m.Checkpoint(), x.m.State(), x.m.pauses, x.m.misread, len(x.m.held), x.m.link})
+	}{x.m.Checkpoint(), x.m.State(), x.m.pauses, x.m.misread, fmt.Sprintf("%+v", x.m.held), x.m.link})
 	require.NoError(x.t, err)
 	return string(b)
 }

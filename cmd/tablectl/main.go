@@ -40,7 +40,7 @@ commands:
   status            the running table's state
   pause, resume     supervisor: pause the table (--reason) or resume it
   void              supervisor: void the round in play, every initial wager returned (--reason)
-  correct           supervisor: give the card the shoe misread (--card Qh)
+  correct           supervisor: give the card the shoe misread (--card Qh); several: one at a time, oldest first
   history           recent rounds from the journal, by game code, with results
   round CODE        one round in full from the journal ('#07:35:00', '#2026-11-24 07:35:00')
   journal verify    check every record's checksum, the hash chain, and that the journal is not behind the outbox

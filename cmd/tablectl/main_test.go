@@ -421,3 +421,20 @@ func TestJournalCommandsTakeTheDirectorysGame(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusNamesTheMisreads: status tells the supervisor how many cards
+// wait for a correction and which one the next correct fills (the local
+// socket's state carries them; the MQTT state names them in its
+// instruction line only).
+func TestStatusNamesTheMisreads(t *testing.T) {
+	var out, errOut bytes.Buffer
+	st := `{"data":{"seq":11,"game":"000","phase":"paused","paused":true,"pause_reason":"misread #5",` +
+		`"round":{"id":"#10:00:03","next":"stop: 2 cards not read (next to correct: misread #5): supervisor corrects them in the order the dealer drew them, or voids the round"},` +
+		`"misread":"misread #5","misreads_pending":2}}`
+	require.Equal(t, 0, printState(&out, &errOut, []byte(st), false, "s/t"), errOut.String())
+	assert.Contains(t, out.String(), "MISREAD: 2 waiting for a correction, the next to correct: misread #5 (tablectl correct --card, in the order the dealer drew them)\n")
+
+	out.Reset()
+	require.Equal(t, 0, printState(&out, &errOut, []byte(`{"data":{"phase":"dealing","round":{"next":"hole card to dealer"}}}`), false, "s/t"))
+	assert.NotContains(t, out.String(), "MISREAD")
+}

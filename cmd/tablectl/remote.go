@@ -284,6 +284,10 @@ func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int 
 				Message string `json:"message"`
 			} `json:"alarms"`
 			Rounds int `json:"rounds"`
+			// The local socket's state (table.State) names the cards
+			// waiting for a correction; the MQTT state does not.
+			Misread  string `json:"misread"`
+			Misreads int    `json:"misreads_pending"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(b, &env); err != nil {
@@ -296,6 +300,9 @@ func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int 
 		fmt.Fprintf(stdout, "PAUSED: %s\n", d.Why)
 	}
 	fmt.Fprintf(stdout, "round %s: next: %s\n", d.Round.ID, d.Round.Next)
+	if d.Misread != "" {
+		fmt.Fprintf(stdout, "MISREAD: %d waiting for a correction, the next to correct: %s (tablectl correct --card, in the order the dealer drew them)\n", max(d.Misreads, 1), d.Misread)
+	}
 	fmt.Fprintf(stdout, "shoe %s: %d dealt, %d left, cut card %v\n", d.Shoe.ID, d.Shoe.Dealt, d.Shoe.Decks*52-d.Shoe.Dealt, d.Shoe.Cut)
 	for _, a := range d.Alarms {
 		fmt.Fprintf(stdout, "ALARM %s: %s\n", a.Code, a.Message)
@@ -310,7 +317,7 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 	var rf remoteFlags
 	rf.register(fs, g)
 	reason := fs.String("reason", "", "why (recorded in the journal; required for pause and void)")
-	cardText := fs.String("card", "", "correct: the right card, e.g. Qh")
+	cardText := fs.String("card", "", "correct: the card on the table, e.g. Qh, for the oldest card the shoe could not read; with several waiting, correct them one at a time in the order the dealer drew them (tablectl status names the next)")
 	as := fs.String("as", os.Getenv("USER"), "MQTT: the supervisor account that signs")
 	signKey := fs.String("sign-key", "", "MQTT: the account's signing key (default ~/.config/livetable/NAME.key)")
 	id := fs.String("id", "", "command id (default: a new one); the table applies an id once")

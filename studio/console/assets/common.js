@@ -125,7 +125,7 @@ var LT = (function () {
     [/^hole card to dealer$/, "next.hole_card"], [/^wait: insurance offered$/, "next.insurance"],
     [/^wait: seat (\d+) to decide$/, "next.wait_decide"], [/^collect and pay$/, "next.collect_pay"],
     [/^wait for bets$/, "next.wait_bets"], [/^wait: bets open$/, "next.bets_open"], [/^wait$/, "next.wait"], [/^change shoe$/, "next.change_shoe"],
-    [/^burn one card$/, "next.burn"], [/^stop: card not read/, "next.stop_misread"],
+    [/^burn one card$/, "next.burn"], [/^stop: (?:\d+ )?cards? not read/, "next.stop_misread"],
     [/^stop: shoe not connected/, "next.stop_shoe"], [/^stop: shoe connected again/, "next.stop_shoe_back"], [/^stop: /, "next.stop"]
   ];
   function nextText(next) {

@@ -1,0 +1,199 @@
+package table
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/round"
+)
+
+// This file is the misread queue of epochMisreadQueue: the cards out of
+// the shoe that the round has not had yet, in the order the dealer drew
+// them (Machine.held). A card pulled while the table is paused is held
+// there as before; a card the shoe dealt and could not read (a pausing
+// misread, unknown or face-up card) or that the integrity book refused,
+// while the round or a burn waits for a card, takes its place there too,
+// empty, until a supervisor's `correct` names it. Each correct fills the
+// OLDEST empty place: the supervisor corrects the cards in the order the
+// dealer drew them. Until epoch 2 the machine kept one pending misread: a
+// second unread card in the same pause was counted but could never be
+// corrected, the one correct resumed the table, and the round took the
+// shoe's next card in its place.
+
+// pulled is one card in Machine.held.
+type pulled struct {
+	// card is the card; not Valid while it waits for a correction.
+	card card.Card
+	// what is the shoe's report of a card it could not give ("" for a
+	// card read): the supervisor's view names it.
+	what string
+	// unread: dealt and not read (a misread, unknown or face-up card),
+	// counted in the shoe's unread cards until corrected. A resume is
+	// refused while one waits (ErrMisreadPending): the round would go on
+	// without a card that lies on the table. A card the integrity book
+	// refused (unread false) may be resumed past: set aside.
+	unread bool
+	// shoe is the integrity book's generation (shoeBook.gen) the card came
+	// out of: a correction after that shoe went out is not booked to the
+	// next one.
+	shoe int
+}
+
+// waiting reports whether p waits for a correction.
+func (p pulled) waiting() bool { return !p.card.Valid() }
+
+// needsCard reports whether a card out of the shoe now is the table's: a
+// burn a new shoe owes (003), or the round waits for one.
+func (m *Machine) needsCard() bool {
+	need, _, _ := m.rnd.NeedsCard()
+	return need || m.burn > 0
+}
+
+// queueMissing takes the place of a card the shoe could not give (what
+// is its report) in the queue, when the table needs a card: a burn (the
+// burn is still owed: a misread of it no longer burns the next card) or
+// the round's. Otherwise the card is no one's: counted unread (unread),
+// and the supervisor may resume.
+func (m *Machine) queueMissing(what string, unread bool) {
+	if !m.needsCard() {
+		return
+	}
+	m.held = append(m.held, pulled{what: what, unread: unread, shoe: m.shoe.gen})
+}
+
+// awaitingCorrection is the report of the card a `correct` fills next (the
+// oldest waiting) and how many wait. Before epochMisreadQueue, the one
+// pending misread.
+func (m *Machine) awaitingCorrection() (next string, n int) {
+	if m.misread != "" {
+		return m.misread, 1
+	}
+	for _, p := range m.held {
+		if p.waiting() {
+			if n == 0 {
+				next = p.what
+			}
+			n++
+		}
+	}
+	return next, n
+}
+
+// unreadWaiting is how many cards dealt unread wait for a correction.
+func (m *Machine) unreadWaiting() (next string, n int) {
+	for _, p := range m.held {
+		if p.waiting() && p.unread {
+			if n == 0 {
+				next = p.what
+			}
+			n++
+		}
+	}
+	return next, n
+}
+
+// misreadNext is the instruction line while cards wait for a correction.
+func (m *Machine) misreadNext(next string, n int) string {
+	if n == 1 {
+		return "stop: card not read (" + next + "): supervisor corrects it or voids the round"
+	}
+	return fmt.Sprintf("stop: %d cards not read (next to correct: %s): supervisor corrects them in the order the dealer drew them, or voids the round", n, next)
+}
+
+// dropRefused sets aside, on a resume, the cards the integrity book
+// refused that no one corrected: the round waits for the next card.
+// (Cards dealt unread refuse the resume: resumeRefused.)
+func (m *Machine) dropRefused() {
+	m.held = slices.DeleteFunc(m.held, pulled.waiting)
+}
+
+// correctQueued fills the oldest card waiting for a correction with the
+// card the supervisor read. When nothing else was drawn before it, it
+// goes where it belongs at once (the burn a new shoe owes, or the round:
+// a card the round refuses is refused here and nothing changes);
+// otherwise it waits in its place for the resume. When no card waits any
+// more, the misread's and the integrity book's pause reasons go, and with
+// no other reason the table resumes (the cards held go in, in order).
+func (m *Machine) correctQueued(v Supervisor) error {
+	i := slices.IndexFunc(m.held, pulled.waiting)
+	if i < 0 {
+		return fmt.Errorf("%w: correct is for a card the shoe could not read", ErrNoMisread)
+	}
+	if !v.Card.Valid() {
+		return fmt.Errorf("%w: correct needs a card", errIllegal)
+	}
+	p := m.held[i]
+	sameShoe := p.shoe == m.shoe.gen
+	if sameShoe {
+		if why := m.checkCard(v.Card, ""); why != "" {
+			return fmt.Errorf("%w: %s cannot be the card on the table: %s (shoe %q has no %s left): nothing changed",
+				errIllegal, v.Card, why, m.shoe.id, v.Card)
+		}
+	}
+	now := i == 0
+	var evs []round.Event
+	if now && m.burn == 0 {
+		if !m.needsCard() {
+			return fmt.Errorf("%w: the round waits for no card", errIllegal)
+		}
+		var err error
+		if evs, err = m.roundTakes(v.Card); err != nil {
+			return err
+		}
+	}
+	var run int
+	var past string
+	if sameShoe {
+		if m.shoeActive() {
+			run, past = m.shoe.take(v.Card, "")
+		}
+		if p.unread && m.shoe.unread > 0 {
+			m.shoe.unread--
+		}
+		m.dealt++
+	}
+	m.held[i].card = v.Card
+	if now {
+		m.held = slices.Delete(m.held, 0, 1)
+		if m.burn > 0 {
+			m.burn--
+			m.emit(Burned{Card: v.Card}, "")
+		} else {
+			m.emitRound(evs)
+		}
+		m.setAsideUnneeded()
+	}
+	if _, n := m.awaitingCorrection(); n == 0 {
+		m.pauses = slices.DeleteFunc(m.pauses, func(p PauseReason) bool { return p == PauseMisread || p == PauseIntegrity })
+		if len(m.pauses) == 0 {
+			m.resume(v.By)
+		}
+	}
+	_ = m.shuffleAlarm(run, past, nil)
+	return nil
+}
+
+// setAsideUnneeded: after a correction went in, a card waiting next that
+// the table no longer needs (the round took what it waited for, and no
+// burn is owed) is no one's: the dealer drew one card too many. It is set
+// aside, with an alarm that tells the supervisor; one dealt unread stays
+// counted unread at shoe out.
+func (m *Machine) setAsideUnneeded() {
+	for len(m.held) > 0 && m.held[0].waiting() && !m.needsCard() {
+		p := m.held[0]
+		m.held = slices.Delete(m.held, 0, 1)
+		m.alarm("card_set_aside", fmt.Sprintf("%s: the round waits for no card (%s): the card is set aside, no correction needed", p.what, m.rnd.Phase()), "")
+	}
+}
+
+// queueFromSingle carries a pending misread of the older rules into the
+// queue when a journal reaches epochMisreadQueue with one (the older
+// build's correct gave it to the round before any card held).
+func (m *Machine) queueFromSingle() {
+	if m.misread == "" {
+		return
+	}
+	m.held = append([]pulled{{what: m.misread, unread: m.misreadUnread, shoe: m.shoe.gen}}, m.held...)
+	m.misread, m.misreadUnread = "", false
+}
