@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -437,4 +438,46 @@ func TestStatusNamesTheMisreads(t *testing.T) {
 	out.Reset()
 	require.Equal(t, 0, printState(&out, &errOut, []byte(`{"data":{"phase":"dealing","round":{"next":"hole card to dealer"}}}`), false, "s/t"))
 	assert.NotContains(t, out.String(), "MISREAD")
+}
+
+// TestLocalStatusPrintsHealth: over the local socket, status prints the
+// daemon's failing health checks after the state (a broker away while the
+// table deals on showed nowhere), or that they all pass.
+func TestLocalStatusPrintsHealth(t *testing.T) {
+	c, ctx, _ := startTable(t, t.TempDir(), time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
+	dataDir := t.TempDir()
+	lc, err := localctl.Listen(filepath.Join(dataDir, localctl.SocketName), c, zerolog.Nop())
+	require.NoError(t, err)
+	var mu sync.Mutex
+	checks := []localctl.Check{{Name: "shoe", OK: true, Detail: "SIM-1"}, {Name: "broker", OK: true, Detail: "outbox 0"}}
+	lc.Health = func() []localctl.Check {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]localctl.Check(nil), checks...)
+	}
+	lctx, lstop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- lc.Run(lctx) }()
+	t.Cleanup(func() { lstop(); require.NoError(t, <-done) })
+
+	code, out, errOut := tablectl(t, "", "--data-dir", dataDir, "status")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "health: ok (shoe, broker)")
+	assert.NotContains(t, out, "UNHEALTHY")
+
+	mu.Lock()
+	checks[1] = localctl.Check{Name: "broker", Detail: "not connected; outbox 12, in flight 0, published 40"}
+	mu.Unlock()
+	code, out, errOut = tablectl(t, "", "--data-dir", dataDir, "status")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "UNHEALTHY broker: not connected; outbox 12, in flight 0, published 40")
+	assert.NotContains(t, out, "health: ok")
+
+	code, out, errOut = tablectl(t, "", "--data-dir", dataDir, "status", "--json")
+	require.Equal(t, 0, code, errOut)
+	var env struct {
+		Health []localctl.Check `json:"health"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &env), out)
+	assert.Equal(t, checks, env.Health)
 }

@@ -216,7 +216,17 @@ func runStatus(g *globals, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "tablectl:", err)
 			return 1
 		}
-		return printState(stdout, stderr, b, *raw, fmt.Sprintf("%s (local, %s)", rf.localTable(fs), rf.socket()))
+		if *raw {
+			if b, err = json.Marshal(map[string]any{"data": rep.State, "health": rep.Health}); err != nil {
+				fmt.Fprintln(stderr, "tablectl:", err)
+				return 1
+			}
+		}
+		code := printState(stdout, stderr, b, *raw, fmt.Sprintf("%s (local, %s)", rf.localTable(fs), rf.socket()))
+		if !*raw {
+			printHealth(stdout, rep.Health)
+		}
+		return code
 	}
 	c, err := rf.connect()
 	if err != nil {
@@ -308,6 +318,27 @@ func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int 
 		fmt.Fprintf(stdout, "ALARM %s: %s\n", a.Code, a.Message)
 	}
 	return 0
+}
+
+// printHealth prints the daemon's health checks after its state: the
+// failing ones each on a line of its own (a broker away while the table
+// deals on shows nowhere in the state), else one line that all pass.
+func printHealth(w io.Writer, checks []localctl.Check) {
+	if len(checks) == 0 {
+		return // a tabled older than the checks on its socket
+	}
+	var names []string
+	bad := false
+	for _, c := range checks {
+		names = append(names, c.Name)
+		if !c.OK {
+			bad = true
+			fmt.Fprintf(w, "UNHEALTHY %s: %s\n", c.Name, c.Detail)
+		}
+	}
+	if !bad {
+		fmt.Fprintf(w, "health: ok (%s)\n", strings.Join(names, ", "))
+	}
 }
 
 // runSupervisor sends pause, resume, void or correct and prints the

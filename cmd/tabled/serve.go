@@ -447,6 +447,15 @@ func (d *tabled) startLocalControl(ctx context.Context, g *errgroup.Group) error
 		return nil
 	}
 	lc.Reload = d.accounts.Reload
+	health := healthOf(d.shoe, d.hw, d.link, d.jr)
+	lc.Health = func() []localctl.Check {
+		h := health()
+		out := make([]localctl.Check, len(h.Checks))
+		for i, c := range h.Checks {
+			out[i] = localctl.Check{Name: c.Name, OK: c.OK, Detail: c.Detail}
+		}
+		return out
+	}
 	d.log.Debug().Str("socket", lc.Path()).Msg("local control socket")
 	g.Go(func() error { return lc.Run(ctx) })
 	return nil

@@ -66,6 +66,19 @@ type Reply struct {
 	By string `json:"by,omitempty"`
 	// State is the table's state, for status.
 	State *table.State `json:"state,omitempty"`
+	// Health is the daemon's health checks, for status (the console's
+	// /healthz): what the state does not say, such as a broker that is
+	// away while the table deals on.
+	Health []Check `json:"health,omitempty"`
+}
+
+// Check is one of the daemon's health checks (shoe, gpio, broker,
+// journal, clock).
+type Check struct {
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// Detail says what is wrong, or what is right.
+	Detail string `json:"detail,omitempty"`
 }
 
 // ErrRefused is a request refused before it reached the table.
@@ -77,6 +90,9 @@ type Server struct {
 	// accounts file again (what SIGHUP does), so that `tablectl
 	// supervisor add` takes effect at once. Set it before Run.
 	Reload func() error
+	// Health, when set, gives the health checks a status reply carries.
+	// It must be quick and must not block. Set it before Run.
+	Health func() []Check
 
 	ln   *net.UnixListener
 	path string
@@ -175,6 +191,9 @@ func (s *Server) handle(ctx context.Context, req Request, by string) Reply {
 	case "status":
 		st := s.t.Snapshot()
 		rep.Accepted, rep.State = true, &st
+		if s.Health != nil {
+			rep.Health = s.Health()
+		}
 		return rep
 	case "reload":
 		if s.Reload == nil {
