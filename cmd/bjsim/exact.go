@@ -56,7 +56,7 @@ func runExact(ctx context.Context, args []string, stdout, stderr io.Writer, _ ze
 	seed := fs.Uint64("seed", 1, "seed of the shoes (--rounds)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines for --rounds")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	codes := []string{*game}
 	if *game == "all" {

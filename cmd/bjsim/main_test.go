@@ -21,6 +21,9 @@ func TestRunDispatch(t *testing.T) {
 		{"unknown subcommand", []string{"poker"}, 2, "", `unknown subcommand "poker"`},
 		{"help", []string{"help"}, 0, "sidebets", ""},
 		{"subcommand help", []string{"sidebets", "-h"}, 0, "", "--game"},
+		{"rtp help", []string{"rtp", "-h"}, 0, "", "-rounds"}, // exited 2 with "usage: flag: help requested"
+		{"exact help", []string{"exact", "-h"}, 0, "", "-report"},
+		{"rtp bad flag", []string{"rtp", "--nope"}, 2, "", "flag provided but not defined: -nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

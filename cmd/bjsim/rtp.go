@@ -44,7 +44,7 @@ func runRTP(ctx context.Context, args []string, stdout, stderr io.Writer, _ zero
 	firstHand := fs.String("first-hand", "auto", "deal only the first round of each shoe: yes, no, or auto (yes for 002, whose figure is for the first hand)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (`make pgo` makes cmd/bjsim/default.pgo from one)")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

@@ -65,6 +65,14 @@ func serveControl(ctx context.Context, path string, stdin io.Reader, dev control
 		if path == "-" {
 			return sc.Err()
 		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("--control: %w", err)
+		}
+		if fi, err := os.Stat(path); err != nil {
+			return fmt.Errorf("--control: %w", err)
+		} else if fi.Mode()&os.ModeNamedPipe == 0 {
+			return nil // a file of commands is played once; a FIFO is opened again for the next writer
+		}
 	}
 	return nil
 }

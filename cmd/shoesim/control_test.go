@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -87,5 +89,27 @@ func TestServeControlStdin(t *testing.T) {
 	f := &fakeShoe{done: make(chan struct{}, 8)}
 	err := serveControl(context.Background(), "-", strings.NewReader("unplug\nbogus\nreplug\n"), f, zerolog.Nop())
 	require.NoError(t, err)
+	assert.Equal(t, []string{"unplug", "replug"}, f.did)
+}
+
+// TestServeControlFilePlayedOnce: a regular file of commands is played
+// once. It was opened again at its end, as a FIFO is for its next
+// writer, so `--control round.txt` pulled its cards again and again.
+func TestServeControlFilePlayedOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cmds.txt")
+	require.NoError(t, os.WriteFile(path, []byte("unplug\nreplug\n"), 0o600))
+	f := &fakeShoe{done: make(chan struct{}, 8)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	result := make(chan error, 1)
+	go func() { result <- serveControl(ctx, path, nil, f, zerolog.Nop()) }()
+	<-f.done
+	<-f.done
+	select {
+	case <-f.done:
+		t.Fatal("the file's commands were played again")
+	case err := <-result:
+		require.NoError(t, err)
+	}
 	assert.Equal(t, []string{"unplug", "replug"}, f.did)
 }

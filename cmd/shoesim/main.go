@@ -24,6 +24,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,11 +44,20 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		os.Exit(2) // the flag package has said what is wrong, with the usage
+	default:
 		fmt.Fprintln(os.Stderr, "shoesim:", err)
 		os.Exit(1)
 	}
 }
+
+// errUsage marks flags run could not parse: exit status 2, as for every
+// command of the project.
+var errUsage = errors.New("shoesim: usage")
 
 // run parses args, prints the pty path on stdout and serves the shoe until
 // ctx ends.
@@ -89,7 +99,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&logLevel, "log-level", "info", "log level")
 	version := fs.Bool("version", false, "print the version, commit and build date, and exit")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if *version {
 		_, err := fmt.Fprintln(stdout, buildinfo.String("shoesim"))
@@ -97,8 +110,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	lvl, err := zerolog.ParseLevel(logLevel)
-	if err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	if err != nil || logLevel == "" {
+		return fmt.Errorf("--log-level %q: want trace, debug, info, warn or error", logLevel)
+	}
+	if controlPath != "" && controlPath != "-" {
+		// Checked before the shoe is plugged in: a mistyped path would
+		// otherwise leave a shoe nobody can deal from, running on.
+		if _, err := os.Stat(controlPath); err != nil {
+			return fmt.Errorf("--control: %w (make the FIFO first: mkfifo %s)", err, controlPath)
+		}
 	}
 	log := zerolog.New(stderr).Level(lvl).With().Timestamp().Logger()
 	if logFormat == "console" {
@@ -126,15 +146,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, path)
 	log.Info().Str("path", path).Str("pty", dev.Path()).Uint64("seed", opts.Seed).Msg("shoe ready")
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
 	if controlPath != "" {
 		go func() {
-			if err := serveControl(ctx, controlPath, os.Stdin, dev, log); err != nil {
-				log.Error().Err(err).Msg("control stopped")
+			if err := serveControl(runCtx, controlPath, os.Stdin, dev, log); err != nil {
+				stopRun(err) // the dealer's hands are gone: stop, saying why
 			}
 		}()
 	}
-	if err := dev.Run(ctx); err != nil && ctx.Err() == nil {
+	if err := dev.Run(runCtx); err != nil && runCtx.Err() == nil {
 		return err
+	}
+	if ctx.Err() == nil {
+		return context.Cause(runCtx)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -35,11 +36,23 @@ func TestReadScript(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestBadFlags: a flag that does not parse is a usage error (exit status
+// 2), -h is not an error (0, where shoesim exited 1 for both), and a
+// --control path that does not exist stops shoesim before it plugs a shoe
+// in (it logged "control stopped" and ran on, a shoe nobody could deal
+// from).
 func TestBadFlags(t *testing.T) {
 	err := run(context.Background(), []string{"--no-such-flag"}, io.Discard, io.Discard)
-	assert.Error(t, err)
+	assert.ErrorIs(t, err, errUsage)
+	err = run(context.Background(), []string{"-h"}, io.Discard, io.Discard)
+	assert.ErrorIs(t, err, flag.ErrHelp)
 	err = run(context.Background(), []string{"--log-level", "loud"}, io.Discard, io.Discard)
-	assert.Error(t, err)
+	assert.ErrorContains(t, err, `--log-level "loud": want trace, debug, info, warn or error`)
+	missing := filepath.Join(t.TempDir(), "ctl")
+	var out strings.Builder
+	err = run(context.Background(), []string{"--rate", "0", "--control", missing}, &out, io.Discard)
+	assert.ErrorContains(t, err, "--control: stat "+missing+": no such file or directory (make the FIFO first: mkfifo "+missing+")")
+	assert.Empty(t, out.String(), "no shoe was plugged in")
 }
 
 // TestShoesimEndToEnd runs the command with a script, opens the printed

@@ -71,6 +71,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		version   = fs.Bool("version", false, "print the version, commit and build date, and exit")
 	)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if *version {
@@ -133,7 +136,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func newLogger(cfg Config, w io.Writer) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(strings.ToLower(cfg.LogLevel))
 	if err != nil {
-		return zerolog.Nop(), fmt.Errorf("tabled: log level %q: %w", cfg.LogLevel, err)
+		return zerolog.Nop(), fmt.Errorf("tabled: log level %q: want debug, info, warn or error", cfg.LogLevel)
 	}
 	switch cfg.LogFormat {
 	case "json", "":

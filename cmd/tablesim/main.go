@@ -7,6 +7,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +34,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	noNet := fs.Bool("no-network", false, "no MQTT link, broker nor backend: the backend's view is what the controller hands out")
 	game := fs.String("game", "all", "the game (000..004), or all: the seed picks it (seed mod 5)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if *seed != 0 {
