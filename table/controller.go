@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -227,6 +228,7 @@ func (c *Controller) stepIdle(in Input) (ok bool, err error) {
 	}
 	c.direct++
 	err = c.step(in)
+	out := len(c.outq) > 0
 	c.release()
 	stopped := c.fatal != nil
 	c.own.Unlock()
@@ -235,6 +237,13 @@ func (c *Controller) stepIdle(in Input) (ok bool, err error) {
 		case c.wake <- struct{}{}:
 		default:
 		}
+	}
+	if out {
+		// The subscriber woken last (the MQTT link, on the way to the
+		// players) waits in this P's "run next" slot: it runs now, and
+		// the caller (the shoe reader with its ACK) after it or on the
+		// other core, as when the loop answered the caller first.
+		runtime.Gosched()
 	}
 	return true, err
 }
