@@ -96,9 +96,9 @@ func (m *Machine) unreadWaiting() (next string, n int) {
 // misreadNext is the instruction line while cards wait for a correction.
 func (m *Machine) misreadNext(next string, n int) string {
 	if n == 1 {
-		return "stop: card not read (" + next + "): supervisor corrects it or voids the round"
+		return "stop: card not read (" + next + "): supervisor corrects it or voids the round" + m.heldNote()
 	}
-	return fmt.Sprintf("stop: %d cards not read (next to correct: %s): supervisor corrects them in the order the dealer drew them, or voids the round", n, next)
+	return fmt.Sprintf("stop: %d cards not read (next to correct: %s): supervisor corrects them in the order the dealer drew them, or voids the round", n, next) + m.heldNote()
 }
 
 // dropRefused sets aside, on a resume, the cards the integrity book
@@ -154,6 +154,11 @@ func (m *Machine) correctQueued(v Supervisor) error {
 		m.dealt++
 	}
 	m.held[i].card = v.Card
+	if next, n := m.awaitingCorrection(); n > 0 && m.pauseWhy == p.what {
+		// The state's pause reason named the card just corrected: it
+		// names the next one now.
+		m.pauseWhy = next
+	}
 	if now {
 		m.held = slices.Delete(m.held, 0, 1)
 		if m.burn > 0 {

@@ -79,6 +79,7 @@ func TestMisreadQueue(t *testing.T) {
 			assert.Equal(t, []PauseReason{PauseMisread}, s.PauseReasons)
 			assert.Equal(t, 1, s.MisreadsPending)
 			assert.Equal(t, "misread #06: card misread", s.Misread)
+			assert.Equal(t, "misread #06: card misread", s.PauseReason, "the pause names the card still waiting, not the one corrected")
 			assert.Equal(t, "stop: card not read (misread #06: card misread): supervisor corrects it or voids the round", s.Round.Next)
 			_, d := roundCards(x)
 			assert.Equal(t, []card.Card{card.MustParse("6d")}, d, "the first correction is the dealer's up card")
@@ -100,6 +101,7 @@ func TestMisreadQueue(t *testing.T) {
 			x.must(misreadN(5))
 			x.cards("7c") // held
 			assert.Equal(t, 1, x.m.State().MisreadsPending)
+			assert.Equal(t, "stop: card not read (misread #05: card misread): supervisor corrects it or voids the round (1 card pulled during the pause, 7c: it goes to the round on resume)", x.m.State().Round.Next)
 			x.must(correctWith("6d"))
 			s := x.m.State()
 			assert.False(t, s.Paused)

@@ -412,17 +412,19 @@ func (m *Machine) shoeLinkNext() string {
 // pulled during the pause: booked, and placed in dealing order when it
 // resumes.
 func (m *Machine) heldNote() string {
-	switch n := len(m.held); n {
+	var cs []string
+	for _, h := range m.held {
+		if !h.waiting() { // a card waiting for a correction is the misread line's
+			cs = append(cs, h.card.String())
+		}
+	}
+	switch len(cs) {
 	case 0:
 		return ""
 	case 1:
-		return fmt.Sprintf(" (1 card pulled during the pause, %s: it goes to the round on resume)", m.held[0].card)
+		return fmt.Sprintf(" (1 card pulled during the pause, %s: it goes to the round on resume)", cs[0])
 	default:
-		cs := make([]string, n)
-		for i, h := range m.held {
-			cs[i] = h.card.String()
-		}
-		return fmt.Sprintf(" (%d cards pulled during the pause, %s: they go to the round on resume, in that order)", n, strings.Join(cs, " "))
+		return fmt.Sprintf(" (%d cards pulled during the pause, %s: they go to the round on resume, in that order)", len(cs), strings.Join(cs, " "))
 	}
 }
 

@@ -13,17 +13,18 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/livetable/livetable/simulators/shoe"
+	"github.com/livetable/livetable/table/card"
 )
 
 // controlHelp lists the words --control reads, one command a line.
-const controlHelp = `pull [N] (the dealer pulls N cards, 1 by default; held by the device while unplugged), unplug, replug, misread, jam, cut (the cut card), shoe-out, silent, talk`
+const controlHelp = `pull [N] (the dealer pulls N cards, 1 by default; held by the device while unplugged), unplug, replug, misread (the dealer pulls a card the shoe cannot read; the log names it), jam, cut (the cut card), shoe-out, silent, talk`
 
 // controller is what the control commands drive: a *shoe.Device.
 type controller interface {
 	PullN(ctx context.Context, n int) error
 	Unplug() error
 	Replug() error
-	Misread(ctx context.Context) error
+	PullMisread(ctx context.Context) (card.Card, error)
 	Jam(ctx context.Context) error
 	CutCard(ctx context.Context) error
 	ShoeOut(ctx context.Context) error
@@ -113,7 +114,19 @@ func control(ctx context.Context, dev controller, line string, log zerolog.Logge
 		}
 		log.Info().Msg("control: cable plugged back in")
 	case cmd == "misread" && len(args) == 0:
-		waitAck("misread", dev.Misread)
+		// The dealer pulls the next card and the shoe cannot read it:
+		// the log names it, as the dealer sees it on the table, for the
+		// supervisor's correct.
+		go func() {
+			c, err := dev.PullMisread(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Error().Err(err).Msg("control: misread")
+				}
+				return
+			}
+			log.Info().Str("card", c.String()).Msg("control: misread acknowledged by the table: the dealer pulled " + c.String() + " and the shoe could not read it (tablectl correct --card " + c.String() + ")")
+		}()
 	case cmd == "jam" && len(args) == 0:
 		waitAck("jam", dev.Jam)
 	case cmd == "cut" && len(args) == 0:

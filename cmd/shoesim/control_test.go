@@ -12,6 +12,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/table/card"
 )
 
 // fakeShoe records what the control lines asked of the device.
@@ -32,11 +34,13 @@ func (f *fakeShoe) note(s string) error {
 func (f *fakeShoe) PullN(_ context.Context, n int) error { return f.note(fmt.Sprint("pull ", n)) }
 func (f *fakeShoe) Unplug() error                        { return f.note("unplug") }
 func (f *fakeShoe) Replug() error                        { return f.note("replug") }
-func (f *fakeShoe) Misread(context.Context) error        { return f.note("misread") }
-func (f *fakeShoe) Jam(context.Context) error            { return f.note("jam") }
-func (f *fakeShoe) CutCard(context.Context) error        { return f.note("cut") }
-func (f *fakeShoe) ShoeOut(context.Context) error        { return f.note("shoe-out") }
-func (f *fakeShoe) SetSilent(s bool)                     { _ = f.note(fmt.Sprint("silent ", s)) }
+func (f *fakeShoe) PullMisread(context.Context) (card.Card, error) {
+	return card.MustParse("Qh"), f.note("misread")
+}
+func (f *fakeShoe) Jam(context.Context) error     { return f.note("jam") }
+func (f *fakeShoe) CutCard(context.Context) error { return f.note("cut") }
+func (f *fakeShoe) ShoeOut(context.Context) error { return f.note("shoe-out") }
+func (f *fakeShoe) SetSilent(s bool)              { _ = f.note(fmt.Sprint("silent ", s)) }
 
 // TestControl: each control line drives the device as the dealer would;
 // a line that is no command is an error and drives nothing.

@@ -103,6 +103,40 @@ func (d *Device) Misread(ctx context.Context) error {
 	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeMisread})
 }
 
+// PullMisread is the dealer pulling the next card past a sensor that
+// cannot read it: the card leaves the shoe (SHOE_OUT's count no longer
+// has it) and the host gets MISREAD instead of its frame. It returns the
+// card, acknowledged: the one the supervisor corrects with. Misread
+// alone reports a misread and keeps every card in the shoe, so a shoe
+// that reported misreads came out with more cards than the table had
+// seen dealt, and a table that booked the corrected cards raised a
+// count mismatch at shoe out.
+func (d *Device) PullMisread(ctx context.Context) (card.Card, error) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return card.Card{}, ErrClosed
+	}
+	if d.pos >= len(d.cards) {
+		d.mu.Unlock()
+		return card.Card{}, ErrShoeEmpty
+	}
+	now := time.Now()
+	if !d.cutOut && d.pos >= d.cutAt {
+		d.cutOut = true
+		d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeCutCard}, now)
+	}
+	c := d.cards[d.pos]
+	d.pos++
+	if d.cutOut {
+		d.afterCut++
+	}
+	d.dealt = append(d.dealt, c)
+	p := d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeMisread}, now)
+	d.mu.Unlock()
+	return c, wait(ctx, p)
+}
+
 // DoubleCard reports two cards pulled at once.
 func (d *Device) DoubleCard(ctx context.Context) error {
 	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeDoubleCard})

@@ -226,3 +226,44 @@ func TestRunTwice(t *testing.T) {
 	openHost(t, dev.Path()).next(shoeproto.TypeHello) // the first Run is serving
 	assert.ErrorIs(t, dev.Run(ctx), shoe.ErrRunTwice)
 }
+
+// TestPullMisreadTakesTheCard: a misread the dealer pulls takes the card
+// out of the shoe: MISREAD goes instead of its frame, the card is the
+// one returned (what the supervisor corrects with), the next pull deals
+// the card after it, and SHOE_OUT counts one card fewer left.
+func TestPullMisreadTakesTheCard(t *testing.T) {
+	dev, ctx := startDevice(t, shoe.Options{Decks: 1, Seed: 1, Script: []card.Card{card.MustParse("Qh"), card.MustParse("7c")}})
+	h := openHost(t, dev.Path())
+	h.next(shoeproto.TypeHello)
+	h.send(shoeproto.Message{Type: shoeproto.TypeAck, Seq: 0})
+	seq, _ := h.next(shoeproto.TypeShoeID)
+	h.send(shoeproto.Message{Type: shoeproto.TypeAck, Seq: seq})
+	left := dev.Remaining()
+
+	type pulledCard struct {
+		c   card.Card
+		err error
+	}
+	got := make(chan pulledCard, 1)
+	go func() { c, err := dev.PullMisread(ctx); got <- pulledCard{c, err} }()
+	seq, _ = h.next(shoeproto.TypeMisread)
+	h.send(shoeproto.Message{Type: shoeproto.TypeAck, Seq: seq})
+	p := <-got
+	require.NoError(t, p.err)
+	assert.Equal(t, "Qh", p.c.String())
+	assert.Equal(t, left-1, dev.Remaining())
+
+	pulled := make(chan error, 1)
+	go func() { pulled <- dev.Pull(ctx) }()
+	seq, c := h.next(shoeproto.TypeCard)
+	assert.Equal(t, "7c", c.Card.String(), "the card after the misread one")
+	h.send(shoeproto.Message{Type: shoeproto.TypeAck, Seq: seq})
+	require.NoError(t, <-pulled)
+
+	out := make(chan error, 1)
+	go func() { out <- dev.ShoeOut(ctx) }()
+	seq, m := h.next(shoeproto.TypeShoeOut)
+	assert.EqualValues(t, left-2, m.Returned, "the misread card and 7c are out")
+	h.send(shoeproto.Message{Type: shoeproto.TypeAck, Seq: seq})
+	require.NoError(t, <-out)
+}
