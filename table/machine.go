@@ -1093,7 +1093,10 @@ func (m *Machine) buildState() *State {
 		st.Round.Next = "stop: table paused (" + m.pauseWhy + ")" + m.heldNote()
 	case m.voided && m.phase == PhaseSettled:
 		st.Round.Next = "clear the cards: round voided, next round"
-	case m.burn > 0 && m.rnd.Phase() != round.PhaseDealing:
+	case m.burn > 0:
+		// The burn takes the first card out of a new shoe, whatever the
+		// round asks: a round dealing with the burn owed told the dealer
+		// "card to seat 1", and the card the dealer put there was burned.
 		st.Round.Next = "burn one card"
 	}
 	return st

@@ -294,3 +294,16 @@ func TestMisreadQueueReplays(t *testing.T) {
 		shoeOutClean(t, x.restart(), 416-1-2)
 	})
 }
+
+// TestBurnInstruction: with the burn of a new shoe owed (003), the
+// dealer's instruction is to burn, also once bets have closed; it said
+// "card to seat 1" then, and the card the dealer put at seat 1 was
+// burned.
+func TestBurnInstruction(t *testing.T) {
+	x := newGameMT(t, "003")
+	x.must(ShoeIn{}, ShoeChanged{ShoeID: "S1"}, BetsClosed{ID: "b1", Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}})
+	assert.Equal(t, "burn one card", x.m.State().Round.Next)
+	x.cards("9s")
+	assert.Zero(t, x.m.State().Shoe.BurnPending)
+	assert.Equal(t, "card to seat 1", x.m.State().Round.Next)
+}
