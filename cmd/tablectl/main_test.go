@@ -481,3 +481,30 @@ func TestLocalStatusPrintsHealth(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &env), out)
 	assert.Equal(t, checks, env.Health)
 }
+
+// TestNoSocketSaysWhyMQTT: on a table box whose tabled is down, a config
+// naming the studio's broker sends `tablectl --config FILE pause` over
+// MQTT; the operator read "open /root/.config/livetable/.key: no such
+// file" (no $USER under sudo or systemd-run), not that tabled was not
+// answering. Now the missing account is asked for, and both errors say
+// that no tabled answered on the socket.
+func TestNoSocketSaysWhyMQTT(t *testing.T) {
+	dataDir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "t1.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("table: t1\ndata_dir: "+dataDir+"\nbroker: {url: \"tcp://127.0.0.1:1\"}\n"), 0o644))
+	why := "no tabled socket at " + filepath.Join(dataDir, localctl.SocketName) + ", so the command went over MQTT to tcp://127.0.0.1:1: is tabled running with --data-dir " + dataDir + "?"
+
+	t.Setenv("USER", "")
+	code, out, errOut := tablectl(t, "", "--config", cfg, "pause", "--reason", "camera")
+	assert.Equal(t, 2, code, out)
+	assert.Contains(t, errOut, "tablectl pause: over MQTT a command is signed by a supervisor account: give --as NAME; "+why)
+
+	t.Setenv("HOME", t.TempDir())
+	code, _, errOut = tablectl(t, "", "--config", cfg, "pause", "--reason", "camera", "--as", "anna")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, why)
+
+	code, _, errOut = tablectl(t, "", "--config", cfg, "pause", "--reason", "camera", "--as", "anna", "--broker", "tcp://127.0.0.1:1")
+	assert.Equal(t, 1, code)
+	assert.NotContains(t, errOut, "no tabled socket", "--broker given: MQTT was asked for")
+}

@@ -383,13 +383,24 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 		return 0
 	}
 
+	// Without --broker tablectl went over MQTT because no tabled answers
+	// on this box (a stopped or crashed tabled, or another --data-dir):
+	// say so, or the key's error reads as the only problem.
+	via := ""
+	if !rf.brokerSet {
+		via = fmt.Sprintf("; no tabled socket at %s, so the command went over MQTT to %s: is tabled running with --data-dir %s?", rf.socket(), rf.broker, rf.g.dataDir)
+	}
+	if *as == "" && *signKey == "" {
+		fmt.Fprintf(stderr, "tablectl %s: over MQTT a command is signed by a supervisor account: give --as NAME%s\n", cmd, via)
+		return 2
+	}
 	keyPath := *signKey
 	if keyPath == "" {
 		keyPath = defaultKeyFile(*as)
 	}
 	key, err := supervisors.ReadKey(keyPath)
 	if err != nil {
-		fmt.Fprintf(stderr, "tablectl: %v (over MQTT a command is signed with the supervisor's key: --as NAME --sign-key FILE, written by `tablectl supervisor add`)\n", err)
+		fmt.Fprintf(stderr, "tablectl: %v (over MQTT a command is signed with the supervisor's key: --as NAME --sign-key FILE, written by `tablectl supervisor add`%s)\n", err, via)
 		return 1
 	}
 	sc := mqttlink.SupervisorCommand{ID: *id, Type: cmd, By: *as, Reason: *reason, Time: time.Now()}
