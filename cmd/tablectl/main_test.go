@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -507,4 +508,52 @@ func TestNoSocketSaysWhyMQTT(t *testing.T) {
 	code, _, errOut = tablectl(t, "", "--config", cfg, "pause", "--reason", "camera", "--as", "anna", "--broker", "tcp://127.0.0.1:1")
 	assert.Equal(t, 1, code)
 	assert.NotContains(t, errOut, "no tabled socket", "--broker given: MQTT was asked for")
+}
+
+// TestAccountsFileForTabled: `sudo tablectl supervisor add` (root is who
+// may write in the livetable user's 0750 data directory) left
+// supervisors.yaml to root with mode 0640, which tabled, running as its
+// own user, could not read; the reload's refusal was then printed as "no
+// tabled answered" and tablectl exited 0. The file now goes to its
+// directory's owner and group, and a tabled that cannot read it is an
+// error naming why.
+func TestAccountsFileForTabled(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	dataDir := t.TempDir()
+	const nobody = 65534
+	require.NoError(t, os.Chown(dataDir, nobody, nobody))
+	code, out, errOut := tablectl(t, "long enough\n", "--data-dir", dataDir, "supervisor", "add", "anna", "--key-out", filepath.Join(t.TempDir(), "k"))
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "no tabled answered")
+	fi, err := os.Stat(filepath.Join(dataDir, supervisors.FileName))
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	assert.Equal(t, []uint32{nobody, nobody}, []uint32{st.Uid, st.Gid}, "the file is its directory's owner's")
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+}
+
+// TestReloadRefusedIsAnError: a tabled that answers the reload but cannot
+// read the accounts makes supervisor add and remove fail with its reason.
+func TestReloadRefusedIsAnError(t *testing.T) {
+	c, ctx, _ := startTable(t, t.TempDir(), time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
+	dataDir := t.TempDir()
+	lc, err := localctl.Listen(filepath.Join(dataDir, localctl.SocketName), c, zerolog.Nop())
+	require.NoError(t, err)
+	lc.Reload = func() error {
+		return fmt.Errorf("supervisors: open %s: permission denied", filepath.Join(dataDir, supervisors.FileName))
+	}
+	lctx, lstop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- lc.Run(lctx) }()
+	t.Cleanup(func() { lstop(); require.NoError(t, <-done) })
+
+	code, out, errOut := tablectl(t, "long enough\n", "--data-dir", dataDir, "supervisor", "add", "anna", "--key-out", filepath.Join(t.TempDir(), "k"))
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, errOut, "the running tabled could not read the accounts again: supervisors: open "+filepath.Join(dataDir, supervisors.FileName)+": permission denied")
+	assert.NotContains(t, out, "no tabled answered")
+	code, _, errOut = tablectl(t, "", "--data-dir", dataDir, "supervisor", "remove", "anna")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "permission denied")
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -77,13 +78,12 @@ func runSupervisorAdmin(g *globals, args []string, stdin io.Reader, stdout, stde
 			fmt.Fprintln(stderr, "tablectl:", err)
 			return 1
 		}
-		if err := list.Save(path); err != nil {
+		if err := saveAccounts(list, path); err != nil {
 			fmt.Fprintln(stderr, "tablectl:", err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "removed %s from %s\n", pos[1], path)
-		reload(g, stdout)
-		return 0
+		return reload(g, stdout, stderr)
 	case pos[0] == "add" && len(pos) == 2:
 		name := pos[1]
 		if _, exists := list.Lookup(name); exists {
@@ -111,31 +111,63 @@ func runSupervisorAdmin(g *globals, args []string, stdin io.Reader, stdout, stde
 			err = supervisors.WriteKey(out, key)
 		}
 		if err == nil {
-			err = list.Save(path)
+			err = saveAccounts(list, path)
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "tablectl:", err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "added %s (%s) to %s\nsigning key for remote commands: %s (keep it private; copy it to %s's own machine)\n", name, a.Role, path, out, name)
-		reload(g, stdout)
-		return 0
+		return reload(g, stdout, stderr)
 	}
 	fmt.Fprint(stderr, supervisorUsage)
 	return 2
 }
 
 // reload asks a tabled running on this data directory to read the
-// accounts again; without one it says how.
-func reload(g *globals, stdout io.Writer) {
+// accounts again; without one it says how. A tabled that answers but
+// cannot read the file (its owner, its mode) is an error: the account
+// would not work until someone looks.
+func reload(g *globals, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	rep, err := localctl.Do(ctx, filepath.Join(g.dataDir, localctl.SocketName), localctl.Request{Command: "reload"})
-	if err == nil && rep.Accepted {
-		fmt.Fprintln(stdout, "tabled has read the accounts again")
-		return
+	switch {
+	case err != nil:
+		fmt.Fprintln(stdout, "no tabled answered on this data directory: a tabled started later reads the file; a running one does on SIGHUP (systemctl reload tabled@TABLE)")
+		return 0
+	case !rep.Accepted:
+		fmt.Fprintf(stderr, "tablectl: the running tabled could not read the accounts again: %s (it keeps the accounts it had)\n", rep.Error)
+		return 1
 	}
-	fmt.Fprintln(stdout, "no tabled answered on this data directory: a tabled started later reads the file; a running one does on SIGHUP (systemctl reload tabled@TABLE)")
+	fmt.Fprintln(stdout, "tabled has read the accounts again")
+	return 0
+}
+
+// saveAccounts writes the accounts file, owned by its directory's owner
+// and group when tablectl runs as root: tabled runs as its own user (the
+// unit's livetable, whose data directory is 0750), so a file left to root
+// with mode 0640 was one tabled could not read, and `sudo tablectl
+// supervisor add` is how an operator reaches that directory.
+func saveAccounts(list *supervisors.List, path string) error {
+	if err := list.Save(path); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	fi, err := os.Stat(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if err := os.Chown(path, int(st.Uid), int(st.Gid)); err != nil {
+		return fmt.Errorf("accounts: give %s to the owner of its directory: %w", path, err)
+	}
+	return nil
 }
 
 // defaultKeyFile is where a supervisor's signing key lives by default.
