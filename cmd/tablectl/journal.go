@@ -192,7 +192,11 @@ func runAcceptLoss(g *globals, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	a := continuity.Acceptance{LostFrom: from, LostTo: to, By: *by, Reason: *reason, At: time.Now().UTC(), FromBroker: n.Broker > n.Outbox}
-	if err := continuity.Accept(nil, continuity.AcceptPath(jf.dataDir), a); err != nil {
+	err = continuity.Accept(nil, continuity.AcceptPath(jf.dataDir), a)
+	if err == nil {
+		err = giveToDirOwner(continuity.AcceptPath(jf.dataDir))
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "tablectl:", err)
 		return 1
 	}

@@ -532,6 +532,17 @@ func TestAccountsFileForTabled(t *testing.T) {
 	st := fi.Sys().(*syscall.Stat_t)
 	assert.Equal(t, []uint32{nobody, nobody}, []uint32{st.Uid, st.Gid}, "the file is its directory's owner's")
 	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+
+	// journal accept-loss's record, which tabled reads at start (it
+	// stopped there: permission denied).
+	_, _, stop := startTable(t, dataDir, time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
+	stop()
+	code, out, errOut = tablectl(t, "", "journal", "accept-loss", "--data-dir", dataDir, "--published-seq", "500", "--by", "ops", "--reason", "restored")
+	require.Equal(t, 0, code, out+errOut)
+	fi, err = os.Stat(filepath.Join(dataDir, "accepted-loss.jsonl"))
+	require.NoError(t, err)
+	st = fi.Sys().(*syscall.Stat_t)
+	assert.Equal(t, []uint32{nobody, nobody}, []uint32{st.Uid, st.Gid}, "the acceptance is its directory's owner's")
 }
 
 // TestReloadRefusedIsAnError: a tabled that answers the reload but cannot

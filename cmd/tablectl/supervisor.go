@@ -144,15 +144,23 @@ func reload(g *globals, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// saveAccounts writes the accounts file, owned by its directory's owner
-// and group when tablectl runs as root: tabled runs as its own user (the
-// unit's livetable, whose data directory is 0750), so a file left to root
-// with mode 0640 was one tabled could not read, and `sudo tablectl
-// supervisor add` is how an operator reaches that directory.
+// saveAccounts writes the accounts file, given to its directory's owner
+// (giveToDirOwner).
 func saveAccounts(list *supervisors.List, path string) error {
 	if err := list.Save(path); err != nil {
 		return err
 	}
+	return giveToDirOwner(path)
+}
+
+// giveToDirOwner gives a file tablectl wrote in a table's data directory
+// to that directory's owner and group when tablectl runs as root: tabled
+// runs as its own user (the unit's livetable, whose data directory is
+// 0750), and `sudo tablectl ...` is how an operator reaches that
+// directory, so a file left to root with mode 0640 was one tabled could
+// not read (supervisors.yaml: nobody could log in; accepted-loss.jsonl:
+// tabled stopped at start, permission denied).
+func giveToDirOwner(path string) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
@@ -165,7 +173,7 @@ func saveAccounts(list *supervisors.List, path string) error {
 		return nil
 	}
 	if err := os.Chown(path, int(st.Uid), int(st.Gid)); err != nil {
-		return fmt.Errorf("accounts: give %s to the owner of its directory: %w", path, err)
+		return fmt.Errorf("give %s to the owner of its directory: %w", path, err)
 	}
 	return nil
 }
