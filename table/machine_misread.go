@@ -117,8 +117,12 @@ func (m *Machine) dropRefused() {
 // no other reason the table resumes (the cards held go in, in order).
 func (m *Machine) correctQueued(v Supervisor) error {
 	i := slices.IndexFunc(m.held, pulled.waiting)
-	if i < 0 {
-		return fmt.Errorf("%w: correct is for a card the shoe could not read", ErrNoMisread)
+	switch {
+	case i < 0 && m.voided && m.phase == PhaseSettled:
+		// Two supervisors at once: a void went first.
+		return fmt.Errorf("%w: round %s was voided: no card waits for a correction", ErrNoMisread, m.roundID)
+	case i < 0:
+		return fmt.Errorf("%w: correct is for a card the shoe could not read, and none waits for one", ErrNoMisread)
 	}
 	if !v.Card.Valid() {
 		return fmt.Errorf("%w: correct needs a card", errIllegal)
@@ -167,13 +171,18 @@ func (m *Machine) correctQueued(v Supervisor) error {
 		} else {
 			m.emitRound(evs)
 		}
-		m.setAsideUnneeded()
 	}
+	aside := m.setAsideUnneeded()
 	if _, n := m.awaitingCorrection(); n == 0 {
 		m.pauses = slices.DeleteFunc(m.pauses, func(p PauseReason) bool { return p == PauseMisread || p == PauseIntegrity })
 		if len(m.pauses) == 0 {
 			m.resume(v.By)
 		}
+	}
+	for _, p := range aside {
+		// Raised after the resume, so the state lists it for the
+		// supervisor until the next one.
+		m.alarm("card_set_aside", fmt.Sprintf("%s: the round waits for no card (%s): the card is set aside, no correction needed", p.what, m.rnd.Phase()), "")
 	}
 	_ = m.shuffleAlarm(run, past, nil)
 	return nil
@@ -182,14 +191,15 @@ func (m *Machine) correctQueued(v Supervisor) error {
 // setAsideUnneeded: after a correction went in, a card waiting next that
 // the table no longer needs (the round took what it waited for, and no
 // burn is owed) is no one's: the dealer drew one card too many. It is set
-// aside, with an alarm that tells the supervisor; one dealt unread stays
-// counted unread at shoe out.
-func (m *Machine) setAsideUnneeded() {
+// aside (the caller raises an alarm for each, to tell the supervisor);
+// one dealt unread stays counted unread at shoe out.
+func (m *Machine) setAsideUnneeded() []pulled {
+	var aside []pulled
 	for len(m.held) > 0 && m.held[0].waiting() && !m.needsCard() {
-		p := m.held[0]
+		aside = append(aside, m.held[0])
 		m.held = slices.Delete(m.held, 0, 1)
-		m.alarm("card_set_aside", fmt.Sprintf("%s: the round waits for no card (%s): the card is set aside, no correction needed", p.what, m.rnd.Phase()), "")
 	}
+	return aside
 }
 
 // queueFromSingle carries a pending misread of the older rules into the

@@ -153,6 +153,7 @@ func TestMisreadQueue(t *testing.T) {
 			assert.Equal(t, "clear the cards: round voided, next round", s.Round.Next)
 			_, err := x.apply(correctWith("6d"))
 			require.ErrorIs(t, err, ErrNoMisread)
+			assert.Contains(t, err.Error(), "was voided: no card waits for a correction", "a correct that lost the race to a void says so")
 			shoeOutClean(t, x, 416-1-2)
 		}},
 		{"a correction the table stays paused after runs no clock", func(t *testing.T, x *mt) {
@@ -178,6 +179,8 @@ func TestMisreadQueue(t *testing.T) {
 			assert.False(t, a.Pauses)
 			s := x.m.State()
 			assert.False(t, s.Paused, "nothing left to correct")
+			require.Len(t, s.Alarms, 1, "listed for the supervisor after the resume")
+			assert.Equal(t, "card_set_aside", s.Alarms[0].Code)
 			assert.Equal(t, "wait: seat 1 to decide", s.Round.Next)
 			shoeOutClean(t, x, 416-4-1)
 		}},
