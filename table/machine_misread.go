@@ -62,8 +62,8 @@ func (m *Machine) queueMissing(what string, unread bool) {
 	m.held = append(m.held, pulled{what: what, unread: unread, shoe: m.shoe.gen})
 }
 
-// awaitingCorrection is the report of the card a `correct` fills next (the
-// oldest waiting) and how many wait. Before epochMisreadQueue, the one
+// awaitingCorrection is the report of the card a `correct` fills next
+// (toCorrect) and how many wait. Before epochMisreadQueue, the one
 // pending misread.
 func (m *Machine) awaitingCorrection() (next string, n int) {
 	if m.misread != "" {
@@ -71,13 +71,25 @@ func (m *Machine) awaitingCorrection() (next string, n int) {
 	}
 	for _, p := range m.held {
 		if p.waiting() {
-			if n == 0 {
-				next = p.what
-			}
 			n++
 		}
 	}
+	if i := m.toCorrect(); i >= 0 {
+		next = m.held[i].what
+	}
 	return next, n
+}
+
+// toCorrect is the index in held of the card a `correct` fills, -1 when
+// none waits: the oldest dealt unread, else the oldest the integrity book
+// refused. A refused card may be no card of the shoe at all (a foreign
+// card, set aside by a resume): one before an unread card must not stand
+// in the way of the unread card's correction, which the resume needs.
+func (m *Machine) toCorrect() int {
+	if i := slices.IndexFunc(m.held, func(p pulled) bool { return p.waiting() && p.unread }); i >= 0 {
+		return i
+	}
+	return slices.IndexFunc(m.held, pulled.waiting)
 }
 
 // unreadWaiting is how many cards dealt unread wait for a correction.
@@ -116,7 +128,7 @@ func (m *Machine) dropRefused() {
 // more, the misread's and the integrity book's pause reasons go, and with
 // no other reason the table resumes (the cards held go in, in order).
 func (m *Machine) correctQueued(v Supervisor) error {
-	i := slices.IndexFunc(m.held, pulled.waiting)
+	i := m.toCorrect()
 	switch {
 	case i < 0 && m.voided && m.phase == PhaseSettled:
 		// Two supervisors at once: a void went first.
@@ -135,7 +147,7 @@ func (m *Machine) correctQueued(v Supervisor) error {
 				errIllegal, v.Card, why, m.shoe.id, v.Card)
 		}
 	}
-	now := i == 0
+	now := i == 0 // nothing drawn before it waits: it goes in now
 	var evs []round.Event
 	if now && m.burn == 0 {
 		if !m.needsCard() {

@@ -267,13 +267,17 @@ func TestMisreadQueueReplays(t *testing.T) {
 		assert.Equal(t, 1, y.m.State().Round.Dealer.Hidden, "and the hole card")
 	})
 	t.Run("a misread pending at the upgrade", func(t *testing.T) {
-		ins := append(append([]Input{}, start...), misreadN(5), RulesEpoch{Epoch: CurrentRulesEpoch}, misreadN(6))
+		// Journaled by an epoch-1 build (a misread it kept as the one
+		// pending), then this build's record, then a second misread.
+		ins := append(append([]Input{RulesEpoch{Epoch: epochPauseFlow}}, start...), misreadN(5), RulesEpoch{Epoch: CurrentRulesEpoch}, misreadN(6))
 		m, _, err := replayed(t, journalOf(t, ins...))
 		require.NoError(t, err)
 		require.Equal(t, CurrentRulesEpoch, m.Epoch())
 		assert.Equal(t, 2, m.State().MisreadsPending, "the older rules' misread, then the new one")
 		assert.Equal(t, "misread #05: card misread", m.State().Misread)
-		y := &mt{t: t, m: m, at: ckEpoch.Add(time.Duration(len(ins)) * time.Second)}
+		_, err = m.Apply(ckEpoch.Add(time.Duration(len(ins)+1)*time.Second), Supervisor{Command: "resume", By: "sup"})
+		require.ErrorIs(t, err, ErrMisreadPending, "the older rules' card dealt unread still refuses a resume")
+		y := &mt{t: t, m: m, at: ckEpoch.Add(time.Duration(len(ins)+1) * time.Second)}
 		y.must(correctWith("6d"), correctWith("7c"))
 		seat, d := roundCards(y)
 		assert.Equal(t, []card.Card{card.MustParse("6d")}, d)
@@ -309,4 +313,37 @@ func TestBurnInstruction(t *testing.T) {
 	x.cards("9s")
 	assert.Zero(t, x.m.State().Shoe.BurnPending)
 	assert.Equal(t, "card to seat 1", x.m.State().Round.Next)
+}
+
+// TestRefusedBeforeUnread: a card the integrity book refuses (a card of
+// no shoe, a foreign card) and then a card dealt unread, in one pause.
+// The correct goes to the unread card: the refused one may be no card
+// the supervisor can name, and a resume sets it aside once nothing
+// unread waits. (The oldest-first rule made the supervisor name a card
+// for the foreign one, or void.)
+func TestRefusedBeforeUnread(t *testing.T) {
+	x := opening(t)
+	for x.m.shoe.comp.Count(card.MustParse("Kd")) > 0 {
+		require.NoError(t, x.m.shoe.comp.Take(card.MustParse("Kd")))
+	}
+	st, err := x.apply(CardDrawn{Card: card.MustParse("Kd")}) // a ninth K♦: refused
+	require.NoError(t, err)
+	require.ErrorIs(t, st.Fault, ErrIntegrity)
+	x.must(misreadN(6))
+	s := x.m.State()
+	assert.Equal(t, 2, s.MisreadsPending)
+	assert.Equal(t, "misread #06: card misread", s.Misread, "the next correct goes to the card dealt unread")
+	_, err = x.apply(Supervisor{Command: "resume", By: "sup"})
+	require.ErrorIs(t, err, ErrMisreadPending)
+
+	x.must(correctWith("6d"))
+	s = x.m.State()
+	assert.True(t, s.Paused)
+	assert.Equal(t, 1, s.MisreadsPending, "the refused card waits, for a correction or a resume")
+	_, d := roundCards(x)
+	assert.Empty(t, d, "the correction waits behind the refused card")
+	x.must(Supervisor{Command: "resume", By: "sup"})
+	_, d = roundCards(x)
+	assert.Equal(t, []card.Card{card.MustParse("6d")}, d, "the refused card set aside, the corrected one the dealer's")
+	assert.False(t, x.m.State().Paused)
 }
