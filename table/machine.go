@@ -507,7 +507,8 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 //   - 2 (2026-11-25): the misread queue (machine_misread.go): every card
 //     the shoe deals unread (or the integrity book refuses) while the
 //     round or a new shoe's burn waits for a card keeps its place in
-//     deal order, and each correct fills the oldest (one pending misread
+//     deal order, and each correct fills the oldest dealt unread (then
+//     the oldest refused, which a resume may set aside; one pending misread
 //     before: a second was never corrected, the round took the shoe's
 //     next card in its place); a misread of the burn a new shoe owes is
 //     corrected like the round's (the next card was burned); a card
