@@ -39,10 +39,10 @@ type Config struct {
 	Console ConsoleConfig `yaml:"console"`
 	Demo    DemoConfig    `yaml:"demo"`
 
-	// configFile and configDataDir are the --config file and the data
-	// directory it gives (its data_dir, else the default), which is the
-	// one `tablectl --config FILE` addresses; --data-dir may override it
-	// (see checkDataDir).
+	// configFile and configDataDir are the --config file and the
+	// data_dir it names ("" when it names none), the directory `tablectl
+	// --config FILE` addresses; --data-dir may override it (see
+	// checkDataDir).
 	configFile, configDataDir string
 }
 
@@ -165,13 +165,19 @@ func LoadConfig(path string) (Config, error) {
 	defer f.Close()
 	dec := yaml.NewDecoder(f)
 	dec.KnownFields(true)
+	def := cfg.DataDir
+	cfg.DataDir = "" // to see whether the file names one
 	if err := dec.Decode(&cfg); err != nil {
 		return cfg, fmt.Errorf("tabled: config %s: %w", path, err)
+	}
+	cfg.configDataDir = cfg.DataDir
+	if cfg.DataDir == "" {
+		cfg.DataDir = def
 	}
 	if err := cfg.check(); err != nil {
 		return cfg, fmt.Errorf("tabled: config %s: %w", path, err)
 	}
-	cfg.configFile, cfg.configDataDir = path, cfg.DataDir
+	cfg.configFile = path
 	return cfg, nil
 }
 

@@ -81,4 +81,17 @@ func TestDataDirFlagAgainstConfig(t *testing.T) {
 	noFile := DefaultConfig()
 	noFile.DataDir = unitDir
 	assert.NoError(t, checkDataDir(noFile, zerolog.Nop()), "without --config there is nothing to disagree with")
+	demo := cfg
+	demo.DataDir, demo.Demo.Enabled = unitDir, true
+	assert.NoError(t, checkDataDir(demo, zerolog.Nop()), "make run RUNFLAGS='--config F' DATA_DIR=D: the demo runs on D")
+
+	// A file naming no data_dir (make run's tests, a development
+	// configuration): tabled runs on its --data-dir, as before.
+	bare := filepath.Join(root, "bare.yaml")
+	require.NoError(t, os.WriteFile(bare, []byte("table: t1\n"), 0o644))
+	bareCfg, err := LoadConfig(bare)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultConfig().DataDir, bareCfg.DataDir, "the default when the file names none")
+	bareCfg.DataDir = unitDir
+	assert.NoError(t, checkDataDir(bareCfg, zerolog.Nop()))
 }

@@ -179,10 +179,13 @@ var ErrDataDirElsewhere = errors.New("the configuration file names another data 
 // systemd unit passes --data-dir /var/lib/livetable/<instance>, and a
 // configuration copied from the example named /var/lib/livetable/table1.
 // A directory that already holds a table (identity.json) is only warned
-// about: a running table must not stop at an upgrade over it.
+// about: a running table must not stop at an upgrade over it. A file that
+// names no data_dir, and the demo (make run's DATA_DIR beside RUNFLAGS'
+// --config), are not checked.
 func checkDataDir(cfg Config, log zerolog.Logger) error {
-	if cfg.configFile == "" || filepath.Clean(cfg.configDataDir) == filepath.Clean(cfg.DataDir) {
-		return nil
+	if cfg.configFile == "" || cfg.configDataDir == "" || cfg.Demo.Enabled ||
+		filepath.Clean(cfg.configDataDir) == filepath.Clean(cfg.DataDir) {
+		return nil // no data_dir in the file, or the demo's (make run's DATA_DIR)
 	}
 	_, existing, err := identity.Read(nil, cfg.DataDir)
 	if err != nil {
