@@ -347,3 +347,30 @@ func TestRefusedBeforeUnread(t *testing.T) {
 	assert.Equal(t, []card.Card{card.MustParse("6d")}, d, "the refused card set aside, the corrected one the dealer's")
 	assert.False(t, x.m.State().Paused)
 }
+
+// TestMisreadQueueRefusals: with two cards dealt unread in one pause, a
+// resume and a correction that cannot be are refused, say why and change
+// nothing (runMachineCases compares the whole machine before and after).
+func TestMisreadQueueRefusals(t *testing.T) {
+	two := func(x *mt) { x.must(misreadN(7), misreadN(8)) }
+	t.Run("resume", func(t *testing.T) {
+		runMachineCases(t, []machineCase{
+			{"resume with two waiting", two, Supervisor{Command: "resume", By: "sup"}, ErrMisreadPending, nil},
+			{"resume with two waiting under a supervisor's pause too", func(x *mt) {
+				two(x)
+				x.must(Supervisor{Command: "pause", By: "sup", Reason: "camera"})
+			}, Supervisor{Command: "resume", By: "sup"}, ErrMisreadPending, nil},
+		}, nil, "(2 cards, the next to correct: misread #07: card misread): correct them with the cards on the table, in the order the dealer drew them, or void the round")
+	})
+	t.Run("correct", func(t *testing.T) {
+		runMachineCases(t, []machineCase{
+			{"a card the shoe has no more of", func(x *mt) {
+				two(x)
+				x.m.shoe.comp = card.NewComposition(0)
+			}, correctWith("Qh"), errIllegal, nil},
+		}, nil, `Qh cannot be the card on the table: over count (shoe "S1" has no Qh left): nothing changed`)
+		runMachineCases(t, []machineCase{
+			{"no card", two, Supervisor{Command: "correct", By: "sup"}, errIllegal, nil},
+		}, nil, "correct needs a card")
+	})
+}
