@@ -266,3 +266,140 @@ func TestBackupRestoreAndLostSegment(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ents, 1)
 }
+
+// createInPlace creates name for writing in place (no O_APPEND), with a
+// synced entry and "hdr" synced in it.
+func createInPlace(t *testing.T, d *disk.Disk, name string) vfs.File {
+	t.Helper()
+	f, err := d.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+	require.NoError(t, err)
+	require.NoError(t, d.SyncDir("/d"))
+	_, err = f.WriteAt([]byte("hdr"), 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	return f
+}
+
+func writeAt(t *testing.T, f vfs.File, s string, off int64) {
+	t.Helper()
+	_, err := f.WriteAt([]byte(s), off)
+	require.NoError(t, err)
+}
+
+// TestAllocate: an allocation grows the file with zeros, changes nothing
+// inside it, is durable after an fsync and lost whole before; in-place
+// writes into it are durable after an fsync and dropped before.
+func TestAllocate(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, d *disk.Disk, f vfs.File)
+		live string // what reads see before the power cut
+		want string // after it
+	}{
+		{"an allocation is durable after an fsync", func(t *testing.T, d *disk.Disk, f vfs.File) {
+			require.NoError(t, vfs.Allocate(f, 3, 5))
+			require.NoError(t, f.Sync())
+		}, "hdr\x00\x00\x00\x00\x00", "hdr\x00\x00\x00\x00\x00"},
+		{"an unsynced allocation is lost", func(t *testing.T, d *disk.Disk, f vfs.File) {
+			require.NoError(t, vfs.Allocate(f, 3, 5))
+		}, "hdr\x00\x00\x00\x00\x00", "hdr"},
+		{"inside the file an allocation changes nothing", func(t *testing.T, d *disk.Disk, f vfs.File) {
+			require.NoError(t, vfs.Allocate(f, 0, 2))
+			require.NoError(t, f.Sync())
+		}, "hdr", "hdr"},
+		{"a synced write in place survives, an unsynced one is dropped", func(t *testing.T, d *disk.Disk, f vfs.File) {
+			require.NoError(t, vfs.Allocate(f, 3, 5))
+			require.NoError(t, f.Sync())
+			writeAt(t, f, "ab", 3)
+			require.NoError(t, f.Sync())
+			writeAt(t, f, "cd", 5)
+		}, "hdrabcd\x00", "hdrab\x00\x00\x00"},
+		{"a truncation after an allocation takes the zeros back", func(t *testing.T, d *disk.Disk, f vfs.File) {
+			require.NoError(t, vfs.Allocate(f, 3, 5))
+			writeAt(t, f, "ab", 3)
+			require.NoError(t, f.Truncate(5))
+			require.NoError(t, f.Sync())
+		}, "hdrab", "hdrab"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := disk.New(disk.Options{Seed: 1})
+			require.NoError(t, d.MkdirAll("/d", 0o755))
+			f := createInPlace(t, d, "/d/a")
+			tc.run(t, d, f)
+			got, _ := content(t, d, "/d/a")
+			assert.Equal(t, tc.live, got, "before the cut")
+			d.PowerCut()
+			d.Reboot()
+			got, _ = content(t, d, "/d/a")
+			assert.Equal(t, tc.want, got, "after the cut")
+		})
+	}
+}
+
+// TestAllocateFaults: past the capacity an allocation fails with ENOSPC
+// and allocates nothing; an injected fault fails it; a dead handle or a
+// read-only one cannot allocate.
+func TestAllocateFaults(t *testing.T) {
+	d := disk.New(disk.Options{Seed: 1, Capacity: 10})
+	require.NoError(t, d.MkdirAll("/d", 0o755))
+	f := createInPlace(t, d, "/d/a")
+	err := vfs.Allocate(f, 3, 8)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	got, _ := content(t, d, "/d/a")
+	require.Equal(t, "hdr", got, "nothing allocated")
+	require.NoError(t, vfs.Allocate(f, 3, 7), "what fits is allocated")
+	d.SetCapacity(0)
+	d.Inject(disk.Fault{Op: disk.OpAllocate, Err: syscall.EOPNOTSUPP})
+	require.ErrorIs(t, vfs.Allocate(f, 0, 100), errors.ErrUnsupported)
+	r, err := vfs.Open(d, "/d/a")
+	require.NoError(t, err)
+	require.ErrorIs(t, vfs.Allocate(r, 0, 100), syscall.EBADF)
+	d.PowerCut()
+	require.ErrorIs(t, vfs.Allocate(f, 0, 100), disk.ErrPowerCut)
+	assert.Equal(t, "allocate", disk.OpAllocate.String())
+}
+
+// TestPowerCutTearsWritesInPlace: with KeepUnsynced, a power cut keeps
+// the synced part and a prefix of the unsynced writes in place in a
+// preallocated file, the last one torn; the rest of the region reads as
+// zeros, and the file keeps its allocated size once that was synced.
+func TestPowerCutTearsWritesInPlace(t *testing.T) {
+	stream := "0123456789abcdefghijklmnopqrstuvwxyz"
+	const size = 64
+	shapes := map[string]bool{}
+	run := func(seed uint64) string {
+		d := disk.New(disk.Options{Seed: seed, KeepUnsynced: true, TearZeros: seed%2 == 0})
+		require.NoError(t, d.MkdirAll("/d", 0o755))
+		f := createInPlace(t, d, "/d/a")
+		require.NoError(t, vfs.Allocate(f, 0, size))
+		writeAt(t, f, stream[:6], 3)
+		require.NoError(t, f.Sync())
+		for i := 6; i < len(stream); i += 6 {
+			writeAt(t, f, stream[i:i+6], int64(3+i))
+		}
+		d.PowerCut()
+		d.Reboot()
+		got, ok := content(t, d, "/d/a")
+		require.True(t, ok)
+		return got
+	}
+	for seed := range uint64(300) {
+		got := run(seed)
+		require.Equal(t, got, run(seed), "seed %d is one run", seed)
+		require.Len(t, got, size, "seed %d: the synced allocation stays", seed)
+		require.Equal(t, "hdr", got[:3])
+		data := bytes.TrimRight([]byte(got[3:]), "\x00")
+		require.True(t, bytes.HasPrefix([]byte(stream), data), "seed %d: %q is a prefix", seed, got)
+		require.GreaterOrEqual(t, len(data), 6, "the synced part survives")
+		switch {
+		case len(data) == len(stream):
+			shapes["all"] = true
+		case len(data)%6 != 0:
+			shapes["torn"] = true
+		default:
+			shapes["whole writes"] = true
+		}
+	}
+	assert.Len(t, shapes, 3, "%v", shapes)
+}

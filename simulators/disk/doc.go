@@ -16,7 +16,14 @@
 //     read back as zeros or as the data written (Options.TearZeros): pages
 //     reach the disk in the background, in any amount, and a tail past the
 //     old size may be allocated but unwritten. Writes that overwrite in
-//     place (the outbox's ack mark) are modelled the same way.
+//     place (the outbox's ack mark, the journal's records written into
+//     its preallocated segment) are modelled the same way: the bytes of
+//     the torn write that did not make it read as what was there before
+//     (zeros in a preallocated region), or as zeros with TearZeros.
+//   - Size changes: a truncation and an allocation (Allocate, fallocate
+//     with mode 0: the file grows with zeros) are unsynced changes in the
+//     same order as the writes, durable after an fsync, and at a power cut
+//     kept whole or lost whole, never torn (ext4 journals them).
 //   - Directory entries: creating, renaming or removing a file changes the
 //     namespace at once but is durable only after an fsync of the
 //     directory (SyncDir). ext4 commits metadata in order through its
@@ -37,7 +44,8 @@
 //
 // Inject makes the n-th matching write, fsync, directory fsync or open
 // fail with an error (EIO, or any); SetCapacity makes writes past a byte
-// count fail with ENOSPC after writing what fits (a full disk). PowerCutAt
+// count fail with ENOSPC after writing what fits, and an Allocate past it
+// fail with ENOSPC allocating nothing (a full disk). PowerCutAt
 // cuts the power just before the n-th mutating operation: it and every
 // later operation fail with ErrPowerCut, handles opened before it stay
 // dead, and Reboot returns the disk as a power cut leaves it. Backup and

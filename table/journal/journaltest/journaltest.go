@@ -93,7 +93,10 @@ func (fs *FS) Written() int64 {
 	return fs.written
 }
 
-var _ vfs.FS = (*FS)(nil)
+var (
+	_ vfs.FS        = (*FS)(nil)
+	_ vfs.Allocator = (*file)(nil)
+)
 
 // OpenFile implements vfs.FS: the file's writes and fsyncs get the faults.
 func (fs *FS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
@@ -113,8 +116,24 @@ type file struct {
 }
 
 func (f *file) Write(p []byte) (int, error) {
+	n, full := f.take(len(p))
+	m, err := f.f.Write(p[:n])
+	return f.wrote(m, err, full)
+}
+
+// WriteAt is Write in place: the journal writes its records at their
+// offset into a preallocated segment.
+func (f *file) WriteAt(p []byte, off int64) (int, error) {
+	n, full := f.take(len(p))
+	m, err := f.f.WriteAt(p[:n], off)
+	return f.wrote(m, err, full)
+}
+
+// take counts a write of n bytes against the budget: it returns how many
+// may be written and whether the budget cut it.
+func (f *file) take(n int) (int, bool) {
 	f.fs.mu.Lock()
-	n := len(p)
+	defer f.fs.mu.Unlock()
 	full := f.fs.budget >= 0 && int64(n) > f.fs.budget
 	if full {
 		n = int(f.fs.budget)
@@ -123,8 +142,10 @@ func (f *file) Write(p []byte) (int, error) {
 		f.fs.budget -= int64(n)
 	}
 	f.fs.written += int64(n)
-	f.fs.mu.Unlock()
-	m, err := f.f.Write(p[:n])
+	return n, full
+}
+
+func (f *file) wrote(m int, err error, full bool) (int, error) {
 	if err != nil {
 		return m, err
 	}
@@ -132,6 +153,20 @@ func (f *file) Write(p []byte) (int, error) {
 		return m, &os.PathError{Op: "write", Path: f.f.Name(), Err: syscall.ENOSPC}
 	}
 	return m, nil
+}
+
+// Allocate preallocates through the real file (vfs.Allocate). While a
+// budget is set it fails with ENOSPC instead, as on a disk about to be
+// full, so the journal falls back to growing the file as it writes and
+// meets the budget there.
+func (f *file) Allocate(off, size int64) error {
+	f.fs.mu.Lock()
+	limited := f.fs.budget >= 0
+	f.fs.mu.Unlock()
+	if limited {
+		return &os.PathError{Op: "fallocate", Path: f.f.Name(), Err: syscall.ENOSPC}
+	}
+	return vfs.Allocate(f.f, off, size)
 }
 
 func (f *file) Sync() error {
