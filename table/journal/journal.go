@@ -562,7 +562,8 @@ func (j *Journal) FirstSeq() uint64 {
 type Stats struct {
 	// Segments is the number of segment files.
 	Segments int
-	// Bytes is their total durable size.
+	// Bytes is the size of their records (without trailers and the
+	// room preallocated after the active segment's records).
 	Bytes int64
 	// FirstSeq and LastSeq bound the retained records.
 	FirstSeq, LastSeq uint64

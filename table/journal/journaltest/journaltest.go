@@ -22,6 +22,7 @@ type FS struct {
 	mu      sync.Mutex // guards the following
 	budget  int64      // bytes that may still be written; <0 means no limit
 	noSync  bool
+	noAlloc bool
 	syncErr error
 	gate    chan struct{} // when set, Sync waits for it to be closed
 	inSync  int           // Syncs waiting on the gate
@@ -43,6 +44,15 @@ func (fs *FS) SetBudget(n int64) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.budget = n
+}
+
+// NoAllocate makes the files' Allocate fail with EOPNOTSUPP, as on a file
+// system without fallocate: the journal then grows its segments as it
+// writes, as it did before preallocation.
+func (fs *FS) NoAllocate() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.noAlloc = true
 }
 
 // FailSync makes every later Sync return err (nil restores success).
@@ -155,14 +165,18 @@ func (f *file) wrote(m int, err error, full bool) (int, error) {
 	return m, nil
 }
 
-// Allocate preallocates through the real file (vfs.Allocate). While a
-// budget is set it fails with ENOSPC instead, as on a disk about to be
+// Allocate preallocates through the real file (vfs.Allocate), or fails
+// with EOPNOTSUPP after NoAllocate. While a budget is set it fails with
+// ENOSPC instead, as on a disk about to be
 // full, so the journal falls back to growing the file as it writes and
 // meets the budget there.
 func (f *file) Allocate(off, size int64) error {
 	f.fs.mu.Lock()
-	limited := f.fs.budget >= 0
+	limited, unsupported := f.fs.budget >= 0, f.fs.noAlloc
 	f.fs.mu.Unlock()
+	if unsupported {
+		return &os.PathError{Op: "fallocate", Path: f.f.Name(), Err: syscall.EOPNOTSUPP}
+	}
 	if limited {
 		return &os.PathError{Op: "fallocate", Path: f.f.Name(), Err: syscall.ENOSPC}
 	}
