@@ -222,3 +222,26 @@ func TestLiveReadersStopAtZeroHeader(t *testing.T) {
 		require.NoError(t, r.Close())
 	}
 }
+
+// TestShortZeroTail: records that end less than a frame header before
+// the end of the preallocated room (the last batch before the room runs
+// out) end cleanly, however few zeros follow them.
+func TestShortZeroTail(t *testing.T) {
+	for _, room := range []int64{1, 3, 7, 8, 9} {
+		t.Run(fmt.Sprintf("room=%d", room), func(t *testing.T) {
+			dir := t.TempDir()
+			opts := journal.Options{Dir: dir, SegmentBytes: 8 << 10}
+			j, _ := open(t, opts)
+			appendN(t, j, 0, 3)
+			require.NoError(t, j.Close())
+			path := segments(t, dir)[0]
+			require.NoError(t, os.Truncate(path, recordsEnd(t, path)+room))
+			_, err := journal.Verify(dir)
+			require.NoError(t, err)
+			j, rep := open(t, opts)
+			assert.Nil(t, rep.Tail)
+			assert.Equal(t, uint64(3), rep.LastSeq)
+			appendN(t, j, 3, 4)
+		})
+	}
+}

@@ -223,11 +223,12 @@ func scanSegment(fsys vfs.FS, dir string, seg *segment, buf []byte, ch *chainer,
 			seg.trailerAt = off
 			return res, rd.buf
 		}
-		if p == ProblemLength && rd.atZeroFrame() {
+		if (p == ProblemLength && rd.atZeroFrame()) || p == ProblemTorn {
 			// An all-zero frame header ends the records, as the end of
 			// the file does, when nothing but zeros follows it: the
-			// preallocated room of the active segment. Anything else
-			// after it is judged below like any bad frame (isTail).
+			// preallocated room of the active segment (also when less
+			// than a frame header of it is left). Anything else after it
+			// is judged below like any bad frame (isTail).
 			clean, err := rd.zeroToLimit()
 			if err != nil {
 				res.err = err
