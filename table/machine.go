@@ -516,7 +516,7 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 //     the table paused (another reason, more to correct) starts no timer
 //     (the decision timer ran while paused); a card waiting after the
 //     round has what it needs is set aside (card_set_aside); one of a
-//     shoe gone out is not booked to the next.
+//     shoe gone out is neither booked to the next nor burned by it.
 //   - 1 (2026-11-25): the supervisor's pause flow: a resume is refused
 //     while the round misses a card the shoe dealt unread
 //     (ErrMisreadPending) or while the shoe is down (ErrShoeDown), a void

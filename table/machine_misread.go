@@ -148,9 +148,12 @@ func (m *Machine) correctQueued(v Supervisor) error {
 		}
 	}
 	now := i == 0 // nothing drawn before it waits: it goes in now
+	// The burn a new shoe owes takes a card of that shoe: a card of the
+	// shoe before it, corrected after the change, is the round's.
+	burn := m.burn > 0 && sameShoe
 	var evs []round.Event
-	if now && m.burn == 0 {
-		if !m.needsCard() {
+	if now && !burn {
+		if need, _, _ := m.rnd.NeedsCard(); !need {
 			return fmt.Errorf("%w: the round waits for no card", errIllegal)
 		}
 		var err error
@@ -177,7 +180,7 @@ func (m *Machine) correctQueued(v Supervisor) error {
 	}
 	if now {
 		m.held = slices.Delete(m.held, 0, 1)
-		if m.burn > 0 {
+		if burn {
 			m.burn--
 			m.emit(Burned{Card: v.Card}, "")
 		} else {

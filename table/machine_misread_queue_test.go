@@ -243,6 +243,24 @@ func TestMisreadOfTheBurn(t *testing.T) {
 	assert.Equal(t, []card.Card{card.MustParse("Jh")}, x.m.State().Round.Seats[0].Cards, "the round's first card is not burned")
 }
 
+// TestOldShoesCardIsNotBurned: 003, a card of the round dealt unread,
+// then the shoe changes before its correction: the new shoe's burn takes
+// the new shoe's first card, and the correction goes to the round.
+func TestOldShoesCardIsNotBurned(t *testing.T) {
+	x := newGameMT(t, "003")
+	x.must(ShoeIn{}, ShoeChanged{ShoeID: "S1"}, BetsClosed{ID: "b1", Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}})
+	x.cards("9s") // the burn
+	x.must(misreadN(2))
+	shoeOutClean(t, x, 416-1-1)
+	x.must(ShoeIn{}, ShoeChanged{ShoeID: "S2"})
+	require.Equal(t, 1, x.m.State().Shoe.BurnPending)
+	st, err := x.apply(correctWith("Jh"))
+	require.NoError(t, err)
+	assert.Empty(t, burned(st))
+	assert.Equal(t, []card.Card{card.MustParse("Jh")}, x.m.State().Round.Seats[0].Cards)
+	assert.Equal(t, 1, x.m.State().Shoe.BurnPending, "S2's burn is still owed")
+}
+
 // TestMisreadQueueReplays: a restart mid-pause (a journal replay, the
 // machine rebuilt from nothing) finds the same cards waiting, in the
 // same order, and a journal an epoch-1 build left with a misread pending
