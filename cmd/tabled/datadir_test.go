@@ -43,7 +43,7 @@ func TestDataDirFlagAgainstConfig(t *testing.T) {
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name    string
-		dataDir string // "": another directory, new for the case
+		dataDir string // "": another directory, new for the case ("journal": with a journal in it)
 		bound   bool   // the directory already holds this table
 		err     bool
 		warns   bool
@@ -52,12 +52,16 @@ func TestDataDirFlagAgainstConfig(t *testing.T) {
 		{"the same, spelled otherwise", fileDir + "/", false, false, false},
 		{"another, new", "", false, true, false},
 		{"another, already this table's", "", true, false, true},
+		{"another, with a journal older than identity.json", "journal", false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cfg
 			c.DataDir = tc.dataDir
-			if c.DataDir == "" {
+			if c.DataDir == "" || c.DataDir == "journal" {
 				c.DataDir = t.TempDir()
+			}
+			if tc.dataDir == "journal" {
+				require.NoError(t, os.Mkdir(filepath.Join(c.DataDir, "journal"), 0o750))
 			}
 			if tc.bound {
 				_, err := identity.Bind(nil, c.DataDir, identity.Identity{Studio: "studio1", Table: "t1", Game: "000"})

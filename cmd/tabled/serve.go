@@ -178,7 +178,8 @@ var ErrDataDirElsewhere = errors.New("the configuration file names another data 
 // reads them and look for the control socket and the journal there: the
 // systemd unit passes --data-dir /var/lib/livetable/<instance>, and a
 // configuration copied from the example named /var/lib/livetable/table1.
-// A directory that already holds a table (identity.json) is only warned
+// A directory that already holds a table (identity.json, or a journal
+// older than it) is only warned
 // about: a running table must not stop at an upgrade over it. A file that
 // names no data_dir, and the demo (make run's DATA_DIR beside RUNFLAGS'
 // --config), are not checked.
@@ -190,6 +191,9 @@ func checkDataDir(cfg Config, log zerolog.Logger) error {
 	_, existing, err := identity.Read(nil, cfg.DataDir)
 	if err != nil {
 		return fmt.Errorf("tabled: %w", err)
+	}
+	if _, err := os.Stat(absData(cfg, "journal")); err == nil {
+		existing = true // a table's, written before identity.json existed
 	}
 	what := fmt.Sprintf("--data-dir %s is not the data_dir of %s (%s), where `tablectl --config %s` looks for this table's accounts, control socket and journal: set data_dir: %s in %s",
 		cfg.DataDir, cfg.configFile, cfg.configDataDir, cfg.configFile, cfg.DataDir, cfg.configFile)
