@@ -58,6 +58,7 @@ type session struct {
 	canCommand bool
 	csrf       string
 	expires    time.Time
+	hash       string // the account's password hash at login
 }
 
 // Accounts is where the console finds supervisors: the table's accounts
@@ -232,7 +233,7 @@ func (a *auth) login(user, password string) (*session, string, bool) {
 		return nil, "", false
 	}
 	token := randomToken()
-	s := &session{user: user, canCommand: canCommand, csrf: randomToken(), expires: a.clk.Now().Add(a.ttl)}
+	s := &session{user: user, canCommand: canCommand, csrf: randomToken(), expires: a.clk.Now().Add(a.ttl), hash: hash}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.pruneLocked()
@@ -265,6 +266,24 @@ func (a *auth) session(r *http.Request) (*session, string) {
 	if !a.clk.Now().Before(s.expires) {
 		delete(a.sessions, c.Value)
 		return nil, ""
+	}
+	// The accounts as they are now (the file is read again on SIGHUP and
+	// after tablectl supervisor add/remove): an account removed, or whose
+	// password changed, is logged out at its next request, and one made a
+	// viewer may no longer command. A session kept what the account was
+	// at login, so a revoked supervisor went on pausing and voiding from
+	// a console left open until the session expired.
+	h, can, ok := a.users.PasswordHash(s.user)
+	if !ok || h != s.hash {
+		delete(a.sessions, c.Value)
+		return nil, ""
+	}
+	if can != s.canCommand {
+		// A new value, not a write to one a request may be reading.
+		ns := *s
+		ns.canCommand = can
+		a.sessions[c.Value] = &ns
+		s = &ns
 	}
 	return s, c.Value
 }

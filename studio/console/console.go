@@ -69,7 +69,8 @@ type Options struct {
 	Supervisors map[string]string
 	// Accounts is the table's accounts file (*supervisors.Store): the
 	// same identities sign commands sent over MQTT, and a reload of the
-	// file takes effect at the next login.
+	// file takes effect at the next request: an account removed (or whose
+	// password changed) is logged out, one made a viewer may not command.
 	Accounts Accounts
 	// GameName is shown beside the game code ("Live Blackjack").
 	GameName string

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -784,5 +785,72 @@ func TestErrorKind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, errorKind(tt.err), tt.err.Error())
+	}
+}
+
+// lockedAccounts is testAccounts a test may change while the server
+// reads it (as the accounts file is reloaded under a running console).
+type lockedAccounts struct {
+	mu sync.Mutex
+	m  testAccounts
+}
+
+func (a *lockedAccounts) PasswordHash(name string) (string, bool, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.m.PasswordHash(name)
+}
+
+func (a *lockedAccounts) set(name, hash string, canCommand bool, present bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !present {
+		delete(a.m, name)
+		return
+	}
+	a.m[name] = struct {
+		hash       string
+		canCommand bool
+	}{hash, canCommand}
+}
+
+// TestRevokedSupervisorSessionEnds: the accounts file changes under a
+// console session (tablectl supervisor remove, a role or password
+// changed, then the reload): the session follows at its next request. It
+// kept what the account was at login, and a removed supervisor went on
+// commanding from a console left open until the session expired.
+func TestRevokedSupervisorSessionEnds(t *testing.T) {
+	hash := testHash(t, testPassword)
+	for _, tc := range []struct {
+		name     string
+		change   func(a *lockedAccounts)
+		wantCode int
+		wantKind string
+	}{
+		{"removed", func(a *lockedAccounts) { a.set("ann", "", false, false) }, http.StatusUnauthorized, ""},
+		{"password changed", func(a *lockedAccounts) { a.set("ann", testHash(t, "another-password"), true, true) }, http.StatusUnauthorized, ""},
+		{"made a viewer", func(a *lockedAccounts) { a.set("ann", hash, false, true) }, http.StatusForbidden, "viewer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			accts := &lockedAccounts{m: testAccounts{}}
+			accts.set("ann", hash, true, true)
+			f := newFixture(t, func(o *Options) { o.Accounts = accts })
+			c := f.browser(t)
+			resp := f.login(t, c, "ann", testPassword)
+			body(t, resp)
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+			r, err := c.Get(f.web.URL + "/supervisor")
+			require.NoError(t, err)
+			m := metaToken.FindStringSubmatch(body(t, r))
+			require.Len(t, m, 2)
+
+			tc.change(accts)
+			code, e := f.command(t, c, m[1], "", CommandRequest{Command: "pause", Reason: "still here"})
+			assert.Equal(t, tc.wantCode, code)
+			if tc.wantKind != "" {
+				assert.Equal(t, tc.wantKind, e.Kind)
+			}
+			assert.Empty(t, f.fake.Inputs(), "nothing reached the table")
+		})
 	}
 }
