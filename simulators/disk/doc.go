@@ -42,16 +42,16 @@
 //
 // # Faults
 //
-// Inject makes the n-th matching write, fsync, directory fsync or open
-// fail with an error (EIO, or any); SetCapacity makes writes past a byte
-// count fail with ENOSPC after writing what fits, and an Allocate past it
-// fail with ENOSPC allocating nothing (a full disk). PowerCutAt
-// cuts the power just before the n-th mutating operation: it and every
-// later operation fail with ErrPowerCut, handles opened before it stay
-// dead, and Reboot returns the disk as a power cut leaves it. Backup and
-// Restore copy and put back the durable image (a restore from an older
-// backup loses the newest segment's records); RemoveNewest deletes the
-// newest file of a directory (a lost segment).
+// Inject makes the n-th matching write, allocation, fsync, directory
+// fsync or open fail with an error (EIO, or any); SetCapacity makes
+// writes past a byte count fail with ENOSPC after writing what fits, and
+// an Allocate past it fail with ENOSPC allocating nothing (a full disk).
+// PowerCutAt cuts the power just before the n-th mutating operation: it
+// and every later operation fail with ErrPowerCut, handles opened before
+// it stay dead, and Reboot returns the disk as a power cut leaves it.
+// Backup and Restore copy and put back the durable image (a restore from
+// an older backup loses the newest segment's records); RemoveNewest
+// deletes the newest file of a directory (a lost segment).
 //
 // Every choice comes from Options.Seed, so a run on one goroutine is the
 // same run every time. The disk is safe for concurrent use.

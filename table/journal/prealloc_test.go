@@ -3,6 +3,7 @@ package journal_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/livetable/livetable/simulators/disk"
 	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/journal/journaltest"
+	"github.com/livetable/livetable/table/vfs"
 )
 
 // TestPreallocatedSegment: the active segment is preallocated (up to
@@ -244,4 +246,58 @@ func TestShortZeroTail(t *testing.T) {
 			appendN(t, j, 3, 4)
 		})
 	}
+}
+
+// TestLiveReaderRereadsARecordBeingWritten: a read-only open of a live
+// journal can read a record while the writer is copying it in place
+// (its header there, the rest still zeros). The scan reads the spot
+// again before judging it, and then finds the record whole: no torn
+// tail, nothing lost.
+func TestLiveReaderRereadsARecordBeingWritten(t *testing.T) {
+	dir := t.TempDir()
+	// 128 KiB of room: Open's look for a trailer reads only the last
+	// 64 KiB (zeros), and the scan is the first to read the records.
+	w, _ := open(t, journal.Options{Dir: dir, SegmentBytes: 128 << 10})
+	appendN(t, w, 0, 6)
+	path := segments(t, dir)[0]
+	fr := frames(t, path)
+	last := fr[len(fr)-1]
+	fs := &halfWrittenFS{at: last.off + frameHeader + 5}
+	r, rep := open(t, journal.Options{Dir: dir, FS: fs, ReadOnly: true})
+	require.Equal(t, 1, fs.torn, "the first read caught the record half written")
+	assert.Nil(t, rep.Tail)
+	assert.Equal(t, uint64(6), rep.LastSeq)
+	assert.Equal(t, wantRange(0, 6), replayAll(t, r, 0))
+}
+
+// halfWrittenFS is the operating system's files, except that the first
+// read of a segment's records (from the header's end: the scan's) that
+// covers offset at returns zeros from there on: what a reader sees while
+// the writer's copy has not got that far.
+type halfWrittenFS struct {
+	vfs.OS
+	at   int64
+	torn int
+}
+
+func (h *halfWrittenFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	f, err := h.OS.OpenFile(name, flag, perm)
+	if err != nil || !strings.HasSuffix(name, ".ltj") {
+		return f, err
+	}
+	return &halfWrittenFile{File: f, fs: h}, nil
+}
+
+type halfWrittenFile struct {
+	vfs.File
+	fs *halfWrittenFS
+}
+
+func (f *halfWrittenFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	if h := f.fs; h.torn == 0 && off == headerSize && h.at < off+int64(n) {
+		h.torn++
+		clear(p[h.at-off : n])
+	}
+	return n, err
 }
