@@ -327,17 +327,25 @@ func TestViewerMayNotCommand(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		o.Accounts = testAccounts{"vito": {testHash(t, testPassword), false}}
 	})
+	c, token := f.supervisorPage(t, "vito")
+	code, e := f.command(t, c, token, "", CommandRequest{Command: "pause", Reason: "look"})
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Equal(t, "viewer", e.Kind)
+}
+
+// supervisorPage logs user in (testPassword) and opens the supervisor's
+// page: the browser and the page's CSRF token for commands.
+func (f *fixture) supervisorPage(t *testing.T, user string) (*http.Client, string) {
+	t.Helper()
 	c := f.browser(t)
-	resp := f.login(t, c, "vito", testPassword)
+	resp := f.login(t, c, user, testPassword)
 	body(t, resp)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	r, err := c.Get(f.web.URL + "/supervisor")
 	require.NoError(t, err)
 	m := metaToken.FindStringSubmatch(body(t, r))
 	require.Len(t, m, 2)
-	code, e := f.command(t, c, m[1], "", CommandRequest{Command: "pause", Reason: "look"})
-	assert.Equal(t, http.StatusForbidden, code)
-	assert.Equal(t, "viewer", e.Kind)
+	return c, m[1]
 }
 
 type testAccounts map[string]struct {
@@ -835,17 +843,9 @@ func TestRevokedSupervisorSessionEnds(t *testing.T) {
 			accts := &lockedAccounts{m: testAccounts{}}
 			accts.set("ann", hash, true, true)
 			f := newFixture(t, func(o *Options) { o.Accounts = accts })
-			c := f.browser(t)
-			resp := f.login(t, c, "ann", testPassword)
-			body(t, resp)
-			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-			r, err := c.Get(f.web.URL + "/supervisor")
-			require.NoError(t, err)
-			m := metaToken.FindStringSubmatch(body(t, r))
-			require.Len(t, m, 2)
-
+			c, token := f.supervisorPage(t, "ann")
 			tc.change(accts)
-			code, e := f.command(t, c, m[1], "", CommandRequest{Command: "pause", Reason: "still here"})
+			code, e := f.command(t, c, token, "", CommandRequest{Command: "pause", Reason: "still here"})
 			assert.Equal(t, tc.wantCode, code)
 			if tc.wantKind != "" {
 				assert.Equal(t, tc.wantKind, e.Kind)
