@@ -109,6 +109,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	if err := checkRanges(opts); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
 	lvl, err := zerolog.ParseLevel(logLevel)
 	if err != nil || logLevel == "" {
 		return fmt.Errorf("--log-level %q: want trace, debug, info, warn or error", logLevel)
@@ -160,6 +163,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if ctx.Err() == nil {
 		return context.Cause(runCtx)
+	}
+	return nil
+}
+
+// checkRanges refuses flag values the shoe would otherwise replace by its
+// defaults without a word (--decks 0, --penetration 2, --heartbeat 0) or
+// take for something else (a negative rate or count).
+func checkRanges(o shoe.Options) error {
+	f := o.Faults
+	switch {
+	case o.Decks < 1:
+		return fmt.Errorf("--decks %d: at least 1", o.Decks)
+	case o.Penetration <= 0 || o.Penetration > 1:
+		return fmt.Errorf("--penetration %v: a fraction of the shoe above 0, at most 1", o.Penetration)
+	case o.Rate < 0:
+		return fmt.Errorf("--rate %v: cards a second, 0 or more", o.Rate)
+	case o.Heartbeat <= 0:
+		return fmt.Errorf("--heartbeat %v: above 0", o.Heartbeat)
+	case f.SilenceFor <= 0 || f.UnplugFor <= 0:
+		return fmt.Errorf("--silence-for %v, --unplug-for %v: above 0", f.SilenceFor, f.UnplugFor)
+	case f.SilenceEvery < 0 || f.UnplugEvery < 0:
+		return fmt.Errorf("--silence-every %v, --unplug-every %v: 0 (never) or more", f.SilenceEvery, f.UnplugEvery)
+	}
+	for name, n := range map[string]int{"--noise-every": f.NoiseEvery, "--noise-bytes": f.NoiseBytes, "--corrupt-every": f.CorruptEvery,
+		"--drop-every": f.DropEvery, "--dup-every": f.DuplicateEvery, "--misread-every": f.MisreadEvery, "--double-every": f.DoubleCardEvery,
+		"--jam-every": f.JamEvery, "--foreign-every": f.ForeignEvery, "--short-deck": f.ShortDeck} {
+		if n < 0 {
+			return fmt.Errorf("%s %d: 0 (never) or more", name, n)
+		}
 	}
 	return nil
 }

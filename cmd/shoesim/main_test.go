@@ -53,6 +53,15 @@ func TestBadFlags(t *testing.T) {
 	err = run(context.Background(), []string{"--rate", "0", "--control", missing}, &out, io.Discard)
 	assert.ErrorContains(t, err, "--control: stat "+missing+": no such file or directory (make the FIFO first: mkfifo "+missing+")")
 	assert.Empty(t, out.String(), "no shoe was plugged in")
+
+	// Values the shoe replaced by its defaults without a word.
+	for _, args := range [][]string{{"--decks", "0"}, {"--decks", "-1"}, {"--penetration", "2"}, {"--rate", "-1"},
+		{"--heartbeat", "0"}, {"--unplug-for", "0s"}, {"--jam-every", "-3"}} {
+		err = run(context.Background(), args, &out, io.Discard)
+		assert.ErrorIs(t, err, errUsage, "%v", args)
+		assert.ErrorContains(t, err, args[0], "%v", args)
+	}
+	assert.Empty(t, out.String(), "no shoe was plugged in")
 }
 
 // TestShoesimEndToEnd runs the command with a script, opens the printed
