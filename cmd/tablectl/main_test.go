@@ -190,6 +190,7 @@ func correctAndVoid(t *testing.T, c *table.Controller, cmd func(args ...string) 
 	code, out, errOut = cmd("correct", "--card", "7c", "--reason", "misread")
 	require.Equal(t, 0, code, out+errOut)
 	assert.Contains(t, out, "correct accepted")
+	assert.Contains(t, out, "no card waits for a correction")
 	st := c.Snapshot()
 	assert.Empty(t, st.Misread)
 	assert.False(t, st.Paused, "the misread was the only reason to pause")
@@ -254,6 +255,26 @@ func TestLocalSupervisorCommands(t *testing.T) {
 	code, _, errOut = tablectl(t, "", "--data-dir", t.TempDir(), "pause", "--reason", "x")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "is tabled (or make run) running with --data-dir")
+}
+
+// TestCorrectSaysWhatIsLeft: two cards unread in one pause, corrected
+// from the box one at a time: each correct says what the next one is
+// for, and status names it.
+func TestCorrectSaysWhatIsLeft(t *testing.T) {
+	dataDir := t.TempDir()
+	c, ctx, _ := startTable(t, dataDir, time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
+	misreadMidRound(t, ctx, c)
+	require.NoError(t, c.Submit(ctx, table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #4: card misread", Pauses: true}))
+	code, out, errOut := tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "7c", "--reason", "first")
+	require.Equal(t, 0, code, out+errOut)
+	assert.Contains(t, out, "still waiting for a correction: 1, the next: misread #4: card misread")
+	code, out, _ = tablectl(t, "", "status", "--data-dir", dataDir)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "MISREAD: 1 waiting for a correction, the next to correct: misread #4: card misread")
+	code, out, errOut = tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "5h", "--reason", "second")
+	require.Equal(t, 0, code, out+errOut)
+	assert.Contains(t, out, "no card waits for a correction")
+	assert.False(t, c.Snapshot().Paused)
 }
 
 func TestRecallByDate(t *testing.T) {

@@ -380,6 +380,16 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 			return 1
 		}
 		fmt.Fprintf(stdout, "%s accepted (%s, by %s)\n", cmd, rep.ID, rep.By)
+		if cmd == "correct" {
+			// Several cards may wait: say what the next correct is for.
+			if st, err := rf.localDo(localctl.Request{Command: "status"}); err == nil && st.State != nil {
+				if st.State.Misread != "" {
+					fmt.Fprintf(stdout, "still waiting for a correction: %d, the next: %s\n", max(st.State.MisreadsPending, 1), st.State.Misread)
+				} else {
+					fmt.Fprintln(stdout, "no card waits for a correction")
+				}
+			}
+		}
 		return 0
 	}
 
