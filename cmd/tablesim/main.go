@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/livetable/livetable/simulators/world"
+	"github.com/livetable/livetable/table/rules"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -37,6 +38,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if err := checkFlags(*seeds, *steps, *workers, *game); err != nil {
+		fmt.Fprintln(stderr, "tablesim:", err)
 		return 2
 	}
 	if *seed != 0 {
@@ -67,6 +72,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 		float64(*seeds)/el.Seconds(), *workers)
 	fmt.Fprintf(stdout, "%d schedules, %d violations\n", *seeds, violations)
 	return exit(violations)
+}
+
+// checkFlags refuses what would panic (a negative -seeds), never end (no
+// workers, a negative -steps) or count a game that does not exist as a
+// violation in every seed.
+func checkFlags(seeds, steps, workers int, game string) error {
+	switch {
+	case seeds < 1:
+		return fmt.Errorf("-seeds %d: at least 1", seeds)
+	case steps < 1:
+		return fmt.Errorf("-steps %d: at least 1", steps)
+	case workers < 1:
+		return fmt.Errorf("-workers %d: at least 1", workers)
+	}
+	if game != "all" {
+		if _, err := rules.Game(game); err != nil {
+			return fmt.Errorf("-game: %w", err)
+		}
+	}
+	return nil
 }
 
 func exit(violations int) int {

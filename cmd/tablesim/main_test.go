@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestFlags: -h exits 0; flags that panicked (-seeds -5: makeslice),
+// never ended (-workers 0, -steps -1) or made every seed a violation
+// (-game 009) are usage errors naming the flag (exit status 2); a short
+// run of each kind works.
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-h"}, 0, "-power-cuts-only"},
+		{[]string{"-nope"}, 2, "flag provided but not defined: -nope"},
+		{[]string{"-seeds", "-5"}, 2, "-seeds -5: at least 1"},
+		{[]string{"-seeds", "0"}, 2, "-seeds 0: at least 1"},
+		{[]string{"-steps", "-1"}, 2, "-steps -1: at least 1"},
+		{[]string{"-workers", "0"}, 2, "-workers 0: at least 1"},
+		{[]string{"-game", "009"}, 2, `-game: rules: unknown game "009"`},
+		{[]string{"-seeds", "2", "-steps", "20", "-game", "001"}, 0, "2 schedules, 0 violations"},
+		{[]string{"-seed", "3", "-steps", "20"}, 0, "1 schedules, 0 violations"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		assert.Equal(t, tc.code, code, "%v: %s%s", tc.args, out.String(), errOut.String())
+		assert.Contains(t, out.String()+errOut.String(), tc.want, "%v", tc.args)
+	}
+}
