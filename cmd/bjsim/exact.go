@@ -58,6 +58,9 @@ func runExact(ctx context.Context, args []string, stdout, stderr io.Writer, _ ze
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
+	if *rounds < 0 || *workers < 1 {
+		return fmt.Errorf("%w: --rounds %d, --workers %d: rounds 0 (none) or more, workers at least 1", errUsage, *rounds, *workers)
+	}
 	codes := []string{*game}
 	if *game == "all" {
 		codes = rules.Codes()

@@ -57,6 +57,16 @@ func runRTP(ctx context.Context, args []string, stdout, stderr io.Writer, _ zero
 		}
 		defer pprof.StopCPUProfile()
 	}
+	switch {
+	case *rounds < 0:
+		return fmt.Errorf("%w: --rounds %d: 0 (until --ci) or more", errUsage, *rounds)
+	case *rounds == 0 && *ci <= 0:
+		return fmt.Errorf("%w: --ci %v: a half-width above 0 (percentage points)", errUsage, *ci)
+	case *rounds == 0 && *maxRounds < 1:
+		return fmt.Errorf("%w: --max-rounds %d: at least 1", errUsage, *maxRounds)
+	case *workers < 1:
+		return fmt.Errorf("%w: --workers %d: at least 1", errUsage, *workers)
+	}
 	codes := []string{*game}
 	if *game == "all" {
 		codes = rules.Codes()
@@ -107,7 +117,7 @@ func play(ctx context.Context, opts rtp.Options, rounds int64, ci float64, maxRo
 	var sum, sumSq float64
 	batch := int64(2_000_000)
 	for total.Rounds < maxRounds {
-		opts.Rounds = batch
+		opts.Rounds = min(batch, maxRounds-total.Rounds) // --max-rounds is a bound, not rounded up to a batch
 		r, err := rtp.Run(ctx, opts)
 		if err != nil {
 			return total, err
