@@ -274,6 +274,10 @@ func runHistory(g *globals, args []string, stdout, stderr io.Writer) int {
 	if _, code, ok := jf.parse(fs, g, args, stdout, stderr); !ok {
 		return code
 	}
+	if *n < 1 {
+		fmt.Fprintf(stderr, "tablectl history: -n %d: at least 1\n", *n) // -1 panicked (makeslice)
+		return 2
+	}
 	h, err := recall(jf, func(rs []journal.RoundSummary) uint64 {
 		// Newest first: the first record of the n-th newest round.
 		if len(rs) == 0 || *n <= 0 {

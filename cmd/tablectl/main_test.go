@@ -79,6 +79,9 @@ func TestRecallFromJournal(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "#22:10:05")
 	assert.Contains(t, out, "-1000")
+	code, _, errOut = tablectl(t, "", "history", "--data-dir", dataDir, "-n", "-1")
+	assert.Equal(t, 2, code, "a negative count panicked")
+	assert.Contains(t, errOut, "-n -1: at least 1")
 	code, out, errOut = tablectl(t, "", "round", "--data-dir", dataDir, "22:10:05")
 	require.Equal(t, 0, code, errOut)
 	for _, want := range []string{"card Ts to seat 2", "hole card 5h", "seat 2 hand 1: stand", "dealer 6d 5h 9s = 20", "lose", "total net -1000"} {
