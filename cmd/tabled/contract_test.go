@@ -201,6 +201,7 @@ func TestContractDemoAllGames(t *testing.T) {
 			assert.Positive(t, n, "publishes measured")
 		}
 		assert.Contains(t, text, `livetable_broker_connected{studio="contract",table="g000"} 1`)
+		assert.Contains(t, text, `livetable_shoe_connected{studio="contract",table="g000"} 1`, "the daemon reports its shoe's link")
 		assert.Contains(t, text, `livetable_broker_takeover_suspected_total{studio="contract",table="g000"} 0`, "the daemon reports its link's takeover watch")
 	}
 	cancel()

@@ -485,6 +485,7 @@ func (d *tabled) startConsole(ctx context.Context, g *errgroup.Group) error {
 	link := d.link
 	d.metrics.SetOutboxDepthFunc(link.OutboxDepth)
 	d.metrics.SetBrokerConnectedFunc(func() bool { return link.Stats().Connected })
+	d.metrics.SetShoeConnectedFunc(func() bool { up, _, _ := d.shoe.State(); return up })
 	d.metrics.SetBrokerTakeoverFunc(func() (uint64, uint64) {
 		st := link.Stats()
 		return st.ShortConnections, st.TakeoverSuspected

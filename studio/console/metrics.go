@@ -43,6 +43,7 @@ type Metrics struct {
 	latencyFn      atomic.Pointer[func() LatencySummary]
 	paused         gauge
 	connectedFn    atomic.Pointer[func() bool]
+	shoeFn         atomic.Pointer[func() bool]
 	takeoverFn     atomic.Pointer[func() (short, suspected uint64)]
 	dropped        atomic.Pointer[Dropper]
 }
@@ -117,6 +118,8 @@ func (m *Metrics) write(e *expo) {
 	e.sample("livetable_table_paused", l, "", m.paused.get())
 	e.family("livetable_broker_connected", "gauge", "1 while the MQTT link is connected to the broker (-1: not reported).")
 	e.sample("livetable_broker_connected", l, "", m.brokerConnected())
+	e.family("livetable_shoe_connected", "gauge", "1 while the card shoe's link is up (a device accepted and heard), 0 while it is unplugged, silent or refused (-1: not reported).")
+	e.sample("livetable_shoe_connected", l, "", gaugeOf(m.shoeFn.Load()))
 	if f := m.takeoverFn.Load(); f != nil {
 		short, suspected := (*f)()
 		e.family("livetable_broker_short_connections_total", "counter", "Connections the broker closed within 5 s of opening them.")
@@ -178,8 +181,16 @@ func (m *Metrics) SetBrokerConnectedFunc(f func() bool) { m.connectedFn.Store(&f
 // it, while the table receives no command.
 func (m *Metrics) SetBrokerTakeoverFunc(f func() (short, suspected uint64)) { m.takeoverFn.Store(&f) }
 
-func (m *Metrics) brokerConnected() float64 {
-	f := m.connectedFn.Load()
+// SetShoeConnectedFunc makes every scrape ask f whether the card shoe's
+// link is up (livetable_shoe_connected): an unplugged shoe pauses a round
+// in play, but between rounds, or on a table already paused for another
+// reason, nothing else says the dealer has no shoe to deal from.
+func (m *Metrics) SetShoeConnectedFunc(f func() bool) { m.shoeFn.Store(&f) }
+
+func (m *Metrics) brokerConnected() float64 { return gaugeOf(m.connectedFn.Load()) }
+
+// gaugeOf is a yes/no gauge asked of f: 1, 0, or -1 when nothing reports it.
+func gaugeOf(f *func() bool) float64 {
 	switch {
 	case f == nil:
 		return -1

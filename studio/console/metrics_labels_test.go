@@ -21,8 +21,9 @@ func TestTableMetricsLabelled(t *testing.T) {
 	m := NewTableMetrics("s1", "t7")
 	m.ObservePublishLatency(3 * time.Millisecond)
 	m.Observe(table.Event{Body: table.Paused{By: "sup", Reason: "check"}})
-	connected := false
+	connected, shoe := false, true
 	m.SetBrokerConnectedFunc(func() bool { return connected })
+	m.SetShoeConnectedFunc(func() bool { return shoe })
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	text := rec.Body.String()
@@ -30,6 +31,7 @@ func TestTableMetricsLabelled(t *testing.T) {
 		`livetable_publish_latency_seconds_count{studio="s1",table="t7"} 1`,
 		`livetable_table_paused{studio="s1",table="t7"} 1`,
 		`livetable_broker_connected{studio="s1",table="t7"} 0`,
+		`livetable_shoe_connected{studio="s1",table="t7"} 1`,
 	} {
 		assert.Contains(t, text, want)
 	}
@@ -40,11 +42,12 @@ func TestTableMetricsLabelled(t *testing.T) {
 	}
 	assert.Contains(t, text, "\ngo_memstats_heap_inuse_bytes ", "the runtime's series keep their standard names")
 	m.Observe(table.Event{Body: table.Resumed{By: "sup"}})
-	connected = true
+	connected, shoe = true, false
 	rec = httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	assert.Contains(t, rec.Body.String(), `livetable_table_paused{studio="s1",table="t7"} 0`)
 	assert.Contains(t, rec.Body.String(), `livetable_broker_connected{studio="s1",table="t7"} 1`)
+	assert.Contains(t, rec.Body.String(), `livetable_shoe_connected{studio="s1",table="t7"} 0`)
 }
 
 // TestMonitoringNamesExist: every metric the dashboard and the alert
@@ -53,6 +56,7 @@ func TestTableMetricsLabelled(t *testing.T) {
 func TestMonitoringNamesExist(t *testing.T) {
 	m := NewTableMetrics("s1", "t1")
 	m.SetBrokerConnectedFunc(func() bool { return true })
+	m.SetShoeConnectedFunc(func() bool { return true })
 	m.SetBrokerTakeoverFunc(func() (uint64, uint64) { return 0, 0 }) // as tabled sets it (serve.go)
 	m.Observe(table.Event{Body: table.Alarm{Code: "jam"}})
 	rec := httptest.NewRecorder()
