@@ -78,7 +78,7 @@ func (jf *journalFlags) dir() string { return filepath.Join(jf.dataDir, "journal
 // runJournal: `tablectl journal verify` and `tablectl journal accept-loss`.
 func runJournal(g *globals, args []string, stdout, stderr io.Writer) int {
 	const usage = "usage: tablectl journal verify [--data-dir DIR] [--game G] [--broker URL [--user U --password P --ca-file F --cert-file F --key-file F]]\n" +
-		"       tablectl journal accept-loss --data-dir DIR --by NAME --reason WHY [--published-seq N] [--game G]"
+		"       tablectl journal accept-loss --data-dir DIR --by NAME --reason WHY [--published-seq N | --broker URL [--user U ...]] [--game G]"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
 		return 2
@@ -172,10 +172,14 @@ func runAcceptLoss(g *globals, args []string, stdout, stderr io.Writer) int {
 	jf.register(fs, g)
 	by := fs.String("by", "", "who accepts the loss (required)")
 	reason := fs.String("reason", "", "why (required; it is journaled and published with the alarm)")
-	published := fs.Uint64("published-seq", 0, "the seq the table's retained state at the broker names, when tabled refused to start naming it (a data directory restored from an older backup)")
+	published := fs.Uint64("published-seq", 0, "the seq the table's retained state at the broker names, when tabled refused to start naming it (a data directory restored from an older backup); with --broker it must be the seq the broker names")
+	var rf remoteFlags
+	rf.register(fs, g)
+	fs.Lookup("broker").Usage = "read the seq the table's retained state at this broker names (tcp://, ssl://; the nodes of a cluster comma-separated) instead of taking --published-seq on trust"
 	if _, code, ok := jf.parse(fs, g, args, stdout, stderr); !ok {
 		return code
 	}
+	rf.parsed(fs)
 	if *by == "" || *reason == "" {
 		fmt.Fprintln(stderr, "tablectl journal accept-loss: --by and --reason are required")
 		return 2
@@ -186,6 +190,23 @@ func runAcceptLoss(g *globals, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	n.Broker = *published
+	if rf.brokerSet {
+		// An accepted loss numbers the table's events above it for
+		// good: a mistyped --published-seq would announce thousands of
+		// events lost that never existed, so the broker is asked.
+		seq, err := verifyBrokerSeq(&rf, fs, jf, stdout)
+		if err != nil {
+			fmt.Fprintln(stderr, "tablectl: the broker's seq not read:", err)
+			return 1
+		}
+		if *published != 0 && *published != seq {
+			fmt.Fprintf(stderr, "tablectl: --published-seq %d is not the seq the table's retained state at %s names (%d): nothing accepted\n", *published, rf.broker, seq)
+			return 1
+		}
+		n.Broker = seq
+	} else if *published != 0 {
+		fmt.Fprintf(stdout, "--published-seq %d is taken as given (--broker URL reads it from the table's retained state instead)\n", *published)
+	}
 	from, to, behind := n.Lost()
 	if !behind {
 		fmt.Fprintf(stdout, "nothing to accept: the journal's events end at seq %d, the outbox published up to seq %d\n", n.Journal, n.Published())

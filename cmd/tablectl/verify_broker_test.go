@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+	"github.com/livetable/livetable/table/continuity"
 	"github.com/livetable/livetable/table/identity"
 )
 
@@ -75,4 +77,45 @@ func TestVerifyAgainstBroker(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAcceptLossFromBroker: accept-loss --broker takes the seq from the
+// table's retained state, and refuses a --published-seq that is not it
+// (a mistyped one numbered the table above seqs that never existed).
+func TestAcceptLossFromBroker(t *testing.T) {
+	dataDir := t.TempDir()
+	c, ctx, stop := startTable(t, dataDir, time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
+	playRound(t, ctx, c, "9s")
+	last := c.Snapshot().Seq
+	stop()
+	_, err := identity.Bind(nil, dataDir, identity.Identity{Studio: "s7", Table: "t9", Game: "000"})
+	require.NoError(t, err)
+	mq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
+	cl := paho.NewClient(paho.NewClientOptions().AddBroker(mq.URL()).SetClientID("backend-test").SetProtocolVersion(4))
+	tok := cl.Connect()
+	require.True(t, tok.WaitTimeout(10*time.Second))
+	require.NoError(t, tok.Error())
+	pt := cl.Publish("livetable/s7/t9/state", 1, true,
+		fmt.Sprintf(`{"schema":2,"seq":0,"time":"2026-11-21T22:11:00Z","table":"t9","kind":"state","data":{"seq":%d,"table":"t9","game":"000","phase":"betting"}}`, last+40))
+	require.True(t, pt.WaitTimeout(10*time.Second))
+	require.NoError(t, pt.Error())
+	cl.Disconnect(50)
+
+	accept := func(extra ...string) (int, string) {
+		args := append([]string{"journal", "accept-loss", "--data-dir", dataDir, "--by", "anna", "--reason", "restored", "--timeout", "3s"}, extra...)
+		code, out, errOut := tablectl(t, "", args...)
+		return code, out + errOut
+	}
+	code, out := accept("--broker", mq.URL(), "--published-seq", fmt.Sprint(last+400))
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, fmt.Sprintf("--published-seq %d is not the seq the table's retained state at %s names (%d)", last+400, mq.URL(), last+40))
+	_, err = os.Stat(continuity.AcceptPath(dataDir))
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing accepted")
+
+	code, out = accept("--broker", mq.URL())
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, fmt.Sprintf("accepted: events %d-%d lost", last+1, last+40))
+	code, out, _ = tablectl(t, "", "journal", "verify", "--data-dir", dataDir, "--broker", mq.URL(), "--timeout", "3s")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, fmt.Sprintf("the loss of events %d-%d was accepted by anna", last+1, last+40))
 }
