@@ -65,7 +65,6 @@ bench: deps-go ## benchmarks and the figures the issues ask for
 	$(GO) test -run '^$$' -bench . -benchmem ./table/round/ ./table/sidebets/ ./table/strategy/ ./firmware-protocols/shoeproto/
 	$(GO) test -run '^$$' -bench Analyze -cpu 1 ./table/strategy/exact/
 	$(GO) test -run '^$$' -bench Append -benchmem -benchtime=200x ./table/journal/
-	$(GO) test -run '^$$' -bench AppendLatency -benchtime=10000x ./table/journal/
 	$(GO) test -run '^$$' -bench Recovery -benchmem -benchtime=1x ./table/journal/
 	$(GO) test -run '^$$' -bench Restart100kRounds -benchtime=1x -timeout 10m ./table/
 	$(GO) test -run '^$$' -bench Restart7Seat -benchtime=20x -timeout 30m ./table/

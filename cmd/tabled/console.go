@@ -99,12 +99,6 @@ type timedFile struct {
 	observe func(time.Duration)
 }
 
-// Allocate preallocates through the file it wraps: the journal writes a
-// card in place into a preallocated segment, which saves its fsync the
-// size change (docs/architecture-notes.md §24), and a wrapper that hid
-// the capability would turn that off without a word.
-func (f timedFile) Allocate(off, size int64) error { return vfs.Allocate(f.File, off, size) }
-
 func (f timedFile) Sync() error {
 	start := time.Now()
 	err := f.File.Sync()

@@ -50,10 +50,9 @@ const (
 	OpTruncate               // Truncate, and O_TRUNC
 	OpRename                 // Rename
 	OpRemove                 // Remove
-	OpAllocate               // a file's Allocate (fallocate)
 )
 
-var opNames = [...]string{"", "write", "sync", "syncdir", "open", "truncate", "rename", "remove", "allocate"}
+var opNames = [...]string{"", "write", "sync", "syncdir", "open", "truncate", "rename", "remove"}
 
 // String names the operation.
 func (o Op) String() string {
@@ -84,10 +83,8 @@ type faultState struct {
 	seen int
 }
 
-// write is one unsynced change to a file: data at off, or a change of
-// size (a truncation, or an allocation that grows the file with zeros).
-// A change of size is never torn: ext4 commits it whole through its
-// journal.
+// write is one unsynced change to a file: data at off, or a truncation to
+// size.
 type write struct {
 	off   int64
 	data  []byte
@@ -184,9 +181,9 @@ func (d *Disk) SetCapacity(n int64) {
 	d.opts.Capacity = n
 }
 
-// Ops is the number of mutating operations (writes, truncations,
-// allocations, fsyncs, creations, renames, removals) done so far: the
-// positions PowerCutAt counts in.
+// Ops is the number of mutating operations (writes, truncations, fsyncs,
+// creations, renames, removals) done so far: the positions PowerCutAt
+// counts in.
 func (d *Disk) Ops() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -655,10 +652,7 @@ type file struct {
 	writable, readable bool
 }
 
-var (
-	_ vfs.File      = (*file)(nil)
-	_ vfs.Allocator = (*file)(nil)
-)
+var _ vfs.File = (*file)(nil)
 
 // check returns why the handle cannot be used, nil when it can. d.mu is
 // held.
@@ -810,39 +804,6 @@ func (f *file) Truncate(size int64) error {
 		return pathErr("truncate", f.name, err)
 	}
 	w := write{trunc: true, size: size}
-	f.ino.live = w.apply(f.ino.live)
-	f.ino.pending = append(f.ino.pending, w)
-	return nil
-}
-
-// Allocate implements vfs.Allocator like fallocate(2) with mode 0: the
-// file grows to off+size with zeros if it was smaller (a change of size
-// that, like a truncation, is durable after the next Sync and lost whole
-// or kept whole at a power cut), and nothing else changes. Past the
-// disk's capacity it fails with ENOSPC and allocates nothing.
-func (f *file) Allocate(off, size int64) error {
-	f.d.mu.Lock()
-	defer f.d.mu.Unlock()
-	if err := f.check("allocate"); err != nil {
-		return err
-	}
-	if !f.writable {
-		return pathErr("allocate", f.name, syscall.EBADF)
-	}
-	if off < 0 || size <= 0 {
-		return pathErr("allocate", f.name, syscall.EINVAL)
-	}
-	if err := f.d.tick(OpAllocate, f.name); err != nil {
-		return pathErr("allocate", f.name, err)
-	}
-	grow := off + size - int64(len(f.ino.live))
-	if grow <= 0 {
-		return nil
-	}
-	if c := f.d.opts.Capacity; c > 0 && grow > c-f.d.used() {
-		return pathErr("allocate", f.name, syscall.ENOSPC)
-	}
-	w := write{trunc: true, size: off + size}
 	f.ino.live = w.apply(f.ino.live)
 	f.ino.pending = append(f.ino.pending, w)
 	return nil

@@ -16,14 +16,7 @@
 //     read back as zeros or as the data written (Options.TearZeros): pages
 //     reach the disk in the background, in any amount, and a tail past the
 //     old size may be allocated but unwritten. Writes that overwrite in
-//     place (the outbox's ack mark, the journal's records written into
-//     its preallocated segment) are modelled the same way: the bytes of
-//     the torn write that did not make it read as what was there before
-//     (zeros in a preallocated region), or as zeros with TearZeros.
-//   - Size changes: a truncation and an allocation (Allocate, fallocate
-//     with mode 0: the file grows with zeros) are unsynced changes in the
-//     same order as the writes, durable after an fsync, and at a power cut
-//     kept whole or lost whole, never torn (ext4 journals them).
+//     place (the outbox's ack mark) are modelled the same way.
 //   - Directory entries: creating, renaming or removing a file changes the
 //     namespace at once but is durable only after an fsync of the
 //     directory (SyncDir). ext4 commits metadata in order through its
@@ -42,16 +35,15 @@
 //
 // # Faults
 //
-// Inject makes the n-th matching write, allocation, fsync, directory
-// fsync or open fail with an error (EIO, or any); SetCapacity makes
-// writes past a byte count fail with ENOSPC after writing what fits, and
-// an Allocate past it fail with ENOSPC allocating nothing (a full disk).
-// PowerCutAt cuts the power just before the n-th mutating operation: it
-// and every later operation fail with ErrPowerCut, handles opened before
-// it stay dead, and Reboot returns the disk as a power cut leaves it.
-// Backup and Restore copy and put back the durable image (a restore from
-// an older backup loses the newest segment's records); RemoveNewest
-// deletes the newest file of a directory (a lost segment).
+// Inject makes the n-th matching write, fsync, directory fsync or open
+// fail with an error (EIO, or any); SetCapacity makes writes past a byte
+// count fail with ENOSPC after writing what fits (a full disk). PowerCutAt
+// cuts the power just before the n-th mutating operation: it and every
+// later operation fail with ErrPowerCut, handles opened before it stay
+// dead, and Reboot returns the disk as a power cut leaves it. Backup and
+// Restore copy and put back the durable image (a restore from an older
+// backup loses the newest segment's records); RemoveNewest deletes the
+// newest file of a directory (a lost segment).
 //
 // Every choice comes from Options.Seed, so a run on one goroutine is the
 // same run every time. The disk is safe for concurrent use.

@@ -71,46 +71,29 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendLatency is one appender's durable append latency, the
-// card's case (issue 21): one ~200-byte record per Append, waited, so one
+// BenchmarkAppendLatency is one appender's durable append latency: one
 // write and one fsync per record. It reports the median and the 99th
-// percentile; run it with -benchtime=10000x (make bench) for a p99 of
-// 10,000 samples. layout=preallocated is the journal as it runs (records
-// written in place into the preallocated segment); layout=appended is the
-// same journal on files that cannot preallocate, so that each record
-// grows the file as before preallocation: the baseline, in the same run.
+// percentile.
 func BenchmarkAppendLatency(b *testing.B) {
-	for _, prealloc := range []bool{true, false} {
-		name := "layout=preallocated"
-		if !prealloc {
-			name = "layout=appended"
-		}
-		b.Run(name, func(b *testing.B) {
-			fs := journaltest.NewFS()
-			if !prealloc {
-				fs.NoAllocate()
-			}
-			j, _, err := journal.Open(journal.Options{Dir: b.TempDir(), FS: fs}, zerolog.Nop())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer j.Close()
-			r := benchRecord(1)
-			lat := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for range b.N {
-				t0 := time.Now()
-				if _, err := j.Append(r); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(t0))
-			}
-			b.StopTimer()
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-		})
+	j, _, err := journal.Open(journal.Options{Dir: b.TempDir()}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
 	}
+	defer j.Close()
+	r := benchRecord(1)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if _, err := j.Append(r); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
 // recoveryRounds and recordsPerBenchRound size the recovery fixture: 100,000

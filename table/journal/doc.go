@@ -28,27 +28,10 @@
 // last seq of each kind, the sparse index and its rounds) so that Open
 // need not read it. format.go and trailer.go have the byte layout.
 //
-// The active segment is preallocated (vfs.Allocate, fallocate on Linux)
-// ahead of its records, in steps of 1 MiB up to SegmentBytes, and records
-// are written in place at the end of the last one: after them the file
-// holds zeros, the "zero tail". A record's length is never 0, so the
-// records end at the first frame header that is all zeros, as they end
-// at the end of the file in a segment without one (written by a build
-// before preallocation, or where the file system could not preallocate).
-// Sealing cuts the zero tail off before the trailer: a sealed segment has
-// none. The format version is unchanged.
-//
 // # Durability and group commit
 //
 // One writer goroutine writes. Append queues the record and returns once a
-// write and an fsync covering it have completed. The write goes in place
-// into the preallocated room of the active segment, so the fsync need not
-// change the file's size, which is most of what an appending fsync costs
-// (on ext4 a 200-byte record took 137-144 µs appended, 95-105 µs in
-// place); only the batch that crosses a 1 MiB step pays for the size
-// change. When preallocating fails (a full disk, a file system without
-// fallocate) the segment grows as it is written, as before: an append
-// that fits on the disk never fails for it. Appends that arrive while
+// write and an fsync covering it have completed. Appends that arrive while
 // an fsync runs form the next batch (at most MaxBatch records, optionally
 // waiting GroupCommitWindow for more), so N concurrent appenders share one
 // fsync. AppendAsync returns a Pending so a single caller can pipeline.
@@ -74,41 +57,22 @@
 // cannot check and never refuses to start for one: a power cut while a
 // segment was being sealed leaves it the last one with a torn trailer,
 // which Open cuts (RecoveryReport.TrailerCut) before appending to the
-// segment again. In the last segment, a bad record followed by nothing
-// whole but records of its own write batch is a torn tail, left by a
-// power cut in the middle of a write (each record stores its position in
-// its batch, so a record of a later batch, which proves the bad one was
-// fsync'd, is told apart). Open truncates the file back to the last whole
-// record before the bad one and reports it in RecoveryReport so that the
-// controller raises an alarm. Such a record was never acknowledged (its
-// fsync never returned), so its seq is given to the next record. Damage
-// anywhere else is a *CorruptError (ErrCorrupt) and Open refuses to start
-// rather than drop acknowledged records; Verify locates it.
-//
-// An all-zero frame header followed by nothing but zeros to the end of
-// the file is the clean end of the records (the zero tail; compared in
-// large chunks, and a preallocated region reads as zeros without disk
-// I/O), not a torn tail, and raises no alarm: a write of which nothing
-// reached the disk is a write that never happened, never acknowledged. A
-// zero header followed by anything else is judged like any bad frame, by
-// the rule above. Before appending again Open always cuts the active
-// segment back to the end of its last whole record, zeros included, and
-// preallocates anew, so that nothing of a batch never acknowledged can
-// stay past the records. Every reader (Open's scan, Replay, recall, a
-// read-only open of a live journal, Verify) takes an all-zero frame header
-// as the end of what was written; a scan that meets a bad or zero frame
-// reads the spot again before judging it, since the writer of a live
-// journal may be writing there. A build from before preallocation takes
-// a zero tail for a torn one: it cuts it, keeps every record and raises
-// one torn-tail alarm naming a record that never existed.
+// segment again. In the last
+// segment, a bad record followed by nothing whole but records of its own
+// write batch is a torn tail, left by a power cut in the middle of a write
+// (each record stores its position in its batch, so a record of a later
+// batch, which proves the bad one was fsync'd, is told apart). Open
+// truncates the file back to the last whole record before the bad one and
+// reports it in RecoveryReport so that the controller raises an alarm. Such a record was never acknowledged (its fsync never
+// returned), so its seq is given to the next record. Damage anywhere else
+// is a *CorruptError (ErrCorrupt) and Open refuses to start rather than
+// drop acknowledged records; Verify locates it.
 //
 // # Rotation and retention
 //
-// When the active segment passes SegmentBytes it is sealed (its zero tail
-// cut, its trailer written) and a new one starts. Retention deletes whole
-// sealed segments, oldest first, when the journal's records exceed
-// MaxBytes (the active segment's preallocated room, at most 1 MiB, is not
-// counted) or a segment's newest record is older than
+// When the active segment passes SegmentBytes it is sealed and a new one
+// starts. Retention deletes whole sealed segments, oldest first, when the
+// journal exceeds MaxBytes or a segment's newest record is older than
 // MaxAge (in record time). Records are never rewritten, and seqs keep
 // counting.
 //

@@ -13,10 +13,9 @@ import (
 )
 
 // FuzzSegment writes arbitrary bytes over part of a valid journal's last
-// segment, preallocated (4 KiB: its records, then zeros to the end) as
-// the writer leaves it. Whatever the damage, Verify and Open must not
-// panic; Open either refuses with ErrCorrupt or recovers a prefix of the
-// records, after which the journal verifies and appends continue.
+// segment. Whatever the damage, Verify and Open must not panic; Open either
+// refuses with ErrCorrupt or recovers a prefix of the records, after which
+// the journal verifies and appends continue.
 func FuzzSegment(f *testing.F) {
 	f.Add(uint16(0), []byte{})
 	f.Add(uint16(60), []byte{0, 0, 0, 0})
@@ -24,18 +23,12 @@ func FuzzSegment(f *testing.F) {
 	f.Add(uint16(200), []byte("garbage at the end of a record"))
 	f.Add(uint16(10), []byte("LTJRNL\r\n"))
 	f.Add(uint16(400), make([]byte, 600))
-	// In the zero tail: noise, a frame header, zeros over the last record.
-	f.Add(uint16(3000), []byte("noise in the zero tail"))
-	f.Add(uint16(700), []byte{100, 0, 0, 0, 1, 2, 3, 4})
-	f.Add(uint16(4090), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
-	f.Add(uint16(480), make([]byte, 200))
 	f.Fuzz(func(t *testing.T, at uint16, junk []byte) {
 		dir := t.TempDir()
 		// No fsync: durability is not under test here, and it keeps the
 		// fuzzer fast.
 		fs := journaltest.NoSyncFS()
-		opts := journal.Options{Dir: dir, FS: fs, SegmentBytes: 4 << 10}
-		j, _, err := journal.Open(opts, zerolog.Nop())
+		j, _, err := journal.Open(journal.Options{Dir: dir, FS: fs}, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +56,7 @@ func FuzzSegment(f *testing.F) {
 		if verr != nil && !errors.Is(verr, journal.ErrCorrupt) && !errors.Is(verr, journal.ErrTornTail) {
 			t.Fatalf("Verify: unexpected error %v", verr)
 		}
-		j, rep, err := journal.Open(opts, zerolog.Nop())
+		j, rep, err := journal.Open(journal.Options{Dir: dir, FS: fs}, zerolog.Nop())
 		if errors.Is(err, journal.ErrCorrupt) {
 			return
 		}

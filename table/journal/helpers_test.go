@@ -108,16 +108,8 @@ func recordsEnd(t testing.TB, path string) int64 {
 	return int64(endOf(t, b))
 }
 
-// stripTail cuts the zeros preallocated after the records of the active
-// segment off: the file as a build before preallocation left it.
-func stripTail(t testing.TB, path string) {
-	t.Helper()
-	require.NoError(t, os.Truncate(path, recordsEnd(t, path)))
-}
-
-// stripTrailers cuts the trailers off every segment in dir (and the zeros
-// after the active one's records): the journal as a build before
-// trailers wrote it.
+// stripTrailers cuts the trailers off every segment in dir: the journal as
+// a build before trailers wrote it.
 func stripTrailers(t testing.TB, dir string) {
 	t.Helper()
 	for _, p := range segments(t, dir) {
@@ -177,17 +169,12 @@ func frames(t testing.TB, path string) []frame {
 	return framesOf(t, b)
 }
 
-// framesOf locates the records in a segment file's bytes, up to its
-// trailer or, in the active segment, the zero frame header where its
-// preallocated room begins.
+// framesOf locates the records in a segment file's bytes.
 func framesOf(t testing.TB, b []byte) []frame {
 	t.Helper()
 	var out []frame
 	for off := headerSize; off+frameHeader <= len(b) && !bytes.HasPrefix(b[off:], trailerMagic); {
 		n := int(binary.LittleEndian.Uint32(b[off:]))
-		if n == 0 {
-			break
-		}
 		require.LessOrEqual(t, off+frameHeader+n, len(b), "frame at %d runs past the end", off)
 		out = append(out, frame{off: int64(off), n: frameHeader + n})
 		off += frameHeader + n

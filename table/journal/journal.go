@@ -51,9 +51,7 @@ type RecoveryReport struct {
 	Records uint64
 	// Tail locates the torn tail that was cut, nil when there was none.
 	Tail *CorruptError
-	// CutBytes is how many bytes of torn data the cut removed: up to the
-	// last non-zero byte, so the zeros of the preallocated room after the
-	// records (which the cut also takes off) do not count.
+	// CutBytes is how many bytes the cut removed.
 	CutBytes int64
 	// RemovedSegments lists segment files removed because their header was
 	// torn (a power cut while a segment was being created).
@@ -117,27 +115,7 @@ type Journal struct {
 	buf     []byte
 	batch   []*Pending
 	offs    []int64
-	// allocEnd is the size of the active segment's file as the writer
-	// made it: its records, then zeros preallocated up to here (see
-	// preallocChunk). allocOff is set once preallocating failed for the
-	// active segment, which then grows as it is written.
-	allocEnd int64
-	allocOff bool
 }
-
-// preallocChunk is how far ahead of its records the active segment's file
-// is preallocated: to the next multiple of it, and no further than
-// SegmentBytes (the batch that passes SegmentBytes grows the file, and
-// the segment is sealed after it). Records are then written in place
-// inside the file's size, so their fsync need not change the size: on
-// this project's ext4 a 200-byte record's write and fsync took 95-105 µs
-// in place against 137-144 µs appended (issue 21). Only the batch that
-// crosses a multiple pays for the size change, once per MiB (some 5,000
-// cards). Chunks of 1 MiB rather than the whole segment at creation bound
-// the zeros that every Open reads and checks after the last record (all
-// of them, up to 8 MiB, at each start and at each read-only open of a
-// resend or recall, otherwise) and what the box holds beyond its records.
-const preallocChunk = 1 << 20
 
 // Pending is an append in flight. Wait blocks until the record is durable
 // or failed.
@@ -233,9 +211,8 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		i := check.badIndex
 		seg := segs[i]
 		path := filepath.Join(j.dir, seg.name)
-		var data int64
 		if i == len(segs)-1 && frameProblem(bad.Problem) {
-			if bad.Tail, bad.Records, data, err = isTail(j.fs, path, seg, bad.Offset); err != nil {
+			if bad.Tail, bad.Records, err = isTail(j.fs, path, seg, bad.Offset); err != nil {
 				return err
 			}
 		}
@@ -255,22 +232,27 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		case bad.Offset == 0:
 			j.log.Warn().Err(bad).Msg("journal torn tail: removing the torn segment")
 			// The segment's own header is torn, so it holds no record.
+			fi, err := j.fs.Stat(path)
+			if err != nil {
+				return fmt.Errorf("journal: stat %s: %w", path, err)
+			}
 			if err := j.fs.Remove(path); err != nil {
 				return fmt.Errorf("journal: remove torn segment %s: %w", path, err)
 			}
 			if err := syncDir(j.fs, j.dir); err != nil {
 				return err
 			}
-			rep.CutBytes += data
+			rep.CutBytes += fi.Size()
 			rep.RemovedSegments = append(rep.RemovedSegments, seg.name)
 			nextSeq = seg.firstSeq
 			segs = segs[:i]
 		default:
 			j.log.Warn().Err(bad).Msg("journal torn tail: cutting back to the last whole record")
-			if _, err := truncateFile(j.fs, path, seg.size); err != nil {
+			cut, err := truncateFile(j.fs, path, seg.size)
+			if err != nil {
 				return err
 			}
-			rep.CutBytes += data
+			rep.CutBytes += cut
 		}
 	}
 	rep.Rescanned = check.trailers
@@ -321,13 +303,9 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		j.segs, j.f = append(j.segs, seg), f
 	default:
 		active := segs[len(segs)-1]
-		f, err := j.fs.OpenFile(filepath.Join(j.dir, active.name), os.O_WRONLY, 0)
+		f, err := j.fs.OpenFile(filepath.Join(j.dir, active.name), os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			return fmt.Errorf("journal: open active segment: %w", err)
-		}
-		if err := j.reopenActive(f, active); err != nil {
-			f.Close()
-			return err
 		}
 		j.f = f
 	}
@@ -382,72 +360,13 @@ func truncateFile(fsys vfs.FS, path string, size int64) (int64, error) {
 	return fi.Size() - size, nil
 }
 
-// reopenActive readies the active segment's file f for appending: it
-// cuts the file back to the end of its last whole record, taking off the
-// zeros of a preallocated tail (or what a torn write left there, if
-// recover has not cut it already), so that nothing of a batch never
-// acknowledged can sit past the records where a later write would not
-// overwrite it; then it preallocates again and makes both durable.
-func (j *Journal) reopenActive(f vfs.File, seg *segment) error {
-	path := filepath.Join(j.dir, seg.name)
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("journal: stat %s: %w", path, err)
-	}
-	changed := fi.Size() != seg.size
-	if changed {
-		if err := f.Truncate(seg.size); err != nil {
-			return fmt.Errorf("journal: truncate %s: %w", path, err)
-		}
-	}
-	j.allocEnd, j.allocOff = seg.size, false
-	if j.preallocate(f, seg.name, seg.size) {
-		changed = true
-	}
-	if changed {
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("journal: sync %s: %w", path, err)
-		}
-	}
-	return nil
-}
-
-// preallocate makes sure the active segment's file f is allocated past
-// end, the end of the records about to be written (see preallocChunk),
-// and reports whether it allocated. It is best effort: when allocating
-// fails (ENOSPC, a file system without fallocate) the segment grows as it
-// is written, as before preallocation, and the next segment tries again;
-// an append that fits on the disk never fails for it. Called under
-// writeMu, or by Open before the writer starts.
-func (j *Journal) preallocate(f vfs.File, name string, end int64) bool {
-	if j.allocOff || end < j.allocEnd {
-		return false
-	}
-	target := min((end/preallocChunk+1)*preallocChunk, j.opts.SegmentBytes)
-	if target <= end {
-		return false
-	}
-	if err := vfs.Allocate(f, j.allocEnd, target-j.allocEnd); err != nil {
-		j.allocOff = true
-		lvl := zerolog.WarnLevel
-		if errors.Is(err, errors.ErrUnsupported) {
-			lvl = zerolog.DebugLevel
-		}
-		j.log.WithLevel(lvl).Err(err).Str("segment", name).
-			Msg("journal: cannot preallocate the active segment; it grows as it is written")
-		return false
-	}
-	j.allocEnd = target
-	return true
-}
-
-// createSegment creates a segment starting at firstSeq, writes its header,
-// preallocates it and syncs it and the directory entry.
+// createSegment creates a segment starting at firstSeq, writes and syncs
+// its header and the directory entry.
 func (j *Journal) createSegment(firstSeq uint64, prev [hashSize]byte) (*segment, vfs.File, error) {
 	seg := &segment{name: segmentName(firstSeq), firstSeq: firstSeq, prevHash: prev,
 		lastSeq: firstSeq - 1, lastHash: prev, size: headerSize}
 	path := filepath.Join(j.dir, seg.name)
-	f, err := j.fs.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
+	f, err := j.fs.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return nil, nil, &WriteError{Op: "create", Path: path, Seq: firstSeq, Err: err}
 	}
@@ -458,11 +377,9 @@ func (j *Journal) createSegment(firstSeq uint64, prev [hashSize]byte) (*segment,
 		}
 		return nil, nil, &WriteError{Op: op, Path: path, Seq: firstSeq, Err: err}
 	}
-	if _, err := f.WriteAt(appendHeader(nil, segHeader{firstSeq: firstSeq, prevHash: prev}), 0); err != nil {
+	if _, err := f.Write(appendHeader(nil, segHeader{firstSeq: firstSeq, prevHash: prev})); err != nil {
 		return fail("write header", err)
 	}
-	j.allocEnd, j.allocOff = headerSize, false
-	j.preallocate(f, seg.name, headerSize)
 	if err := f.Sync(); err != nil {
 		return fail("sync header", err)
 	}
@@ -562,8 +479,7 @@ func (j *Journal) FirstSeq() uint64 {
 type Stats struct {
 	// Segments is the number of segment files.
 	Segments int
-	// Bytes is the size of their records (without trailers and the
-	// room preallocated after the active segment's records).
+	// Bytes is their total durable size.
 	Bytes int64
 	// FirstSeq and LastSeq bound the retained records.
 	FirstSeq, LastSeq uint64
@@ -694,10 +610,8 @@ func (j *Journal) commit(batch []*Pending) {
 		buf, hash = j.ch.appendRecord(buf, &p.rec, seq+uint64(i), i, &hash)
 	}
 	j.buf, j.offs = buf, offs
-	end := base + int64(len(buf))
-	j.preallocate(j.f, active.name, end)
 	op := "write"
-	_, err := j.f.WriteAt(buf, base)
+	_, err := j.f.Write(buf)
 	if err == nil {
 		op = "sync"
 		err = j.f.Sync()
@@ -710,7 +624,6 @@ func (j *Journal) commit(batch []*Pending) {
 		if terr := j.f.Truncate(base); terr != nil {
 			j.log.Error().Err(terr).Msg("journal: cannot cut the failed batch; reopen will cut it")
 		}
-		j.allocEnd = base
 		for _, p := range batch {
 			p.finish(0, fmt.Errorf("%w: %w", ErrFailed, werr))
 		}
@@ -729,8 +642,7 @@ func (j *Journal) commit(batch []*Pending) {
 		j.kinds.set(p.rec.Kind, s)
 	}
 	last := seq + uint64(len(batch)) - 1
-	active.size = end
-	j.allocEnd = max(j.allocEnd, end)
+	active.size = base + int64(len(buf))
 	active.lastSeq, active.lastHash, active.lastBatch = last, hash, seq
 	j.lastSeq, j.hash = last, hash
 	j.newest = max(j.newest, active.newest)
@@ -787,15 +699,12 @@ func (j *Journal) rotate() {
 	j.log.Debug().Str("segment", seg.name).Strs("retired", retired).Msg("journal rotated")
 }
 
-// seal writes the active segment's trailer right after its last record,
-// cutting the preallocated zeros off first (a sealed segment has none),
-// and fsyncs it, before the next segment is created: a segment followed
-// by another one always ends with a whole trailer (on a file system that
-// keeps fsync'd data), and a power cut during the sealing leaves the
-// segment the last one, whose torn trailer Open cuts (or, should the cut
-// of the zeros be lost, whose trailer's start among zeros it cuts the
-// same way). A failed write or fsync fails the journal like any other:
-// what it wrote is then not trusted.
+// seal writes the active segment's trailer and fsyncs it, before the next
+// segment is created: a segment followed by another one always ends with
+// a whole trailer (on a file system that keeps fsync'd data), and a power
+// cut during the sealing leaves the segment the last one, whose torn
+// trailer Open cuts. A failed write or fsync fails the journal like any
+// other: what it wrote is then not trusted.
 func (j *Journal) seal() *WriteError {
 	j.mu.Lock()
 	active := j.segs[len(j.segs)-1]
@@ -803,12 +712,8 @@ func (j *Journal) seal() *WriteError {
 	j.mu.Unlock()
 	j.buf = buf
 	path := filepath.Join(j.dir, active.name)
-	op := "cut preallocated tail"
-	err := j.f.Truncate(active.size)
-	if err == nil {
-		op = "write trailer"
-		_, err = j.f.WriteAt(buf, active.size)
-	}
+	op := "write trailer"
+	_, err := j.f.Write(buf)
 	if err == nil {
 		op = "sync trailer"
 		err = j.f.Sync()

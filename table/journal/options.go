@@ -23,8 +23,7 @@ type Options struct {
 	// Zero keeps segments regardless of age.
 	MaxAge time.Duration
 	// MaxBytes deletes the oldest sealed segments while the journal is
-	// larger than this (in the bytes of its records; the room preallocated
-	// after the active segment's records, at most 1 MiB, is not counted). The active segment is never deleted. Zero means no
+	// larger than this. The active segment is never deleted. Zero means no
 	// size limit.
 	MaxBytes int64
 	// AnchorKind names the records the caller rebuilds its state from (the

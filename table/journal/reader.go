@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -133,69 +132,6 @@ func (rd *reader) next() (body []byte, off int64, p Problem, err error) {
 // peek returns the unread bytes in the buffer, at least a frame header's
 // worth after next reported a bad length.
 func (rd *reader) peek() []byte { return rd.buf[rd.r:rd.w] }
-
-// atZeroFrame reports whether the frame header next reported a bad length
-// for is all zeros: where the records of a preallocated segment end. A
-// record's length is never 0.
-func (rd *reader) atZeroFrame() bool {
-	return rd.w-rd.r >= frameHeader && isZero(rd.buf[rd.r:rd.r+frameHeader])
-}
-
-// zeroToLimit reports whether every byte from the frame next stopped at
-// up to the limit is zero: a clean preallocated tail, which a torn write
-// never leaves (it leaves some of its bytes, or nothing of the record).
-// It reads in large chunks into the buffer, whose content it discards; a
-// preallocated region reads as zeros without disk I/O.
-func (rd *reader) zeroToLimit() (bool, error) {
-	defer func() { rd.r, rd.w = 0, 0 }()
-	if !isZero(rd.buf[rd.r:rd.w]) {
-		return false, nil
-	}
-	for at := rd.off + int64(rd.w-rd.r); at < rd.limit; {
-		n := int(min(int64(len(rd.buf)), rd.limit-at))
-		m, err := rd.f.ReadAt(rd.buf[:n], at)
-		if !isZero(rd.buf[:m]) {
-			return false, nil
-		}
-		at += int64(m)
-		if errors.Is(err, io.EOF) || (err == nil && m == 0) {
-			break // cut under us: what is gone holds nothing
-		}
-		if err != nil {
-			return false, fmt.Errorf("journal: read %s: %w", rd.f.Name(), err)
-		}
-	}
-	return true, nil
-}
-
-// restart makes the reader read again from off (where next reported a
-// problem), up to the file's current size if it grew: a journal being
-// written as it is read may have completed the record there meanwhile.
-func (rd *reader) restart(off int64) error {
-	rd.off, rd.r, rd.w = off, 0, 0
-	fi, err := rd.f.Stat()
-	if err != nil {
-		return fmt.Errorf("journal: stat %s: %w", rd.f.Name(), err)
-	}
-	rd.limit = max(rd.limit, fi.Size())
-	return nil
-}
-
-// zeros is what isZero compares with.
-var zeros [64 << 10]byte
-
-// isZero reports whether b is all zeros, comparing whole blocks (memequal
-// is vectorised; a loop over bytes is several times slower).
-func isZero(b []byte) bool {
-	for len(b) > 0 {
-		n := min(len(b), len(zeros))
-		if !bytes.Equal(b[:n], zeros[:n]) {
-			return false
-		}
-		b = b[n:]
-	}
-	return true
-}
 
 // validFrameAt reports whether b[at:] starts with a frame whose length fits
 // in b and whose CRC matches. Recovery uses it to tell a torn tail (nothing

@@ -37,9 +37,7 @@ func TestReadOnlyLeavesTornTail(t *testing.T) {
 	appendN(t, w, 0, 5)
 	require.NoError(t, w.Close())
 	path := segments(t, dir)[0]
-	end := recordsEnd(t, path)
-	// The last record's last bytes never reached the disk.
-	mutate(t, path, func(b []byte) []byte { clear(b[end-7 : end]); return b })
+	mutate(t, path, func(b []byte) []byte { return b[:len(b)-7] })
 	orig := copyDir(t, dir)
 
 	r, rep := open(t, journal.Options{Dir: dir, ReadOnly: true})

@@ -1,7 +1,6 @@
 package journal_test
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -22,12 +21,6 @@ import (
 // record cuts a copy of the journal there (as a power cut in the middle of
 // its write would) and checks that Open recovers, that exactly the last
 // record is lost, and that the next Append continues the seq and the chain.
-// The record is cut both as written in place into the preallocated
-// segment (its bytes from the cut on read as zeros, the file keeps its
-// size) and as appended by a build before preallocation (the file ends at
-// the cut). A record of which nothing non-zero reached the disk reads as
-// the clean end of the records: nothing torn, no alarm (it was never
-// acknowledged, as if the power had gone before its write).
 func TestPowerCut(t *testing.T) {
 	tests := []struct {
 		name string
@@ -38,26 +31,17 @@ func TestPowerCut(t *testing.T) {
 		// included (the last record is alone in a fresh segment).
 		fromZero bool
 	}{
-		{name: "one segment", opts: journal.Options{SegmentBytes: 16 << 10}, n: 12},
+		{name: "one segment", opts: journal.Options{}, n: 12},
 		{name: "first record of a new segment", opts: journal.Options{SegmentBytes: 600}, fromZero: true},
-		{name: "only record", opts: journal.Options{SegmentBytes: 16 << 10}, n: 1, fromZero: true},
+		{name: "only record", opts: journal.Options{}, n: 1, fromZero: true},
 	}
 	for _, tc := range tests {
-		for _, inPlace := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%s/in_place=%v", tc.name, inPlace), func(t *testing.T) {
-				powerCut(t, tc.opts, tc.n, tc.fromZero, inPlace)
-			})
-		}
-	}
-}
-
-// powerCut is one case of TestPowerCut.
-func powerCut(t *testing.T, opts journal.Options, n int, fromZero, inPlace bool) {
-	{
-		{
+		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
+			opts := tc.opts
 			opts.Dir = dir
 			j, _ := open(t, opts)
+			n := tc.n
 			if n == 0 {
 				// Append until a rotation leaves a fresh segment, then one
 				// more record: it is alone in the last segment.
@@ -75,39 +59,28 @@ func powerCut(t *testing.T, opts journal.Options, n int, fromZero, inPlace bool)
 			segs := segments(t, dir)
 			last := segs[len(segs)-1]
 			fr := frames(t, last)
-			end := recordsEnd(t, last)
-			require.Greater(t, fileSize(t, last), end, "the active segment is preallocated")
+			end := fileSize(t, last)
 			start := fr[len(fr)-1].off
-			if fromZero {
+			if tc.fromZero {
 				require.Len(t, fr, 1)
 				start = 0
 			}
-			whole, err := os.ReadFile(last)
-			require.NoError(t, err)
 			for cut := start; cut < end; cut++ {
 				cdir := copyDir(t, dir)
 				cpath := filepath.Join(cdir, filepath.Base(last))
-				if inPlace {
-					mutate(t, cpath, func(b []byte) []byte { clear(b[cut:end]); return b })
-				} else {
-					require.NoError(t, os.Truncate(cpath, cut))
-				}
+				require.NoError(t, os.Truncate(cpath, cut))
 
 				j, rep, err := journal.Open(journal.Options{Dir: cdir, SegmentBytes: opts.SegmentBytes}, testLog(t))
 				require.NoError(t, err, "cut at %d", cut)
 				require.Equal(t, uint64(n-1), rep.LastSeq, "cut at %d", cut)
 				require.Equal(t, uint64(n-1), j.LastSeq())
-				// At a whole record boundary nothing is torn; in place, nor
-				// where nothing but zeros of the record reached the disk.
-				clean := cut == fr[len(fr)-1].off || (inPlace && cut > fr[len(fr)-1].off && isZeros(whole[fr[len(fr)-1].off:cut]))
+				clean := cut == fr[len(fr)-1].off // a whole record boundary: nothing torn
 				if clean {
 					require.Nil(t, rep.Tail, "cut at %d", cut)
 				} else {
 					require.NotNil(t, rep.Tail, "cut at %d", cut)
 					require.ErrorIs(t, rep.Tail, journal.ErrTornTail)
-					// The torn bytes, without zeros after them.
-					torn := bytes.TrimRight(whole[rep.Tail.Offset:cut], "\x00")
-					require.Equal(t, int64(len(torn)), rep.CutBytes, "cut at %d", cut)
+					require.Equal(t, cut-rep.Tail.Offset, rep.CutBytes, "cut at %d", cut)
 					// The records lost are named, not only the bytes.
 					require.Equal(t, uint64(n), rep.Tail.Seq)
 					require.Equal(t, uint64(n-1), rep.Tail.LastKept())
@@ -129,79 +102,50 @@ func powerCut(t *testing.T, opts journal.Options, n int, fromZero, inPlace bool)
 				require.Equal(t, uint64(n), vr.LastSeq)
 				require.NoError(t, os.RemoveAll(cdir))
 			}
-		}
+		})
 	}
 }
 
-func isZeros(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
-
 // TestTornTailGarbage covers what a power cut leaves past the last whole
 // record besides a short write: zeros (allocated but unwritten blocks) and
-// noise, written in place into the preallocated room after the records or
-// appended to a segment without one (a build before preallocation). Zeros
-// are the clean end of the records either way: no record's byte is there.
+// noise.
 func TestTornTailGarbage(t *testing.T) {
 	noise := make([]byte, 300)
 	for i := range noise {
 		noise[i] = byte(i*7 + 3)
 	}
 	tests := []struct {
-		name  string
-		tail  []byte
-		clean bool
+		name string
+		tail []byte
 	}{
-		{"zeros", make([]byte, 4096), true},
-		{"noise", noise, false},
-		{"a length and nothing else", []byte{100, 0, 0, 0}, false},
-		{"a huge length", []byte{0xff, 0xff, 0xff, 0x7f, 1, 2, 3, 4, 5}, false},
+		{"zeros", make([]byte, 4096)},
+		{"noise", noise},
+		{"a length and nothing else", []byte{100, 0, 0, 0}},
+		{"a huge length", []byte{0xff, 0xff, 0xff, 0x7f, 1, 2, 3, 4, 5}},
 	}
 	for _, tc := range tests {
-		for _, inPlace := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%s/in_place=%v", tc.name, inPlace), func(t *testing.T) {
-				dir := t.TempDir()
-				j, _ := open(t, journal.Options{Dir: dir, SegmentBytes: 16 << 10})
-				appendN(t, j, 0, 5)
-				require.NoError(t, j.Close())
-				path := segments(t, dir)[0]
-				size := recordsEnd(t, path)
-				if !inPlace {
-					stripTail(t, path)
-				}
-				mutate(t, path, func(b []byte) []byte {
-					if len(b) < int(size)+len(tc.tail) {
-						b = append(b, make([]byte, int(size)+len(tc.tail)-len(b))...)
-					}
-					copy(b[size:], tc.tail)
-					return b
-				})
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			j, _ := open(t, journal.Options{Dir: dir})
+			appendN(t, j, 0, 5)
+			require.NoError(t, j.Close())
+			path := segments(t, dir)[0]
+			size := fileSize(t, path)
+			mutate(t, path, func(b []byte) []byte { return append(b, tc.tail...) })
 
-				_, err := journal.Verify(dir)
-				if tc.clean {
-					require.NoError(t, err)
-				} else {
-					require.ErrorIs(t, err, journal.ErrTornTail)
-				}
+			_, err := journal.Verify(dir)
+			require.ErrorIs(t, err, journal.ErrTornTail)
 
-				j, rep := open(t, journal.Options{Dir: dir, SegmentBytes: 16 << 10})
-				if tc.clean {
-					require.Nil(t, rep.Tail)
-					assert.Zero(t, rep.CutBytes)
-				} else {
-					require.NotNil(t, rep.Tail)
-					assert.Equal(t, size, rep.Tail.Offset)
-					assert.Equal(t, int64(len(bytes.TrimRight(tc.tail, "\x00"))), rep.CutBytes)
-				}
-				assert.Equal(t, size, recordsEnd(t, path))
-				assert.Equal(t, int64(16<<10), fileSize(t, path), "the room after the records is preallocated again")
-				b, err := os.ReadFile(path)
-				require.NoError(t, err)
-				assert.True(t, isZeros(b[size:]), "nothing of the torn write is left after the records")
-				appendN(t, j, 5, 6)
-				require.NoError(t, j.Close())
-				_, err = journal.Verify(dir)
-				require.NoError(t, err)
-			})
-		}
+			j, rep := open(t, journal.Options{Dir: dir})
+			require.NotNil(t, rep.Tail)
+			assert.Equal(t, size, rep.Tail.Offset)
+			assert.Equal(t, int64(len(tc.tail)), rep.CutBytes)
+			assert.Equal(t, size, fileSize(t, path))
+			appendN(t, j, 5, 6)
+			require.NoError(t, j.Close())
+			_, err = journal.Verify(dir)
+			require.NoError(t, err)
+		})
 	}
 }
 
@@ -529,13 +473,10 @@ func TestTornBatch(t *testing.T) {
 		laterRec bool // one more record, in its own batch, after the batch
 		wantLast uint64
 		corrupt  bool
-		clean    bool
 	}{
 		{name: "first record of the last batch", hole: 5, wantLast: 4},
 		{name: "middle of the last batch", hole: 7, wantLast: 6},
-		// Nothing of the batch's last record reached the disk: the clean
-		// end of the records, like a power cut before its write.
-		{name: "last record of the last batch", hole: 9, wantLast: 8, clean: true},
+		{name: "last record of the last batch", hole: 9, wantLast: 8},
 		{name: "middle of a batch followed by another", hole: 7, laterRec: true, corrupt: true},
 		{name: "a batch of one, followed by another", hole: 2, corrupt: true},
 	}
@@ -577,12 +518,6 @@ func TestTornBatch(t *testing.T) {
 			}
 			require.NoError(t, err)
 			defer j2.Close()
-			if tc.clean {
-				require.Nil(t, rep.Tail)
-				assert.Equal(t, tc.wantLast, rep.LastSeq)
-				assert.Equal(t, wantRange(0, int(tc.wantLast)), replayAll(t, j2, 0))
-				return
-			}
 			require.NotNil(t, rep.Tail)
 			assert.Equal(t, hole.off, rep.Tail.Offset)
 			assert.Equal(t, tc.wantLast, rep.LastSeq)

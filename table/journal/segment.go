@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -66,10 +65,6 @@ type segment struct {
 	// damaged is set when what follows the records is no trailer at all
 	// (checkSegments lists it).
 	damaged bool
-	// zeroTail is set when a scan found the records followed by nothing
-	// but zeros to the end of the file: the preallocated room of the
-	// active segment (see preallocChunk), not a torn write.
-	zeroTail bool
 }
 
 func (s *segment) empty() bool { return s.lastSeq < s.firstSeq }
@@ -180,7 +175,6 @@ func scanSegment(fsys vfs.FS, dir string, seg *segment, buf []byte, ch *chainer,
 		return res, buf
 	}
 	seg.size, seg.lastSeq, seg.marks, seg.newest, seg.trailerAt, seg.damaged = 0, seg.firstSeq-1, nil, 0, 0, false
-	seg.zeroTail = false
 	seg.sealed, seg.trailer, seg.kinds, seg.runs = false, nil, nil, nil
 	bad := func(off int64, p Problem, detail string) (scanResult, []byte) {
 		res.bad = &CorruptError{Segment: seg.name, Offset: off, Seq: seg.lastSeq + 1, Problem: p, Detail: detail}
@@ -208,7 +202,6 @@ func scanSegment(fsys vfs.FS, dir string, seg *segment, buf []byte, ch *chainer,
 	rd := newReader(f, headerSize, fi.Size(), buf)
 	defer func() { buf = rd.buf }()
 	var run *roundRun
-	rereads := 0
 	for {
 		body, off, p, err := rd.next()
 		if errors.Is(err, io.EOF) {
@@ -222,34 +215,6 @@ func scanSegment(fsys vfs.FS, dir string, seg *segment, buf []byte, ch *chainer,
 			// The records end here; what follows is the trailer.
 			seg.trailerAt = off
 			return res, rd.buf
-		}
-		if (p == ProblemLength && rd.atZeroFrame()) || p == ProblemTorn {
-			// An all-zero frame header ends the records, as the end of
-			// the file does, when nothing but zeros follows it: the
-			// preallocated room of the active segment (also when less
-			// than a frame header of it is left). Anything else after it
-			// is judged below like any bad frame (isTail).
-			clean, err := rd.zeroToLimit()
-			if err != nil {
-				res.err = err
-				return res, rd.buf
-			}
-			if clean {
-				seg.zeroTail = true
-				return res, rd.buf
-			}
-		}
-		if p != ProblemNone && rereads < maxRereads {
-			// Read the spot again before judging it: a reader of a live
-			// journal (a read-only open, Verify while the daemon runs)
-			// can catch a record being written in place half there, or
-			// see its zero header before it and the record after.
-			rereads++
-			if err := rd.restart(off); err != nil {
-				res.err = err
-				return res, rd.buf
-			}
-			continue
 		}
 		if p != ProblemNone {
 			return bad(off, p, "")
@@ -286,11 +251,6 @@ func scanSegment(fsys vfs.FS, dir string, seg *segment, buf []byte, ch *chainer,
 		run.add(v.seq, v.timeNS)
 	}
 }
-
-// maxRereads bounds how often a scan reads a bad spot again (see
-// scanSegment): a journal not being written gives the same bytes each
-// time, so a few reads cost little on a torn tail.
-const maxRereads = 2
 
 // chainCheck is the outcome of checkSegments.
 type chainCheck struct {
@@ -452,20 +412,17 @@ func linksTo(next *segment, res scanResult, trusted bool, prev *segment) bool {
 // For a torn tail, it also returns how many records began in the cut part:
 // the one cut short (when any byte of it is there) and the whole ones of
 // its batch after it, whose seq is the highest such. They were never
-// acknowledged, and the cut loses them. data is how many bytes the cut
-// part holds up to its last non-zero byte: the torn write, without the
-// zeros of a preallocated tail after it.
-func isTail(fsys vfs.FS, path string, seg *segment, off int64) (tail bool, records int, data int64, err error) {
+// acknowledged, and the cut loses them.
+func isTail(fsys vfs.FS, path string, seg *segment, off int64) (tail bool, records int, err error) {
 	f, err := vfs.Open(fsys, path)
 	if err != nil {
-		return false, 0, 0, fmt.Errorf("journal: open %s: %w", path, err)
+		return false, 0, fmt.Errorf("journal: open %s: %w", path, err)
 	}
 	defer f.Close()
 	rest, err := io.ReadAll(io.NewSectionReader(f, off, 1<<62))
 	if err != nil {
-		return false, 0, 0, fmt.Errorf("journal: read %s: %w", path, err)
+		return false, 0, fmt.Errorf("journal: read %s: %w", path, err)
 	}
-	data = int64(len(bytes.TrimRight(rest, "\x00")))
 	// The bad record has seq next; it either continues the batch of the
 	// last whole record or begins a batch at next.
 	next := seg.lastSeq + 1
@@ -480,17 +437,17 @@ func isTail(fsys vfs.FS, path string, seg *segment, off int64) (tail bool, recor
 		n := int(binary.LittleEndian.Uint32(rest[at:]))
 		v, ok := parseBody(rest[at+frameHeader : at+frameHeader+n])
 		if !ok {
-			return false, 0, 0, nil
+			return false, 0, nil
 		}
 		start := v.seq - v.batchPos
 		sameBatch := v.seq > next && (start == next || (!seg.empty() && start == seg.lastBatch))
 		if !sameBatch {
-			return false, 0, 0, nil
+			return false, 0, nil
 		}
 		last = max(last, v.seq)
 		at += frameHeader + n - 1
 	}
-	return true, int(last + 1 - next), data, nil
+	return true, int(last + 1 - next), nil
 }
 
 // syncDir makes a created, renamed or removed directory entry durable.

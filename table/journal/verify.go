@@ -91,7 +91,7 @@ func VerifyFS(fsys vfs.FS, dir string) (VerifyReport, error) {
 	if bad := check.bad; bad != nil {
 		if check.badIndex == len(segs)-1 && frameProblem(bad.Problem) {
 			seg := segs[check.badIndex]
-			if bad.Tail, bad.Records, _, err = isTail(fsys, filepath.Join(dir, seg.name), seg, bad.Offset); err != nil {
+			if bad.Tail, bad.Records, err = isTail(fsys, filepath.Join(dir, seg.name), seg, bad.Offset); err != nil {
 				return rep, err
 			}
 		}
@@ -118,8 +118,8 @@ func verifyTrailer(fsys vfs.FS, dir string, seg *segment, last bool) (ok bool, w
 	if err != nil {
 		return false, "", fmt.Errorf("journal: stat %s: %w", path, err)
 	}
-	if (fi.Size() == seg.size || seg.zeroTail) && seg.trailerAt == 0 {
-		return false, "", nil // no trailer (a preallocated tail of zeros is none)
+	if fi.Size() == seg.size && seg.trailerAt == 0 {
+		return false, "", nil // no trailer
 	}
 	t, err := readTrailer(f, fi.Size())
 	if errors.Is(err, errNoTrailer) {

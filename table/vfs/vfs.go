@@ -6,9 +6,7 @@
 //
 // The interface holds only what those two stores use: open a file, list,
 // remove and rename entries, make a directory entry durable (SyncDir), and
-// lock a directory against a second process. Preallocating a file's space
-// (Allocate) is optional: a file system that cannot do it says so, and the
-// journal then grows its files as it writes.
+// lock a directory against a second process.
 package vfs
 
 import (
@@ -35,36 +33,6 @@ type File interface {
 	Stat() (fs.FileInfo, error)
 	// Name is the name the file was opened with.
 	Name() string
-}
-
-// Allocator is implemented by files that can preallocate space: the
-// journal writes its records in place into an active segment sized ahead
-// of them, since an fsync that need not change the file's size is much
-// cheaper (ext4: about 100 µs instead of 140 µs for a 200-byte record).
-type Allocator interface {
-	// Allocate reserves the bytes [off, off+size) of the file, like
-	// fallocate(2) with mode 0: the file's size grows to off+size if it
-	// was smaller, the new bytes read as zeros, and later writes into
-	// them cannot fail for want of space. Existing data is unchanged. It
-	// is durable after the file's next Sync.
-	Allocate(off, size int64) error
-}
-
-// Allocate preallocates [off, off+size) of f (see Allocator): through f's
-// own Allocate, or fallocate(2) for an operating system file on Linux.
-// Elsewhere it returns an error matching errors.ErrUnsupported, and so
-// does a file system that has no fallocate (EOPNOTSUPP).
-func Allocate(f File, off, size int64) error {
-	switch f := f.(type) {
-	case Allocator:
-		return f.Allocate(off, size)
-	case *os.File:
-		if err := allocateOS(f, off, size); err != nil {
-			return &fs.PathError{Op: "fallocate", Path: f.Name(), Err: err}
-		}
-		return nil
-	}
-	return fmt.Errorf("vfs: allocate %s: %w", f.Name(), errors.ErrUnsupported)
 }
 
 // FS is a file system. Paths are OS paths (filepath.Join).

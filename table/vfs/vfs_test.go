@@ -1,11 +1,9 @@
 package vfs_test
 
 import (
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -57,51 +55,3 @@ func TestOSLockExcludesASecondHolder(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 }
-
-// TestOSAllocate: a preallocated region reads as zeros, keeps the data
-// already there, and takes writes in place without the size changing.
-func TestOSAllocate(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("fallocate is Linux's")
-	}
-	name := filepath.Join(t.TempDir(), "f")
-	f, err := vfs.OS{}.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
-	require.NoError(t, err)
-	defer f.Close()
-	_, err = f.Write([]byte("header"))
-	require.NoError(t, err)
-	err = vfs.Allocate(f, 6, 4096)
-	if errors.Is(err, errors.ErrUnsupported) {
-		t.Skipf("the temporary directory's file system has no fallocate: %v", err)
-	}
-	require.NoError(t, err)
-	fi, err := f.Stat()
-	require.NoError(t, err)
-	require.Equal(t, int64(4102), fi.Size())
-	_, err = f.WriteAt([]byte("record"), 6)
-	require.NoError(t, err)
-	require.NoError(t, f.Sync())
-	b, err := os.ReadFile(name)
-	require.NoError(t, err)
-	require.Len(t, b, 4102)
-	require.Equal(t, "headerrecord", string(b[:12]))
-	require.Equal(t, make([]byte, 4090), b[12:])
-	// Inside the file's size it changes nothing.
-	require.NoError(t, vfs.Allocate(f, 0, 100))
-	fi, err = f.Stat()
-	require.NoError(t, err)
-	require.Equal(t, int64(4102), fi.Size())
-}
-
-// TestAllocateUnsupported: a File that cannot preallocate says so with
-// errors.ErrUnsupported, which the journal takes as "grow as you write".
-func TestAllocateUnsupported(t *testing.T) {
-	f, err := vfs.OS{}.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_CREATE|os.O_RDWR, 0o644)
-	require.NoError(t, err)
-	defer f.Close()
-	err = vfs.Allocate(plainFile{f}, 0, 10)
-	require.ErrorIs(t, err, errors.ErrUnsupported)
-}
-
-// plainFile hides *os.File's type: a File without Allocate.
-type plainFile struct{ vfs.File }

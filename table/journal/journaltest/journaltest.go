@@ -22,7 +22,6 @@ type FS struct {
 	mu      sync.Mutex // guards the following
 	budget  int64      // bytes that may still be written; <0 means no limit
 	noSync  bool
-	noAlloc bool
 	syncErr error
 	gate    chan struct{} // when set, Sync waits for it to be closed
 	inSync  int           // Syncs waiting on the gate
@@ -44,15 +43,6 @@ func (fs *FS) SetBudget(n int64) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.budget = n
-}
-
-// NoAllocate makes the files' Allocate fail with EOPNOTSUPP, as on a file
-// system without fallocate: the journal then grows its segments as it
-// writes, as it did before preallocation.
-func (fs *FS) NoAllocate() {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	fs.noAlloc = true
 }
 
 // FailSync makes every later Sync return err (nil restores success).
@@ -103,10 +93,7 @@ func (fs *FS) Written() int64 {
 	return fs.written
 }
 
-var (
-	_ vfs.FS        = (*FS)(nil)
-	_ vfs.Allocator = (*file)(nil)
-)
+var _ vfs.FS = (*FS)(nil)
 
 // OpenFile implements vfs.FS: the file's writes and fsyncs get the faults.
 func (fs *FS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
@@ -126,24 +113,8 @@ type file struct {
 }
 
 func (f *file) Write(p []byte) (int, error) {
-	n, full := f.take(len(p))
-	m, err := f.f.Write(p[:n])
-	return f.wrote(m, err, full)
-}
-
-// WriteAt is Write in place: the journal writes its records at their
-// offset into a preallocated segment.
-func (f *file) WriteAt(p []byte, off int64) (int, error) {
-	n, full := f.take(len(p))
-	m, err := f.f.WriteAt(p[:n], off)
-	return f.wrote(m, err, full)
-}
-
-// take counts a write of n bytes against the budget: it returns how many
-// may be written and whether the budget cut it.
-func (f *file) take(n int) (int, bool) {
 	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	n := len(p)
 	full := f.fs.budget >= 0 && int64(n) > f.fs.budget
 	if full {
 		n = int(f.fs.budget)
@@ -152,10 +123,8 @@ func (f *file) take(n int) (int, bool) {
 		f.fs.budget -= int64(n)
 	}
 	f.fs.written += int64(n)
-	return n, full
-}
-
-func (f *file) wrote(m int, err error, full bool) (int, error) {
+	f.fs.mu.Unlock()
+	m, err := f.f.Write(p[:n])
 	if err != nil {
 		return m, err
 	}
@@ -163,24 +132,6 @@ func (f *file) wrote(m int, err error, full bool) (int, error) {
 		return m, &os.PathError{Op: "write", Path: f.f.Name(), Err: syscall.ENOSPC}
 	}
 	return m, nil
-}
-
-// Allocate preallocates through the real file (vfs.Allocate), or fails
-// with EOPNOTSUPP after NoAllocate. While a budget is set it fails with
-// ENOSPC instead, as on a disk about to be
-// full, so the journal falls back to growing the file as it writes and
-// meets the budget there.
-func (f *file) Allocate(off, size int64) error {
-	f.fs.mu.Lock()
-	limited, unsupported := f.fs.budget >= 0, f.fs.noAlloc
-	f.fs.mu.Unlock()
-	if unsupported {
-		return &os.PathError{Op: "fallocate", Path: f.f.Name(), Err: syscall.EOPNOTSUPP}
-	}
-	if limited {
-		return &os.PathError{Op: "fallocate", Path: f.f.Name(), Err: syscall.ENOSPC}
-	}
-	return vfs.Allocate(f.f, off, size)
 }
 
 func (f *file) Sync() error {
