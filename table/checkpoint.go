@@ -155,6 +155,7 @@ func (m *Machine) Restore(ck Checkpoint) error {
 	}
 	m.seq, m.epoch, m.phase, m.deadline, m.roundID = ck.Seq, ck.Epoch, ck.Phase, ck.Deadline, ""
 	m.pauses, m.pauseWhy, m.held, m.misread, m.voided = nil, "", nil, "", false
+	m.aside = nil
 	m.shoeID, m.cutCard, m.dealt, m.burn, m.rounds = ck.ShoeID, ck.CutCard, ck.Dealt, ck.Burn, ck.Rounds
 	m.lastCode, m.codeN = ck.LastCode, ck.CodeN
 	m.timerGen = ck.TimerGen

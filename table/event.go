@@ -137,9 +137,14 @@ type State struct {
 	// MisreadsPending is how many cards wait for a supervisor's
 	// correction (Misread names the oldest, the one the next correct
 	// fills: they are corrected in the order the dealer drew them).
-	MisreadsPending int     `json:"misreads_pending,omitempty"`
-	Alarms          []Alarm `json:"alarms,omitempty"`
-	Rounds          int     `json:"rounds"`
+	MisreadsPending int `json:"misreads_pending,omitempty"`
+	// SetAside are the cards out of the shoe the table cannot use,
+	// gathered while it is paused, in the order drawn: the dealer puts
+	// them aside together, and the supervisor's resume (or a void) deals
+	// with them all at once (machine_aside.go). Each is booked as dealt.
+	SetAside []string `json:"set_aside,omitempty"`
+	Alarms   []Alarm  `json:"alarms,omitempty"`
+	Rounds   int      `json:"rounds"`
 	// Timer is the countdown the table is running (betting, insurance, a
 	// decision, the pause after a settlement), or the one stopped by a pause.
 	Timer *TimerView `json:"timer,omitempty"`

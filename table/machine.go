@@ -66,7 +66,13 @@ type Machine struct {
 	// the order the dealer drew them: pulled while paused (applied on
 	// resume) and, from epochMisreadQueue, the cards the shoe could not
 	// give, each waiting for a supervisor's correction (machine_misread.go).
-	held     []pulled
+	held []pulled
+	// aside is the set-aside list (machine_aside.go), from epochSetAside:
+	// the cards out of the shoe the table cannot use, gathered while it
+	// is paused, in the order drawn; the resume or a void names them in
+	// one alarm and empties it. Empty on a table not paused, so no
+	// checkpoint needs it.
+	aside    []card.Card
 	misread  string // before epochMisreadQueue: the shoe's report of the one card the round is missing; "" none
 	voided   bool   // the settled round was voided: the dealer clears the cards
 	cutCard  bool
@@ -374,7 +380,12 @@ func (m *Machine) applyCard(v CardDrawn) (fault, err error) {
 		run, past = m.shoe.take(v.Card, v.Code)
 	}
 	m.dealt++
-	if m.paused() {
+	if m.setAsideNow() {
+		// No card is the table's while it is paused like this: the card
+		// joins the set-aside list, which the instruction line names; the
+		// supervisor's one resume deals with the whole list.
+		m.aside = append(m.aside, v.Card)
+	} else if m.paused() {
 		m.held = append(m.held, pulled{card: v.Card})
 		m.emit(Alarm{Code: "card_while_paused", Message: fmt.Sprintf("%s pulled while paused: held until resume", v.Card)}, m.roundID)
 	} else {
@@ -435,6 +446,11 @@ func (m *Machine) shuffleAlarm(run int, past string, fault error) error {
 func (m *Machine) cardToRound(c card.Card) error {
 	err := m.roundInput(round.Input{Type: round.InCard, Card: c})
 	if errors.Is(err, round.ErrUnexpectedCard) {
+		if m.epoch >= epochSetAside {
+			// The first of the set-aside list: the cards pulled after it
+			// while the table is paused join it (machine_aside.go).
+			m.aside = append(m.aside, c)
+		}
 		m.alarm("unexpected_card", fmt.Sprintf("card %s does not fit the round (%s): check the shoe", c, m.rnd.Phase()), PauseUnexpectedCard)
 	}
 	return err
@@ -504,6 +520,14 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 3 (2026-11-25): the set-aside list (machine_aside.go): a card
+//     pulled while the table is paused and needs no card (the round
+//     waits for none, no burn owed) is set aside at once, and the cards
+//     held for the round go to it on resume only as far as it needs
+//     them, the rest set aside; the resume (or a void) names them all in
+//     one card_set_aside alarm. Before, each such card did not fit the
+//     round when it was applied on resume and paused the table again
+//     (unexpected_card): one resume per stray card.
 //   - 2 (2026-11-25): the misread queue (machine_misread.go): every card
 //     the shoe deals unread (or the integrity book refuses) while the
 //     round or a new shoe's burn waits for a card keeps its place in
@@ -524,7 +548,7 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 //     counted at shoe out, a paused table coalesces a device's repeated
 //     alarms (ErrAlarmRepeated), and an alarm for a reason the table is
 //     paused for already does not announce the pause again.
-const CurrentRulesEpoch = epochMisreadQueue
+const CurrentRulesEpoch = epochSetAside
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
 // CurrentRulesEpoch).
@@ -533,6 +557,10 @@ const epochPauseFlow = 1
 // epochMisreadQueue is the epoch of the misread queue (see
 // CurrentRulesEpoch).
 const epochMisreadQueue = 2
+
+// epochSetAside is the epoch of the set-aside list (see
+// CurrentRulesEpoch).
+const epochSetAside = 3
 
 // applyRulesEpoch takes the inputs after it to epoch v.Epoch. An epoch
 // above this build's is a journal a newer build wrote (a rollback): its
@@ -785,6 +813,15 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 		wasPaused := m.paused()
 		// A card misread stays counted as dealt unread: it lies with
 		// the voided round's cards.
+		if m.epoch >= epochSetAside {
+			// The cards held for the round lie with its cards now:
+			// named with the set-aside list.
+			for _, h := range m.held {
+				if !h.waiting() {
+					m.aside = append(m.aside, h.card)
+				}
+			}
+		}
 		m.pauses, m.misread, m.misreadUnread, m.held, m.voided = m.pauses[:0], "", false, nil, true
 		if m.link == shoeDown {
 			// The round is voided and the table stays stopped, its
@@ -800,6 +837,9 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 		}
 		// Cannot fail: a round is in play.
 		_ = m.roundInput(round.Input{Type: round.InVoid, Reason: reason})
+		// The cards set aside during the pause lie with the voided
+		// round's: the void names them, as a resume would.
+		m.announceAside("round voided by " + v.By)
 		if m.paused() {
 			m.stopTimer()
 			m.setPhase(PhasePaused, time.Time{}, m.pauseWhy)
@@ -901,7 +941,16 @@ func (m *Machine) resume(by string) {
 			m.held = append(m.held, h)
 			continue
 		}
+		if m.asideOnResume(h) {
+			// The round has what it needs: the rest of the cards held
+			// are set aside together, one alarm for all, no new pause.
+			m.aside = append(m.aside, h.card)
+			continue
+		}
 		_ = m.place(h.card)
+	}
+	if !m.paused() {
+		m.announceAside("resumed by " + by)
 	}
 	if m.paused() {
 		return
@@ -1072,6 +1121,9 @@ func (m *Machine) buildState() *State {
 		Alarms: append([]Alarm(nil), m.alarms...), Rounds: m.rounds,
 	}
 	st.Misread, st.MisreadsPending = m.awaitingCorrection()
+	for _, c := range m.aside {
+		st.SetAside = append(st.SetAside, c.String())
+	}
 	if len(m.pauses) > 0 {
 		st.PauseReasons = slices.Clone(m.pauses)
 	}
@@ -1087,11 +1139,13 @@ func (m *Machine) buildState() *State {
 	case m.phase == PhaseClosed:
 		st.Round.Next = "change shoe"
 	case m.paused() && st.MisreadsPending > 0:
-		st.Round.Next = m.misreadNext(st.Misread, st.MisreadsPending)
+		st.Round.Next = m.misreadNext(st.Misread, st.MisreadsPending) + m.asideNote()
 	case m.paused() && m.link != shoeUp:
-		st.Round.Next = m.shoeLinkNext()
+		st.Round.Next = m.shoeLinkNext() + m.asideNote()
+	case m.paused() && m.asideNext() != "":
+		st.Round.Next = m.asideNext()
 	case m.paused():
-		st.Round.Next = "stop: table paused (" + m.pauseWhy + ")" + m.heldNote()
+		st.Round.Next = "stop: table paused (" + m.pauseWhy + ")" + m.heldNote() + m.asideNote()
 	case m.voided && m.phase == PhaseSettled:
 		st.Round.Next = "clear the cards: round voided, next round"
 	case m.burn > 0:

@@ -418,11 +418,16 @@ func (m *Machine) heldNote() string {
 			cs = append(cs, h.card.String())
 		}
 	}
-	switch len(cs) {
-	case 0:
+	switch {
+	case len(cs) == 0:
 		return ""
-	case 1:
+	case len(cs) == 1:
 		return fmt.Sprintf(" (1 card pulled during the pause, %s: it goes to the round on resume)", cs[0])
+	case m.epoch >= epochSetAside:
+		// Held because the table needed a card: the round takes them
+		// only as far as it still needs cards (machine_aside.go).
+		return fmt.Sprintf(" (%d cards pulled during the pause, %s: on resume the round takes them in that order as far as it needs cards; any left are set aside)",
+			len(cs), strings.Join(cs, " "))
 	default:
 		return fmt.Sprintf(" (%d cards pulled during the pause, %s: they go to the round on resume, in that order)", len(cs), strings.Join(cs, " "))
 	}

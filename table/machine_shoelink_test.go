@@ -105,9 +105,10 @@ func TestShoeUnpluggedBeforeTheDeal(t *testing.T) {
 	require.ErrorIs(t, err, ErrShoeDown, "the shoe is not back yet")
 	x.must(shoeConnected)
 	assert.Equal(t, "stop: shoe connected again: supervisor checks the cards on the table and resumes "+
-		"(4 cards pulled during the pause, Ts 6d 7c 5h: they go to the round on resume, in that order)", x.m.State().Round.Next)
+		"(4 cards pulled during the pause, Ts 6d 7c 5h: on resume the round takes them in that order as far as it needs cards; any left are set aside)", x.m.State().Round.Next)
 	x.must(Supervisor{Command: "resume", By: "sup"})
 	s := x.m.State()
+	assert.Empty(t, s.Alarms, "the round needed all four: none set aside")
 	assert.Equal(t, "wait: seat 1 to decide", s.Round.Next)
 	assert.Equal(t, []card.Card{card.MustParse("Ts"), card.MustParse("7c")}, s.Round.Seats[0].Hands[0].Cards)
 	assert.Equal(t, 4, s.Shoe.Dealt)

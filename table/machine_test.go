@@ -73,7 +73,8 @@ func (x *mt) fingerprint() string {
 		Mis string
 		Hel string
 		Lnk shoeLink
-	}{x.m.Checkpoint(), x.m.State(), x.m.pauses, x.m.misread, fmt.Sprintf("%+v", x.m.held), x.m.link})
+		Asi string
+	}{x.m.Checkpoint(), x.m.State(), x.m.pauses, x.m.misread, fmt.Sprintf("%+v", x.m.held), x.m.link, fmt.Sprint(x.m.aside)})
 	require.NoError(x.t, err)
 	return string(b)
 }

@@ -467,6 +467,19 @@ func TestStatusNamesTheMisreads(t *testing.T) {
 	out.Reset()
 	require.Equal(t, 0, printState(&out, &errOut, []byte(`{"data":{"phase":"dealing","round":{"next":"hole card to dealer"}}}`), false, "s/t"))
 	assert.NotContains(t, out.String(), "MISREAD")
+	assert.NotContains(t, out.String(), "SET ASIDE")
+}
+
+// TestStatusNamesTheCardsSetAside: status tells the supervisor which
+// cards the table cannot use wait to be put aside, that one resume deals
+// with them all.
+func TestStatusNamesTheCardsSetAside(t *testing.T) {
+	var out, errOut bytes.Buffer
+	st := `{"data":{"seq":14,"game":"000","phase":"paused","paused":true,"pause_reason":"card 7h does not fit the round (settled): check the shoe",` +
+		`"round":{"id":"#10:00:03","next":"stop: put aside 3 cards: 7h 2c Ks; wait for the supervisor"},"set_aside":["7h","2c","Ks"]}}`
+	require.Equal(t, 0, printState(&out, &errOut, []byte(st), false, "s/t"), errOut.String())
+	assert.Contains(t, out.String(), "round #10:00:03: next: stop: put aside 3 cards: 7h 2c Ks; wait for the supervisor\n")
+	assert.Contains(t, out.String(), "SET ASIDE: 3 card(s) the round cannot use, booked as dealt: 7h 2c Ks (the dealer puts them aside; one resume, or a void, deals with them all)\n")
 }
 
 // TestLocalStatusPrintsHealth: over the local socket, status prints the

@@ -295,9 +295,11 @@ func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int 
 			} `json:"alarms"`
 			Rounds int `json:"rounds"`
 			// The local socket's state (table.State) names the cards
-			// waiting for a correction; the MQTT state does not.
-			Misread  string `json:"misread"`
-			Misreads int    `json:"misreads_pending"`
+			// waiting for a correction and those set aside; the MQTT
+			// state does not (its round.next says both).
+			Misread  string   `json:"misread"`
+			Misreads int      `json:"misreads_pending"`
+			SetAside []string `json:"set_aside"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(b, &env); err != nil {
@@ -312,6 +314,9 @@ func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int 
 	fmt.Fprintf(stdout, "round %s: next: %s\n", d.Round.ID, d.Round.Next)
 	if d.Misread != "" {
 		fmt.Fprintf(stdout, "MISREAD: %d waiting for a correction, the next to correct: %s (tablectl correct --card, in the order the dealer drew them)\n", max(d.Misreads, 1), d.Misread)
+	}
+	if n := len(d.SetAside); n > 0 {
+		fmt.Fprintf(stdout, "SET ASIDE: %d card(s) the round cannot use, booked as dealt: %s (the dealer puts them aside; one resume, or a void, deals with them all)\n", n, strings.Join(d.SetAside, " "))
 	}
 	fmt.Fprintf(stdout, "shoe %s: %d dealt, %d left, cut card %v\n", d.Shoe.ID, d.Shoe.Dealt, d.Shoe.Decks*52-d.Shoe.Dealt, d.Shoe.Cut)
 	for _, a := range d.Alarms {

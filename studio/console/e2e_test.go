@@ -656,15 +656,7 @@ func TestBrowserCorrectMisread(t *testing.T) {
 	dealer.do(chromedp.Navigate(lt.base + "/"))
 	dealer.waitAttr("#light", "data-state", "red_blink")
 
-	sup := newTab(t, bctx, 1440, 1000)
-	sup.do(chromedp.Navigate(lt.base + "/supervisor"))
-	sup.do(chromedp.WaitVisible(chromedp.CSS("#login")))
-	sup.do(
-		chromedp.SendKeys(chromedp.CSS("#user"), "giulia"),
-		chromedp.SendKeys(chromedp.CSS("#password"), "pit-boss-7"),
-		chromedp.Click(chromedp.CSS("#login-submit")),
-	)
-	sup.waitText("user", "giulia")
+	sup := supervisorTab(t, bctx, lt)
 	sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "7d"), chromedp.Click(chromedp.CSS("#correct")))
 	sup.waitText("result", "correct: done")
 	st := lt.ctl.Snapshot()
@@ -700,15 +692,7 @@ func TestBrowserShoeUnplugged(t *testing.T) {
 	dealer.waitAttr("#light", "data-state", "red_blink")
 	dealer.waitText("instruction", "STOP: the shoe is not connected: check its cable, call a technician")
 
-	sup := newTab(t, bctx, 1440, 1000)
-	sup.do(chromedp.Navigate(lt.base + "/supervisor"))
-	sup.do(chromedp.WaitVisible(chromedp.CSS("#login")))
-	sup.do(
-		chromedp.SendKeys(chromedp.CSS("#user"), "giulia"),
-		chromedp.SendKeys(chromedp.CSS("#password"), "pit-boss-7"),
-		chromedp.Click(chromedp.CSS("#login-submit")),
-	)
-	sup.waitText("user", "giulia")
+	sup := supervisorTab(t, bctx, lt)
 	sup.waitFor("the engine's instruction", `document.getElementById("next").textContent.indexOf("check its cable") >= 0`,
 		`document.getElementById("next").textContent`)
 	sup.do(chromedp.Click(chromedp.CSS("#resume")))
@@ -728,4 +712,60 @@ func TestBrowserShoeUnplugged(t *testing.T) {
 	dealer.waitText("instruction", "card to seat 1")
 	dealer.waitCards("#dealer-cards", "6c")
 	dealer.waitAttr("#light", "data-state", "red")
+}
+
+// supervisorTab opens the supervisor's console in a tab of its own and
+// logs giulia in.
+func supervisorTab(t *testing.T, bctx context.Context, lt *liveTable) *tab {
+	t.Helper()
+	sup := newTab(t, bctx, 1440, 1000)
+	sup.do(chromedp.Navigate(lt.base + "/supervisor"))
+	sup.do(chromedp.WaitVisible(chromedp.CSS("#login")))
+	sup.do(
+		chromedp.SendKeys(chromedp.CSS("#user"), "giulia"),
+		chromedp.SendKeys(chromedp.CSS("#password"), "pit-boss-7"),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+	)
+	sup.waitText("user", "giulia")
+	return sup
+}
+
+// TestBrowserStrayCards: three cards the round cannot use, pulled while
+// seat 1 decides, as the dealer and the supervisor see them: the first
+// stops the table, the dealer is told to put the three aside and wait,
+// one resume deals with them all (before the set-aside list each card
+// paused the table again, one resume per card), and the dealer's line is
+// the round's again.
+func TestBrowserStrayCards(t *testing.T) {
+	bctx := browser(t)
+	lt := startLiveTable(t)
+	lt.submit(table.BetsClosed{Bets: []table.Bet{{Seat: 1, Player: "p1", Main: 1000}}})
+	lt.deal("card to seat 1", "Ts")
+	lt.deal("card to dealer", "6c")
+	lt.deal("card to seat 1", "7c")
+	lt.deal("hole card to dealer", "5h")
+	require.Equal(t, "wait: seat 1 to decide", lt.ctl.Snapshot().Round.Next)
+	err := lt.ctl.Submit(context.Background(), table.CardDrawn{Card: card.MustParse("8d")})
+	require.ErrorIs(t, err, round.ErrUnexpectedCard, "applied, and reported: it does not fit the round")
+	lt.submit(table.CardDrawn{Card: card.MustParse("9d")})
+	lt.submit(table.CardDrawn{Card: card.MustParse("Kd")})
+	st := lt.ctl.Snapshot()
+	require.True(t, st.Paused)
+	require.Equal(t, []string{"8d", "9d", "Kd"}, st.SetAside)
+
+	dealer := newTab(t, bctx, 1600, 900)
+	dealer.do(chromedp.Navigate(lt.base + "/"))
+	dealer.waitAttr("#light", "data-state", "red_blink")
+	dealer.waitText("instruction", "STOP: put aside 3 card(s): 8d 9d Kd; wait for the supervisor")
+
+	sup := supervisorTab(t, bctx, lt)
+	sup.waitFor("the list", `document.getElementById("next").textContent.indexOf("put aside 3 cards: 8d 9d Kd") >= 0`,
+		`document.getElementById("next").textContent`)
+	sup.do(chromedp.Click(chromedp.CSS("#resume")))
+	sup.waitText("result", "resume: done")
+	dealer.waitText("instruction", "wait: seat 1 to decide")
+	dealer.waitAttr("#light", "data-state", "red")
+	assert.False(t, lt.ctl.Snapshot().Paused, "one resume")
+	require.Len(t, lt.ctl.Snapshot().Alarms, 1)
+	assert.Contains(t, lt.ctl.Snapshot().Alarms[0].Message, "3 cards set aside (8d 9d Kd)")
 }

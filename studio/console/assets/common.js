@@ -126,12 +126,13 @@ var LT = (function () {
     [/^wait: seat (\d+) to decide$/, "next.wait_decide"], [/^collect and pay$/, "next.collect_pay"],
     [/^wait for bets$/, "next.wait_bets"], [/^wait: bets open$/, "next.bets_open"], [/^wait$/, "next.wait"], [/^change shoe$/, "next.change_shoe"],
     [/^burn one card$/, "next.burn"], [/^stop: (?:\d+ )?cards? not read/, "next.stop_misread"],
+    [/^stop: put aside (\d+) cards?: ([^;]*);/, "next.stop_aside"],
     [/^stop: shoe not connected/, "next.stop_shoe"], [/^stop: shoe connected again/, "next.stop_shoe_back"], [/^stop: /, "next.stop"]
   ];
   function nextText(next) {
     for (var i = 0; i < NEXT.length; i++) {
       var m = NEXT[i][0].exec(next || "");
-      if (m) return t(NEXT[i][1], m[1]);
+      if (m) return t(NEXT[i][1], m[1], m[2]);
     }
     return next || t("next.wait");
   }
