@@ -765,6 +765,7 @@ func TestBrowserStrayCards(t *testing.T) {
 	sup.waitText("result", "resume: done")
 	dealer.waitText("instruction", "wait: seat 1 to decide")
 	dealer.waitAttr("#light", "data-state", "red")
+	dealer.waitText("alarms", "Cards the round does not need: put them aside, no correction: 8d 9d Kd")
 	assert.False(t, lt.ctl.Snapshot().Paused, "one resume")
 	require.Len(t, lt.ctl.Snapshot().Alarms, 1)
 	assert.Contains(t, lt.ctl.Snapshot().Alarms[0].Message, "3 cards set aside (8d 9d Kd)")

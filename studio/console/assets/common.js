@@ -138,12 +138,15 @@ var LT = (function () {
   }
 
   // alarmText is what the dealer is told about an alarm: plain words and
-  // what to do, never the engine's wording (the supervisor sees that).
-  function alarmText(code) {
+  // what to do, never the engine's wording (the supervisor sees that);
+  // of the cards set aside, which ones (the message lists them).
+  function alarmText(code, message) {
     code = (code || "").replace(/^shoe\./, "");
-    if (has("alarm." + code)) return t("alarm." + code);
-    if (code.indexOf("shuffler.") === 0) return t("alarm.shuffler");
-    return t("alarm.other");
+    var text = t("alarm.other");
+    if (has("alarm." + code)) text = t("alarm." + code);
+    else if (code.indexOf("shuffler.") === 0) text = t("alarm.shuffler");
+    var cards = code === "card_set_aside" && /set aside \(([2-9TJQKA][shdc](?: [2-9TJQKA][shdc])*)\)/.exec(message || "");
+    return cards ? text + ": " + cards[1] : text;
   }
 
   function lightEl() {

@@ -180,7 +180,7 @@
     alarms.forEach(function (a) {
       var row = LT.el("div", "alarm");
       row.setAttribute("data-code", a.code);
-      row.appendChild(document.createTextNode(LT.alarmText(a.code)));
+      row.appendChild(document.createTextNode(LT.alarmText(a.code, a.message)));
       al.appendChild(row);
     });
     if (!alarms.length && st.paused) {
