@@ -3,6 +3,7 @@ package table
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -320,4 +321,45 @@ func replayedEvents(t *testing.T, j Journal) []string {
 	})
 	require.NoError(t, err)
 	return out
+}
+
+// TestControllerStrayCardsSurviveRestart: tabled killed with stray cards
+// set aside comes back with the same list (the journal's replay), and one
+// resume still deals with them all: the state is the one it had, between
+// rounds and mid-round (a table paused already gets no restart pause).
+func TestControllerStrayCardsSurviveRestart(t *testing.T) {
+	for _, midRound := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mid-round %v", midRound), func(t *testing.T) {
+			j := &memJournal{}
+			h := start(t, "000", j)
+			h.waitPhase(PhaseBetting)
+			require.NoError(t, h.submit(BetsClosed{Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}}}))
+			for _, c := range []string{"Ts", "6d", "7c", "5h"} {
+				require.NoError(t, h.card(c))
+			}
+			if !midRound {
+				require.NoError(t, h.submit(Decision{Seat: 1, Player: "p1", Action: "stand"}))
+				require.NoError(t, h.card("9s"))
+				h.waitPhase(PhaseSettled)
+			}
+			require.ErrorIs(t, h.card("8d"), round.ErrUnexpectedCard)
+			require.NoError(t, h.card("9d"))
+			require.NoError(t, h.card("Kd"))
+			before := h.c.Snapshot()
+			require.Equal(t, []string{"8d", "9d", "Kd"}, before.SetAside)
+			h.stop()
+
+			h = start(t, "000", j)
+			h.ping()
+			after := h.c.Snapshot()
+			assert.Equal(t, before, after, "the table as it was (paused already: the restart adds no pause)")
+			assert.Equal(t, "stop: put aside 3 cards: 8d 9d Kd; wait for the supervisor", after.Round.Next)
+			require.NoError(t, h.submit(Supervisor{Command: "resume", By: "sup"}))
+			st := h.c.Snapshot()
+			assert.False(t, st.Paused, "one resume")
+			assert.Empty(t, st.SetAside)
+			require.Len(t, st.Alarms, 1)
+			assert.Contains(t, st.Alarms[0].Message, "3 cards set aside (8d 9d Kd)")
+		})
+	}
 }
