@@ -49,7 +49,6 @@ type devInput struct {
 	card    card.Card // the physical card, for a card or a misread
 	misread bool
 	pulled  bool   // a card out of the shoe (counts for the inventory)
-	stray   bool   // pulled by mistake after a round: it fits no round
 	seq     uint64 // the workload's number of the frame
 }
 
@@ -83,7 +82,6 @@ type workload struct {
 	cards     int // cards pulled for this round
 	decisions int
 	timeouts  int
-	strays    bool // the stray cards after the last round were pulled
 	made      map[seatPlayer]int
 	insured   map[seatPlayer]bool
 	supDone   map[int]bool
@@ -180,29 +178,15 @@ func (wl *workload) step(t side, n int) {
 		wl.reshuffle = st.Rounds
 		wl.changeShoe()
 		wl.device(t)
-	case st.Phase == table.PhaseSettled && !wl.strays && wl.roll(10, uint64(wl.round), 'y') == 0:
-		wl.pullStrays(t)
 	default:
 		t.fire()
 	}
 }
 
-// pullStrays is the dealer pulling one to three cards after a round, by
-// mistake, in one go: the first does not fit and stops the table, the
-// others come while it is paused; the supervisor's one resume deals with
-// them all (rules epoch 3).
-func (wl *workload) pullStrays(t side) {
-	wl.strays = true
-	for range 1 + wl.roll(3, uint64(wl.round), 'z') {
-		wl.pullCard(true)
-	}
-	wl.device(t)
-}
-
 // counters start the per-round choices when a new round comes.
 func (wl *workload) counters(st table.State) {
 	if r := st.Rounds + 1; r != wl.round {
-		wl.round, wl.cards, wl.decisions, wl.timeouts, wl.strays = r, 0, 0, 0, false
+		wl.round, wl.cards, wl.decisions, wl.timeouts = r, 0, 0, 0
 		clear(wl.made)
 		clear(wl.insured)
 		clear(wl.supDone)
@@ -275,7 +259,7 @@ func (wl *workload) device(t side) {
 	switch {
 	case errors.Is(err, errRestarted):
 		return // the shoe sends it again
-	case err != nil && !errors.Is(err, table.ErrDuplicateFrame) && !(d.stray && errors.Is(err, round.ErrUnexpectedCard)):
+	case err != nil && !errors.Is(err, table.ErrDuplicateFrame):
 		t.violate("every card fits the table", fmt.Sprintf("%s: %v", d.in.Kind(), err))
 	}
 	wl.queue = wl.queue[1:]
@@ -338,12 +322,7 @@ func (wl *workload) changeShoe() {
 // pull takes the next card out of the shoe: a card frame, or (a misread,
 // live run only) a misread frame the supervisor corrects; the cut card
 // follows the card at the game's penetration.
-func (wl *workload) pull() { wl.pullCard(false) }
-
-// pullCard takes the next card out of the shoe; a stray one (pulled by
-// mistake after a round) is never misread, so the fault-free run books
-// the same cards.
-func (wl *workload) pullCard(stray bool) {
+func (wl *workload) pull() {
 	if len(wl.shoe) == 0 {
 		wl.frame(devInput{in: table.CutCardSeen{Source: "shoe"}})
 		return
@@ -355,11 +334,11 @@ func (wl *workload) pullCard(stray bool) {
 	wl.decks[c]++
 	code := string(shoeproto.AppendCode(nil, wl.decks[c], c))
 	wl.cards++
-	if !stray && wl.faults && wl.roll(40, uint64(wl.shoeN), uint64(wl.out), 'm') == 0 {
+	if wl.faults && wl.roll(40, uint64(wl.shoeN), uint64(wl.out), 'm') == 0 {
 		wl.frame(devInput{in: table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "card misread", Pauses: true},
 			card: c, misread: true, pulled: true})
 	} else {
-		wl.frame(devInput{in: table.CardDrawn{Card: c, ShoeID: wl.shoeID, Code: code}, card: c, pulled: true, stray: stray})
+		wl.frame(devInput{in: table.CardDrawn{Card: c, ShoeID: wl.shoeID, Code: code}, card: c, pulled: true})
 	}
 	if !wl.rs.ReshuffleEachRound && wl.out == wl.rs.Penetration {
 		wl.frame(devInput{in: table.CutCardSeen{Source: "shoe"}})
