@@ -454,8 +454,7 @@ func TestJournalCommandsTakeTheDirectorysGame(t *testing.T) {
 
 // TestStatusNamesTheMisreads: status tells the supervisor how many cards
 // wait for a correction and which one the next correct fills (the local
-// socket's state carries them; the MQTT state names them in its
-// instruction line only).
+// socket's state and, since contract 2.1.0, the MQTT state carry them).
 func TestStatusNamesTheMisreads(t *testing.T) {
 	var out, errOut bytes.Buffer
 	st := `{"data":{"seq":11,"game":"000","phase":"paused","paused":true,"pause_reason":"misread #5",` +

@@ -294,9 +294,9 @@ func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int 
 				Message string `json:"message"`
 			} `json:"alarms"`
 			Rounds int `json:"rounds"`
-			// The local socket's state (table.State) names the cards
-			// waiting for a correction and those set aside; the MQTT
-			// state does not (its round.next says both).
+			// The cards waiting for a correction and those set aside:
+			// in the local socket's state (table.State) and, since
+			// contract 2.1.0, in the MQTT state too.
 			Misread  string   `json:"misread"`
 			Misreads int      `json:"misreads_pending"`
 			SetAside []string `json:"set_aside"`

@@ -29,8 +29,37 @@ type State struct {
 	Deadline *time.Time `json:"deadline,omitempty"`
 	// Paused is true while the table is paused.
 	Paused bool `json:"paused"`
-	// PauseReason says why, while paused.
+	// PauseReason says why, while paused, in words (the latest reason's).
 	PauseReason string `json:"pause_reason,omitempty"`
+	// PauseReasons are every reason the table is paused for at once,
+	// while paused, as codes: supervisor (a supervisor or the table's
+	// button), restart (the daemon restarted mid-round), misread (a card
+	// the shoe could not read waits for a correction), integrity (a card
+	// or a shoe broke the shoe's composition), shuffle (the shoe repeats
+	// an earlier order), unexpected_card (a card no round waits for),
+	// device (a device fault), journal (an input could not be made
+	// durable), seq_gap (published events were lost from the journal). A
+	// supervisor's resume clears them all, a correction clears misread
+	// once no card waits, a void every one but seq_gap. Absent while not
+	// paused. A backend treats a code it does not know as one more reason.
+	PauseReasons []string `json:"pause_reasons,omitempty"`
+	// Misread, while the round waits for cards the shoe dealt unread,
+	// names the oldest of them (the shoe's report): the one the next
+	// `correct` command fills. The table stays paused, and refuses
+	// resume, until each is corrected or the round voided. Absent when
+	// none waits.
+	Misread string `json:"misread,omitempty"`
+	// MisreadsPending is how many cards dealt unread wait for a
+	// supervisor's correction; they are corrected one `correct` each, in
+	// the order the dealer drew them. Absent when none waits.
+	MisreadsPending int `json:"misreads_pending,omitempty" minimum:"1"`
+	// SetAside are the cards out of the shoe the round cannot use, rank
+	// then suit in the order drawn, gathered while the table is paused:
+	// the dealer puts them aside, and the supervisor's resume (or a void)
+	// deals with them all at once, naming them in one `card_set_aside`
+	// alarm. Each is counted as dealt from the shoe (shoe.dealt); none
+	// goes to a hand. Absent when none.
+	SetAside []string `json:"set_aside,omitempty" pattern:"^[A2-9TJQK][shdc]$"`
 	// Round is the round in play, or the last one, or an empty round
 	// between rounds.
 	Round RoundView `json:"round"`
@@ -137,9 +166,16 @@ type HandView struct {
 
 func stateOf(s *table.State) State {
 	w := State{Seq: s.Seq, Table: s.Table, Game: s.Game, Phase: string(s.Phase), Deadline: utcOrNil(s.Deadline),
-		Paused: s.Paused, PauseReason: s.PauseReason, Round: roundViewOf(s.Round), Rounds: s.Rounds,
+		Paused: s.Paused, PauseReason: s.PauseReason, Misread: s.Misread, MisreadsPending: s.MisreadsPending,
+		Round: roundViewOf(s.Round), Rounds: s.Rounds,
 		Shoe:   Shoe{ID: s.Shoe.ID, Decks: s.Shoe.Decks, Dealt: s.Shoe.Dealt, CutCard: s.Shoe.CutCard, BurnPending: s.Shoe.BurnPending},
 		Alarms: mapSlice(s.Alarms, alarmOf),
+	}
+	if len(s.PauseReasons) > 0 {
+		w.PauseReasons = mapSlice(s.PauseReasons, func(r table.PauseReason) string { return string(r) })
+	}
+	if len(s.SetAside) > 0 {
+		w.SetAside = s.SetAside // the daemon's own copy: a snapshot is never changed once made
 	}
 	if t := s.Timer; t != nil {
 		w.Timer = &Timer{Name: t.Name, Deadline: utcOrNil(t.Deadline), LeftMS: t.LeftMS, Stopped: t.Stopped}
