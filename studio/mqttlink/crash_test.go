@@ -87,6 +87,10 @@ func TestMosquittoDaemonKilled(t *testing.T) {
 		return len(m) > 0 && string(m[len(m)-1].Payload) == mqttlink.StatusOffline
 	}, waitFor, poll)
 	t.Logf("daemon killed after the subscriber saw seq %d", killedAt)
+	spec := loadSpec(t)
+	for _, m := range sub.MessagesOn(topics.Status) { // online, and the broker's Last Will
+		require.NoError(t, spec.Validate("status", m.Payload), "%s", m.Payload)
+	}
 
 	// The restarted controller replays its journal from well before the
 	// crash; the outbox skips what it already has and resends what the
