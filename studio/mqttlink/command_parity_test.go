@@ -163,6 +163,23 @@ func TestCommandParity(t *testing.T) {
 				assert.NoError(t, contract.Validate("commands", b), "the sample fits the schema: %s", b)
 				assert.NoError(t, decodeMap(t, full), "a %s with every field the contract lists is refused: %s", typ, b)
 
+				for i := range ct.NumField() {
+					f := ct.Field(i)
+					name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+					e, ok := f.Tag.Lookup("enum")
+					if !ok || name == "type" || f.Type.Kind() != reflect.String {
+						continue
+					}
+					for _, v := range strings.Split(e, ",") {
+						one := maps.Clone(full)
+						one[name] = v
+						assert.NoError(t, decodeMap(t, one), "a %s with %s %q, a value the contract lists, is refused", typ, name, v)
+					}
+					one := maps.Clone(full)
+					one[name] = "not-in-the-contract"
+					assert.Error(t, decodeMap(t, one), "a %s with %s not in the contract's enum is accepted", typ, name)
+				}
+
 				minimal := samplePayload(ct, typ, true)
 				for name, optional := range fields {
 					if optional && knownCommandDiff(typ+"."+name, known) {
@@ -201,6 +218,12 @@ func TestCommandParity(t *testing.T) {
 	}
 	assert.Equal(t, keysOf(jsonFields(reflect.TypeFor[wire.Bet]())), keysOf(jsonFields(reflect.TypeFor[wireBet]())), "a bet's fields")
 	assert.Equal(t, keysOf(jsonFields(reflect.TypeFor[wire.DecisionEntry]())), keysOf(jsonFields(reflect.TypeFor[wireEntry]())), "a batch entry's fields")
+	enum := func(typ reflect.Type, field string) []string {
+		f, _ := typ.FieldByName(field)
+		return slices.Sorted(slices.Values(strings.Split(f.Tag.Get("enum"), ",")))
+	}
+	assert.Equal(t, enum(reflect.TypeFor[wire.DecisionCommand](), "Action"), slices.Sorted(maps.Keys(decisionActions)), "a decision's actions")
+	assert.Equal(t, enum(reflect.TypeFor[wire.DecisionEntry](), "Action"), slices.Sorted(maps.Keys(batchActions)), "a batch entry's actions")
 	for name := range commandFieldKnown {
 		assert.True(t, known[name], "commandFieldKnown[%q] matches no difference any more: remove it", name)
 	}

@@ -4,9 +4,14 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -519,5 +524,91 @@ func TestPausedStateFitsTheContract(t *testing.T) {
 	require.NoError(t, c.Validate("state", b), "%s", b)
 	for _, k := range []string{"pause_reasons", "misread", "misreads_pending", "set_aside"} {
 		assert.NotContains(t, string(b), `"`+k+`"`)
+	}
+}
+
+// typedConsts are the string constants of the named type typ declared in
+// the Go files of dir (not the tests'), as the daemon's code has them.
+func typedConsts(t *testing.T, dir, typ string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	require.NoError(t, err)
+	var out []string
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, d := range f.Decls {
+				gd, ok := d.(*ast.GenDecl)
+				if !ok || gd.Tok != token.CONST {
+					continue
+				}
+				for _, spec := range gd.Specs {
+					vs := spec.(*ast.ValueSpec)
+					if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != typ {
+						continue
+					}
+					for _, v := range vs.Values {
+						if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							u, err := strconv.Unquote(lit.Value)
+							require.NoError(t, err)
+							out = append(out, u)
+						}
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// enumOf is the enum tag of a wire type's field, sorted.
+func enumOf(t *testing.T, typ reflect.Type, field string) []string {
+	t.Helper()
+	f, ok := typ.FieldByName(field)
+	require.True(t, ok, "%s.%s", typ, field)
+	vals := strings.Split(f.Tag.Get("enum"), ",")
+	slices.Sort(vals)
+	return vals
+}
+
+// namesOf are the names String gives a small enum's values from 1 until
+// it names no more (unknown, Action(n)...).
+func namesOf[T ~uint8](t *testing.T, name func(T) string) []string {
+	t.Helper()
+	var out []string
+	for v := T(1); v < 64; v++ {
+		n := name(v)
+		if n == "" || n == "unknown" || strings.Contains(n, "(") {
+			break
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestWireEnumsHoldTheDaemonsValues: the values the contract enumerates
+// are every value the daemon can send (a new phase, timer, outcome or
+// action not in the enum would fail every backend that validates), and
+// no more.
+func TestWireEnumsHoldTheDaemonsValues(t *testing.T) {
+	phases := typedConsts(t, "../../table", "Phase")
+	require.NotEmpty(t, phases)
+	assert.Equal(t, phases, enumOf(t, reflect.TypeFor[wire.State](), "Phase"), "the state's phases")
+	assert.Equal(t, phases, enumOf(t, reflect.TypeFor[wire.Phase](), "Phase"), "the phase event's phases")
+	timers := typedConsts(t, "../../table", "TimerName")
+	require.NotEmpty(t, timers)
+	assert.Equal(t, timers, enumOf(t, reflect.TypeFor[wire.Timer](), "Name"), "the timers")
+	outcomes := namesOf(t, round.Outcome.String)
+	assert.Equal(t, outcomes, enumOf(t, reflect.TypeFor[wire.HandResult](), "Outcome"), "a hand's outcomes")
+	assert.Equal(t, outcomes, enumOf(t, reflect.TypeFor[wire.PlayerNet](), "Outcomes"), "a crowd player's outcomes")
+	actions := namesOf(t, round.Action.String)
+	for _, f := range []struct {
+		typ   reflect.Type
+		field string
+	}{{reflect.TypeFor[wire.DecisionRequested](), "Options"}, {reflect.TypeFor[wire.DecisionMade](), "Action"},
+		{reflect.TypeFor[wire.Situation](), "Options"}} {
+		assert.Equal(t, actions, enumOf(t, f.typ, f.field), "%s.%s", f.typ, f.field)
 	}
 }
