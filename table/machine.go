@@ -451,7 +451,7 @@ func (m *Machine) cardToRound(c card.Card) error {
 			// while the table is paused join it (machine_aside.go).
 			m.aside = append(m.aside, c)
 		}
-		m.alarm("unexpected_card", fmt.Sprintf("card %s does not fit the round (%s): check the shoe", c, m.rnd.Phase()), PauseUnexpectedCard)
+		m.alarm("unexpected_card", fmt.Sprintf("card %s does not fit the round (%s): check the shoe", c, m.roundPhase()), PauseUnexpectedCard)
 	}
 	return err
 }

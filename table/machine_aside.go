@@ -59,9 +59,24 @@ func (m *Machine) announceAside(action string) {
 		return
 	}
 	msg := fmt.Sprintf("%s set aside (%s): the round waits for no card (%s); booked as dealt, no correction needed; %s",
-		cardsCount(len(m.aside)), cardList(m.aside), m.rnd.Phase(), action)
+		cardsCount(len(m.aside)), cardList(m.aside), m.roundPhase(), action)
 	m.aside = nil
 	m.alarm("card_set_aside", msg, "")
+}
+
+// roundPhase is the round's phase as the alarms of a card that fits no
+// round name it. Once bets are open (no round id) the round the machine
+// holds is the last one, settled, on the table that played it, and a new
+// one on a table rebuilt from the checkpoint written as bets opened (a
+// checkpoint keeps no round): both are "no round in play", so a replay
+// from either derives the same events. The simulation's stray cards found
+// it: a stray pulled once bets were open published "(settled)", and the
+// restarted table's journal derived the same seqs with "(new)".
+func (m *Machine) roundPhase() string {
+	if m.roundID == "" && !m.MidRound() {
+		return "no round in play"
+	}
+	return m.rnd.Phase().String()
 }
 
 // asideNext is the instruction line of a paused table with cards in the
