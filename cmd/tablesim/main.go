@@ -46,6 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *seed != 0 {
 		res := world.Run(world.Options{Seed: *seed, Steps: *steps, Trace: stdout, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial, NoNetwork: *noNet})
+		var st strayCount
+		st.add(res)
+		fmt.Fprintln(stdout, st)
 		fmt.Fprintf(stdout, "1 schedules, %d violations\n", len(res.Violations))
 		return exit(len(res.Violations))
 	}
@@ -61,7 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		replay = fmt.Sprintf(" SIMFLAGS='%s'", strings.Join(flags, " "))
 	}
 	start, violations := time.Now(), 0
+	var st strayCount
 	world.RunMany(1, *seeds, *workers, world.Options{Steps: *steps, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial, NoNetwork: *noNet}, func(res world.Result) {
+		st.add(res)
 		for _, v := range res.Violations {
 			violations++
 			fmt.Fprintf(stdout, "seed %d: %s\n  replay: make sim SEED=%d%s\n", res.Seed, v, res.Seed, replay)
@@ -70,8 +75,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 	el := time.Since(start)
 	fmt.Fprintf(stderr, "%d seeds in %v (%.0f schedules/s on %d workers)\n", *seeds, el.Round(time.Millisecond),
 		float64(*seeds)/el.Seconds(), *workers)
+	fmt.Fprintln(stdout, st)
 	fmt.Fprintf(stdout, "%d schedules, %d violations\n", *seeds, violations)
 	return exit(violations)
+}
+
+// strayCount adds up the stray cards the runs pulled (rules epoch 3's
+// set-aside list under faults: simulators/world/strays.go).
+type strayCount struct {
+	between, paused, aside, restarts, seeds int
+}
+
+func (s *strayCount) add(res world.Result) {
+	s.between += res.StraysBetween
+	s.paused += res.StraysPaused
+	s.aside += res.SetAside
+	s.restarts += res.StrayRestarts
+	if res.StraysBetween+res.StraysPaused > 0 {
+		s.seeds++
+	}
+}
+
+func (s strayCount) String() string {
+	return fmt.Sprintf("stray cards pulled: %d between rounds, %d while paused (%d seeds); %d set aside, as in the fault-free run; %d restarts amid them",
+		s.between, s.paused, s.seeds, s.aside, s.restarts)
 }
 
 // checkFlags refuses what would panic (a negative -seeds), never end (no

@@ -3,9 +3,11 @@ package world
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/round"
 )
 
@@ -26,6 +28,13 @@ func (w *world) finish() {
 	}
 	w.stop()
 	w.res.Refused = w.wl.refused
+	w.res.StraysBetween, w.res.StraysPaused = w.wl.strays.n[0], w.wl.strays.n[1]
+	asideSeqs := slices.Sorted(maps.Keys(w.aside))
+	liveAside := make([][]card.Card, len(asideSeqs))
+	for i, s := range asideSeqs {
+		liveAside[i] = w.aside[s]
+		w.res.SetAside += len(liveAside[i])
+	}
 	if len(w.res.Violations) > 0 || len(w.wl.queue) > 0 {
 		return
 	}
@@ -105,6 +114,10 @@ func (w *world) finish() {
 			w.violate("settlements equal the fault-free run's", fmt.Sprintf("round %d: %s, fault-free %s", i+1, live[i], ref.settled[i]))
 			return
 		}
+	}
+	if why := compareAside(liveAside, ref.aside); why != "" {
+		w.violate("the cards set aside are the fault-free run's", why)
+		return
 	}
 	if len(ref.settled) < len(live) {
 		w.violate("settlements equal the fault-free run's", fmt.Sprintf("%d rounds settled, the fault-free run %d", len(live), len(ref.settled)))

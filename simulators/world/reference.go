@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/round"
 )
 
@@ -16,6 +17,7 @@ type reference struct {
 	now     time.Time
 	settled []*round.Settlement
 	crowd   map[int][]table.PlayerNet // a crowd's players by settlement index, from its chunks
+	aside   [][]card.Card             // the cards each card_set_aside alarm named, in order
 	bad     []Violation
 	trace   func(format string, args ...any)
 }
@@ -47,6 +49,9 @@ func (r *reference) submit(in table.Input) error {
 		}
 		if ch, ok := ev.Body.(table.SettlementChunk); ok && len(r.settled) > 0 {
 			r.crowd[len(r.settled)-1] = append(r.crowd[len(r.settled)-1], ch.Players...)
+		}
+		if cs, ok := asideCards(ev.Body); ok {
+			r.aside = append(r.aside, cs)
 		}
 	}
 	return st.Fault

@@ -49,6 +49,7 @@ type devInput struct {
 	card    card.Card // the physical card, for a card or a misread
 	misread bool
 	pulled  bool   // a card out of the shoe (counts for the inventory)
+	stray   bool   // pulled by mistake (strays.go): it may fit no round
 	seq     uint64 // the workload's number of the frame
 }
 
@@ -94,6 +95,7 @@ type workload struct {
 	decks     map[card.Card]int
 	betsID    string         // the last bets accepted
 	tries     map[string]int // command ids refused, and how often
+	strays    strays         // the stray cards the dealer pulls by mistake (strays.go)
 
 	// Bets per round ordinal (index r-1), for the money checks.
 	roundBets [][]table.Bet
@@ -103,7 +105,7 @@ type workload struct {
 
 func newWorkload(seed uint64, rs *rules.Set, faults bool) *workload {
 	return &workload{seed: seed, rs: rs, faults: faults, made: map[seatPlayer]int{}, insured: map[seatPlayer]bool{},
-		supDone: map[int]bool{}, reshuffle: -1, tries: map[string]int{}}
+		supDone: map[int]bool{}, reshuffle: -1, tries: map[string]int{}, strays: newStrays()}
 }
 
 // roll is a number in [0, n) drawn from the seed and a logical point.
@@ -161,6 +163,8 @@ func (wl *workload) step(t side, n int) {
 		st = t.state()
 	}
 	switch {
+	case st.Paused && wl.strays.pending != nil:
+		wl.pullWhilePaused(t)
 	case st.Paused:
 		wl.supervise(t, st)
 	case st.Phase == table.PhaseClosed:
@@ -259,7 +263,9 @@ func (wl *workload) device(t side) {
 	switch {
 	case errors.Is(err, errRestarted):
 		return // the shoe sends it again
-	case err != nil && !errors.Is(err, table.ErrDuplicateFrame):
+	case err != nil && !errors.Is(err, table.ErrDuplicateFrame) && !(d.stray && errors.Is(err, round.ErrUnexpectedCard)):
+		// A stray card that does not fit the round is applied: it stops
+		// the table and heads the set-aside list (strays.go).
 		t.violate("every card fits the table", fmt.Sprintf("%s: %v", d.in.Kind(), err))
 	}
 	wl.queue = wl.queue[1:]
@@ -322,7 +328,12 @@ func (wl *workload) changeShoe() {
 // pull takes the next card out of the shoe: a card frame, or (a misread,
 // live run only) a misread frame the supervisor corrects; the cut card
 // follows the card at the game's penetration.
-func (wl *workload) pull() {
+func (wl *workload) pull() { wl.pullCard(false) }
+
+// pullCard takes the next card out of the shoe. A stray card (pulled by
+// mistake, strays.go) is never misread, so the fault-free run books the
+// same cards at the same frames.
+func (wl *workload) pullCard(stray bool) {
 	if len(wl.shoe) == 0 {
 		wl.frame(devInput{in: table.CutCardSeen{Source: "shoe"}})
 		return
@@ -334,11 +345,11 @@ func (wl *workload) pull() {
 	wl.decks[c]++
 	code := string(shoeproto.AppendCode(nil, wl.decks[c], c))
 	wl.cards++
-	if wl.faults && wl.roll(40, uint64(wl.shoeN), uint64(wl.out), 'm') == 0 {
+	if !stray && wl.faults && wl.roll(40, uint64(wl.shoeN), uint64(wl.out), 'm') == 0 {
 		wl.frame(devInput{in: table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "card misread", Pauses: true},
 			card: c, misread: true, pulled: true})
 	} else {
-		wl.frame(devInput{in: table.CardDrawn{Card: c, ShoeID: wl.shoeID, Code: code}, card: c, pulled: true})
+		wl.frame(devInput{in: table.CardDrawn{Card: c, ShoeID: wl.shoeID, Code: code}, card: c, pulled: true, stray: stray})
 	}
 	if !wl.rs.ReshuffleEachRound && wl.out == wl.rs.Penetration {
 		wl.frame(devInput{in: table.CutCardSeen{Source: "shoe"}})
@@ -389,9 +400,17 @@ func (wl *workload) play(t side, st table.State) {
 				}
 				return
 			case 1, 2:
+				// Now and then the dealer pulls cards while the
+				// table is paused (strays.go): decided here, with
+				// the pause, and pulled at the first step that
+				// finds the table paused.
+				wl.strayPause()
 				err := wl.submit(t, table.Supervisor{Command: "pause", By: "sim", Reason: "check", ID: fmt.Sprintf("p%d-%d", wl.round, wl.cards)})
 				if !errors.Is(err, errRestarted) {
 					wl.supDone[wl.cards] = true
+				}
+				if err != nil && !errors.Is(err, errRestarted) {
+					wl.strays.pending = nil // not paused: no cards pulled
 				}
 				return
 			}
@@ -561,6 +580,9 @@ func (wl *workload) insurance(t side) {
 // behind (000), one player on several positions (001, 004: over the
 // round's cap now and then, refused, then within it).
 func (wl *workload) bet(t side) {
+	if wl.strayBetween(t) {
+		return
+	}
 	bets := wl.makeBets()
 	id := fmt.Sprintf("b%d", wl.round)
 	err := wl.submit(t, table.BetsClosed{ID: id, Bets: bets})

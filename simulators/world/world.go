@@ -22,6 +22,7 @@ import (
 	"github.com/livetable/livetable/simulators/disk"
 	"github.com/livetable/livetable/studio/wire"
 	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/continuity"
 	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/round"
@@ -76,6 +77,17 @@ type Result struct {
 	Refused    int      // inputs refused (each checked: typed error, nothing changed)
 	Crowds     int      // rounds of a crowd (002: a seat of more than round.CrowdPlayers players, deciding by batches) settled
 	Violations []Violation
+
+	// Stray cards (strays.go): the cards the dealer pulled by mistake
+	// before a round's bets (StraysBetween) and while the table was
+	// paused before a card of the round (StraysPaused); the cards the
+	// table's card_set_aside alarms named (SetAside, compared with the
+	// fault-free run's); the restarts that came while stray cards were
+	// unanswered in the shoe or in the table's set-aside list.
+	StraysBetween int
+	StraysPaused  int
+	SetAside      int
+	StrayRestarts int
 }
 
 // Games are the games the simulation plays.
@@ -116,6 +128,7 @@ type world struct {
 	settled map[uint64]*round.Settlement // published settlements by seq
 	crowd   map[uint64][]table.PlayerNet // a crowd's players, from the chunks after its settlement (by the settlement's seq)
 	lastSet uint64                       // the newest settlement's seq, which the chunks after it belong to
+	aside   map[uint64][]card.Card       // the cards each card_set_aside alarm named, by seq (strays.go)
 	// points are the shoe's inventory after each restart, at the number
 	// of device frames answered then: the reference must show the same.
 	points []inventory
@@ -148,7 +161,8 @@ func Run(opts Options) Result {
 		opts.Steps = 400
 	}
 	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x3017d)), published: map[uint64]string{},
-		clk: newJumpClock(epoch), settled: map[uint64]*round.Settlement{}, crowd: map[uint64][]table.PlayerNet{}, ids: map[string]bool{}}
+		clk: newJumpClock(epoch), settled: map[uint64]*round.Settlement{}, crowd: map[uint64][]table.PlayerNet{}, ids: map[string]bool{},
+		aside: map[uint64][]card.Card{}}
 	w.res.Seed = opts.Seed
 	w.trace = func(string, ...any) {}
 	if opts.Trace != nil {
@@ -177,6 +191,18 @@ func Run(opts Options) Result {
 		w.mark = false
 	}
 	w.d = disk.New(disk.Options{Seed: opts.Seed, KeepUnsynced: opts.Seed%2 == 0, TearZeros: opts.Seed%3 == 0})
+	strayCuts := rand.New(rand.NewPCG(opts.Seed, 0x57a7))
+	w.wl.strays.pulled = func() {
+		// A power cut amid one stray pull in three, within the next few
+		// steps' disk operations: the set-aside list and the held cards
+		// meet restarts far more often than the seed's own faults alone
+		// would bring them (a stream of its own: the other draws stay).
+		if strayCuts.IntN(3) == 0 {
+			n := 1 + strayCuts.IntN(4*w.opsPerStep())
+			w.d.PowerCutAt(n)
+			w.trace("fault: power cut in %d operations, amid the stray cards", n)
+		}
+	}
 	if !opts.NoNetwork {
 		w.net = newNetwork(w)
 	}
@@ -388,6 +414,9 @@ func (w *world) drain() {
 			if ch, ok := ev.Body.(table.SettlementChunk); ok && !seen && w.lastSet != 0 && ev.Seq > w.lastSet {
 				w.crowd[w.lastSet] = append(w.crowd[w.lastSet], ch.Players...)
 			}
+			if cs, ok := asideCards(ev.Body); ok {
+				w.aside[ev.Seq] = cs
+			}
 			w.maxSeq = max(w.maxSeq, ev.Seq)
 			w.res.Published = max(w.res.Published, ev.Seq)
 		default:
@@ -414,6 +443,9 @@ func (w *world) stop() {
 // restart is the daemon restarting after the power came back (or the
 // disk was repaired): a new journal and controller on the same disk.
 func (w *world) restart(why string) bool {
+	if w.c != nil && (len(w.c.Snapshot().SetAside) > 0 || slices.ContainsFunc(w.wl.queue, func(d devInput) bool { return d.stray })) {
+		w.res.StrayRestarts++
+	}
 	w.stop()
 	w.res.Restarts++
 	if !w.d.IsCut() {
