@@ -52,6 +52,11 @@ type Checkpoint struct {
 	// Shoe is the shoe's integrity book and shuffle history: a restart
 	// goes on checking the shoe in play where it was.
 	Shoe *ShoeBook `json:"shoe,omitempty"`
+	// Out is the shoe's count of cards out, read or not (Machine.out):
+	// the positions of the cards that come out after the checkpoint go
+	// on from it. 0 in checkpoints written before it was kept: Dealt
+	// plus the book's unread cards then.
+	Out int `json:"out,omitempty"`
 }
 
 // SeenCommand is one remembered command id and its verdict.
@@ -128,7 +133,7 @@ func (sc SeenCommand) verdict() error {
 func (m *Machine) Checkpoint() Checkpoint {
 	ck := Checkpoint{
 		Prev: m.ckSeq, Seq: m.seq, Epoch: m.epoch, Phase: m.phase, Deadline: m.deadline,
-		ShoeID: m.shoeID, CutCard: m.cutCard, Dealt: m.dealt, Burn: m.burn, Rounds: m.rounds,
+		ShoeID: m.shoeID, CutCard: m.cutCard, Dealt: m.dealt, Out: m.out, Burn: m.burn, Rounds: m.rounds,
 		LastCode: m.lastCode, CodeN: m.codeN, TimerGen: m.timerGen, Timer: string(m.timer.Name), TimerAt: m.timer.At,
 		Alarms: slices.Clone(m.alarms), Devices: maps.Clone(m.devSeen), Shoe: m.shoe.save(),
 	}
@@ -157,6 +162,11 @@ func (m *Machine) Restore(ck Checkpoint) error {
 	m.pauses, m.pauseWhy, m.held, m.misread, m.voided = nil, "", nil, "", false
 	m.aside = nil
 	m.shoeID, m.cutCard, m.dealt, m.burn, m.rounds = ck.ShoeID, ck.CutCard, ck.Dealt, ck.Burn, ck.Rounds
+	m.out = ck.Out
+	if m.out == 0 {
+		m.out = ck.Dealt + m.shoe.unread
+	}
+	m.misreadAt, m.corrected = 0, nil
 	m.lastCode, m.codeN = ck.LastCode, ck.CodeN
 	m.timerGen = ck.TimerGen
 	m.timer = Deadline{}

@@ -138,6 +138,14 @@ type State struct {
 	// correction (Misread names the oldest, the one the next correct
 	// fills: they are corrected in the order the dealer drew them).
 	MisreadsPending int `json:"misreads_pending,omitempty"`
+	// MisreadAt is the position in the shoe of the card Misread names
+	// (the shoe's count of cards out, this one included, when it came
+	// out: 1 for the shoe's first card): the identity a correct names
+	// (Supervisor.At) so that it fills that card or is refused.
+	MisreadAt int `json:"misread_at,omitempty"`
+	// MisreadsAt are the positions of every card waiting for a
+	// correction, in the order the corrects fill them (MisreadAt first).
+	MisreadsAt []int `json:"misreads_at,omitempty"`
 	// SetAside are the cards out of the shoe the table cannot use,
 	// gathered while it is paused, in the order drawn: the dealer puts
 	// them aside together, and the supervisor's resume (or a void) deals

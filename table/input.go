@@ -131,6 +131,12 @@ type Supervisor struct {
 	Since time.Time `json:"since,omitzero"`
 	// Cause, for a pause, is its reason; empty means PauseSupervisor.
 	Cause PauseReason `json:"cause,omitempty"`
+	// At, for a correct, names the card it corrects: its position in the
+	// shoe as the state gives it (State.MisreadAt). A correct naming a
+	// card that is not the next to correct is refused (ErrMisreadAt);
+	// 0 names none: the correct fills the next, as before. Journaled with
+	// the command, so the replay judges it the same.
+	At int `json:"at,omitempty"`
 }
 
 // CommandID returns the id of a command input, "" for other inputs.

@@ -93,13 +93,26 @@ type Machine struct {
 	cmdOrder []string // ids in cmds, oldest first
 	shoe     shoeBook
 
+	// out is how many cards came out of this shoe as the table heard of
+	// them, read or not (each card drawn, booked or refused, each card the
+	// shoe dealt unread, two for a double card): a card's position in the
+	// shoe, its identity in the misread queue (pulled.at), is out when it
+	// comes out. dealt counts only the cards booked so far.
+	out int
+
 	// The supervisor's pause flow (machine_shoe.go): misreadUnread is set
 	// when the pending misread is a card the shoe dealt and could not
 	// read (not one the integrity book refused), so resume is refused:
 	// the round would go on without a card on the table; link is the
 	// shoe's link as the table was told.
 	misreadUnread bool
+	misreadAt     int // before epochMisreadQueue: the pending misread's position in the shoe (out)
 	link          shoeLink
+	// corrected are the cards corrected since betting last opened, their
+	// positions and cards: a second correct naming one of them (a double
+	// click, two supervisors) is told it was corrected already
+	// (ErrMisreadAt). Empty at a checkpoint (taken when betting opens).
+	corrected []correction
 	// repeatAt is when each coalesced alarm code was last raised while
 	// the table is paused (coalesce in machine_shoe.go); empty when it
 	// is not paused, so no checkpoint needs it.
@@ -306,7 +319,7 @@ func (m *Machine) apply(in Input) (fault, err error) {
 			m.shoe.finish()
 		}
 		m.shoe.id = v.ShoeID
-		m.shoeID, m.cutCard, m.dealt, m.burn = v.ShoeID, false, 0, m.cfg.Rules.BurnOnNewShoe
+		m.shoeID, m.cutCard, m.dealt, m.out, m.burn = v.ShoeID, false, 0, 0, m.cfg.Rules.BurnOnNewShoe
 		m.emit(ShoeInPlay{ShoeID: v.ShoeID, Burn: m.burn}, "")
 		if m.phase == PhaseClosed || m.phase == PhaseIdle {
 			m.openBetting()
@@ -365,6 +378,7 @@ func (m *Machine) applyCard(v CardDrawn) (fault, err error) {
 	if !v.Card.Valid() {
 		return nil, fmt.Errorf("%w: not a card", errIllegal)
 	}
+	m.out++
 	if why := m.checkCard(v.Card, v.Code); why != "" {
 		msg := fmt.Sprintf("shoe %q: %s: card %s", m.shoe.id, why, v.Card)
 		if v.Code != "" {
@@ -465,7 +479,7 @@ func (m *Machine) cardMissing(what string, unread bool) {
 		return
 	}
 	if need, _, _ := m.rnd.NeedsCard(); need && m.misread == "" {
-		m.misread = what
+		m.misread, m.misreadAt = what, m.out
 	}
 }
 
@@ -498,10 +512,14 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 		reason = PauseIntegrity
 	}
 	if v.Pauses && (reason == PauseMisread || reason == PauseIntegrity) {
+		m.out++
 		m.cardMissing(v.Message, reason == PauseMisread)
 	}
 	if v.Pauses && reason == PauseMisread {
 		m.unreadCard()
+	}
+	if v.Pauses && v.Source == "shoe" && v.Code == "double_card" {
+		m.out += 2
 	}
 	if v.Pauses && v.Source == "shoe" && v.Code == "double_card" && m.shoeActive() && m.epoch >= epochPauseFlow {
 		// Two cards out of the shoe at once, neither read: set aside by
@@ -520,6 +538,13 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 4 (2026-11-25): a correct may name the card it corrects
+//     (Supervisor.At, its position in the shoe, published as the state's
+//     misread_at): naming another than the next to correct, one
+//     corrected already, or any when none waits, is refused
+//     (ErrMisreadAt). Before, the field was not judged: every correct
+//     filled the next card, so a double click or two supervisors at once
+//     filled the second card with the first one's value.
 //   - 3 (2026-11-25): the set-aside list (machine_aside.go): a card
 //     pulled while the table is paused and needs no card (the round
 //     waits for none, no burn owed) is set aside at once, and the cards
@@ -548,7 +573,7 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 //     counted at shoe out, a paused table coalesces a device's repeated
 //     alarms (ErrAlarmRepeated), and an alarm for a reason the table is
 //     paused for already does not announce the pause again.
-const CurrentRulesEpoch = epochSetAside
+const CurrentRulesEpoch = epochCorrectAt
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
 // CurrentRulesEpoch).
@@ -561,6 +586,10 @@ const epochMisreadQueue = 2
 // epochSetAside is the epoch of the set-aside list (see
 // CurrentRulesEpoch).
 const epochSetAside = 3
+
+// epochCorrectAt is the epoch of the correct that names its card (see
+// CurrentRulesEpoch).
+const epochCorrectAt = 4
 
 // applyRulesEpoch takes the inputs after it to epoch v.Epoch. An epoch
 // above this build's is a journal a newer build wrote (a rollback): its
@@ -1044,7 +1073,7 @@ func (m *Machine) openBetting() {
 		return
 	}
 	rs := m.cfg.Rules
-	m.roundID, m.voided = "", false
+	m.roundID, m.voided, m.corrected = "", false, m.corrected[:0]
 	m.setPhase(PhaseBetting, m.now.Add(rs.BettingTime), "")
 	m.arm(TimerLastCall, rs.BettingTime-rs.LastCallTime)
 }
@@ -1121,6 +1150,10 @@ func (m *Machine) buildState() *State {
 		Alarms: append([]Alarm(nil), m.alarms...), Rounds: m.rounds,
 	}
 	st.Misread, st.MisreadsPending = m.awaitingCorrection()
+	st.MisreadsAt = m.waitingAt()
+	if len(st.MisreadsAt) > 0 {
+		st.MisreadAt = st.MisreadsAt[0]
+	}
 	for _, c := range m.aside {
 		st.SetAside = append(st.SetAside, c.String())
 	}

@@ -38,6 +38,16 @@ type pulled struct {
 	// out of: a correction after that shoe went out is not booked to the
 	// next one.
 	shoe int
+	// at is its position in that shoe (Machine.out when it came out): the
+	// identity a supervisor's correct names (Supervisor.At).
+	at int
+}
+
+// correction is a card corrected since betting last opened: its
+// position and the card the supervisor gave it.
+type correction struct {
+	at   int
+	card card.Card
 }
 
 // waiting reports whether p waits for a correction.
@@ -59,7 +69,7 @@ func (m *Machine) queueMissing(what string, unread bool) {
 	if !m.needsCard() {
 		return
 	}
-	m.held = append(m.held, pulled{what: what, unread: unread, shoe: m.shoe.gen})
+	m.held = append(m.held, pulled{what: what, unread: unread, shoe: m.shoe.gen, at: m.out})
 }
 
 // awaitingCorrection is the report of the card a `correct` fills next
@@ -90,6 +100,69 @@ func (m *Machine) toCorrect() int {
 		return i
 	}
 	return slices.IndexFunc(m.held, pulled.waiting)
+}
+
+// waitingAt are the positions in the shoe of the cards waiting for a
+// correction, in the order the corrects fill them (toCorrect: the dealt
+// unread, then the refused, each in draw order). Before
+// epochMisreadQueue, the one pending misread's.
+func (m *Machine) waitingAt() []int {
+	if m.misread != "" {
+		return []int{m.misreadAt}
+	}
+	var at []int
+	for _, unread := range []bool{true, false} {
+		for _, p := range m.held {
+			if p.waiting() && p.unread == unread {
+				at = append(at, p.at)
+			}
+		}
+	}
+	return at
+}
+
+// checkAt judges the card a correct names (v.At, from epochCorrectAt;
+// 0 names none and the correct fills the card toCorrect gives, as
+// before): it must be that card, the one waiting longest. i is
+// toCorrect's index, -1 when none waits. The refusal wraps ErrMisreadAt
+// and says which card the next correct is for, or that the named one was
+// corrected already (a double click, two supervisors at once, a backend
+// retrying under a new id): it would otherwise fill the next card with
+// the first one's value.
+func (m *Machine) checkAt(v Supervisor, i int) error {
+	if m.epoch < epochCorrectAt || v.At == 0 {
+		return nil
+	}
+	if v.At < 0 {
+		return fmt.Errorf("%w: card %d: a position in the shoe counts from 1", ErrMisreadAt, v.At)
+	}
+	if i >= 0 && m.held[i].at == v.At {
+		return nil
+	}
+	var done string
+	if j := slices.IndexFunc(m.corrected, func(c correction) bool { return c.at == v.At }); j >= 0 {
+		done = fmt.Sprintf("card %d of the shoe was corrected already (%s)", v.At, m.corrected[j].card)
+	} else if j := slices.IndexFunc(m.held, func(p pulled) bool { return p.at == v.At }); j >= 0 && !m.held[j].waiting() {
+		done = fmt.Sprintf("card %d of the shoe was corrected already (%s)", v.At, m.held[j].card)
+	}
+	none := "no card waits for a correction"
+	if m.voided && m.phase == PhaseSettled {
+		none += fmt.Sprintf(" (round %s was voided)", m.roundID)
+	}
+	switch {
+	case i < 0 && done != "":
+		return fmt.Errorf("%w: %s, and %s: nothing changed (%w)", ErrMisreadAt, done, none, ErrNoMisread)
+	case i < 0:
+		return fmt.Errorf("%w: card %d of the shoe: %s: nothing changed (%w)", ErrMisreadAt, v.At, none, ErrNoMisread)
+	case done != "":
+		return fmt.Errorf("%w: %s; the next to correct is card %d (%s): nothing changed", ErrMisreadAt, done, m.held[i].at, m.held[i].what)
+	case slices.ContainsFunc(m.held, func(p pulled) bool { return p.at == v.At && p.waiting() }):
+		return fmt.Errorf("%w: card %d of the shoe waits, but card %d (%s) is corrected first, in the order the dealer drew them: nothing changed",
+			ErrMisreadAt, v.At, m.held[i].at, m.held[i].what)
+	default:
+		return fmt.Errorf("%w: no card %d of the shoe waits for a correction; the next to correct is card %d (%s): nothing changed",
+			ErrMisreadAt, v.At, m.held[i].at, m.held[i].what)
+	}
 }
 
 // unreadWaiting is how many cards dealt unread wait for a correction.
@@ -129,6 +202,9 @@ func (m *Machine) dropRefused() {
 // no other reason the table resumes (the cards held go in, in order).
 func (m *Machine) correctQueued(v Supervisor) error {
 	i := m.toCorrect()
+	if err := m.checkAt(v, i); err != nil {
+		return err
+	}
 	switch {
 	case i < 0 && m.voided && m.phase == PhaseSettled:
 		// Two supervisors at once: a void went first.
@@ -173,6 +249,7 @@ func (m *Machine) correctQueued(v Supervisor) error {
 		m.dealt++
 	}
 	m.held[i].card = v.Card
+	m.corrected = append(m.corrected, correction{at: p.at, card: v.Card})
 	if next, n := m.awaitingCorrection(); n > 0 && m.pauseWhy == p.what {
 		// The state's pause reason named the card just corrected: it
 		// names the next one now.
@@ -224,6 +301,6 @@ func (m *Machine) queueFromSingle() {
 	if m.misread == "" {
 		return
 	}
-	m.held = append([]pulled{{what: m.misread, unread: m.misreadUnread, shoe: m.shoe.gen}}, m.held...)
-	m.misread, m.misreadUnread = "", false
+	m.held = append([]pulled{{what: m.misread, unread: m.misreadUnread, shoe: m.shoe.gen, at: m.misreadAt}}, m.held...)
+	m.misread, m.misreadUnread, m.misreadAt = "", false, 0
 }

@@ -111,6 +111,12 @@ const (
 var (
 	// ErrNoMisread: `correct` when no misread is pending.
 	ErrNoMisread = errors.New("table: no misread pending")
+	// ErrMisreadAt: a correct that names the card it corrects
+	// (Supervisor.At) names one that is not the next to correct: another
+	// waits longer, the named one was corrected already (a double click,
+	// two supervisors at once, a retry under a new id), or none waits
+	// (then it wraps ErrNoMisread too). The message names the next one.
+	ErrMisreadAt = errors.New("table: correct names a card that is not the next to correct")
 	// ErrCommandIDReused: a command id sent again with a different body.
 	ErrCommandIDReused = errors.New("table: id reused with a different command")
 	// ErrStaleTimer: a timer that was replaced or stopped before it fired.

@@ -57,7 +57,7 @@ var refusalCodes = []struct {
 	code string
 	err  error
 }{
-	{"paused", ErrPaused}, {"no_misread", ErrNoMisread}, {"not_paused", ErrNotPaused}, {"shoe_down", ErrShoeDown},
+	{"paused", ErrPaused}, {"misread_at", ErrMisreadAt}, {"no_misread", ErrNoMisread}, {"not_paused", ErrNotPaused}, {"shoe_down", ErrShoeDown},
 	{"misread_pending", ErrMisreadPending},
 	{"stale_timer", ErrStaleTimer}, {"integrity", ErrIntegrity}, {"not_shuffled", ErrNotShuffled},
 	{"illegal_action", round.ErrIllegalAction}, {"out_of_turn", round.ErrOutOfTurn}, {"duplicate", round.ErrDuplicate},
