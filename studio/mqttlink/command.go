@@ -77,6 +77,9 @@ type Command struct {
 	// By, Reason and Card are a supervisor command's fields as sent (the
 	// signature covers them as sent).
 	By, Reason, Card string
+	// At is a correct's position of the card it corrects, 0 when it names
+	// none (the signature covers it when present: SignSupervisor).
+	At int
 	// TS is a supervisor command's signing time, Unix milliseconds.
 	TS int64
 	// Sig is a supervisor command's Ed25519 signature (see SignSupervisor).
@@ -113,6 +116,7 @@ type wireCommand struct {
 	By     string `json:"by"`
 	Reason string `json:"reason"`
 	Card   string `json:"card"`
+	At     *int   `json:"at"`
 	Token  string `json:"token"`
 	TS     *int64 `json:"ts"`
 	Sig    string `json:"sig"`
@@ -176,6 +180,9 @@ func DecodeCommand(b []byte) (Command, error) {
 		c.Input, err = w.insurance()
 	case CmdPause, CmdResume, CmdVoid, CmdCorrect:
 		c.Supervisor, c.By, c.Reason, c.Card = true, w.By, w.Reason, w.Card
+		if w.At != nil {
+			c.At = *w.At
+		}
 		c.Input, err = w.supervisor()
 		if err == nil {
 			c.TS, c.Sig, err = w.signature()
@@ -205,11 +212,11 @@ func (w *wireCommand) onlyFields(allowed ...string) error {
 	present := map[string]bool{
 		"bets": w.Bets != nil, "seat": w.Seat != nil, "player": w.Player != "",
 		"action": w.Action != "", "take": w.Take != nil, "by": w.By != "",
-		"reason": w.Reason != "", "card": w.Card != "", "token": w.Token != "",
+		"reason": w.Reason != "", "card": w.Card != "", "at": w.At != nil, "token": w.Token != "",
 		"from": w.From != nil, "to": w.To != nil, "ts": w.TS != nil, "sig": w.Sig != "",
 		"round": w.Round != "", "entries": w.Entries != nil,
 	}
-	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "token", "from", "to", "ts", "sig", "round", "entries"} {
+	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "at", "token", "from", "to", "ts", "sig", "round", "entries"} {
 		if present[name] && !set[name] {
 			return reject("", ErrMalformedCommand, fmt.Sprintf("field %q does not belong to %s", name, w.Type))
 		}
@@ -348,7 +355,7 @@ func (w *wireCommand) supervisor() (table.Input, error) {
 	}
 	allowed := []string{"by", "reason", "ts", "sig"}
 	if w.Type == CmdCorrect {
-		allowed = append(allowed, "card")
+		allowed = append(allowed, "card", "at")
 	}
 	if err := w.onlyFields(allowed...); err != nil {
 		return nil, err
@@ -369,6 +376,12 @@ func (w *wireCommand) supervisor() (table.Input, error) {
 			return nil, reject("", ErrMalformedCommand, fmt.Sprintf("bad card %q", w.Card))
 		}
 		s.Card = c
+		if w.At != nil {
+			if *w.At < 1 {
+				return nil, reject("", ErrMalformedCommand, fmt.Sprintf("bad at %d: the card's position in the shoe counts from 1 (the state's misread_at)", *w.At))
+			}
+			s.At = *w.At
+		}
 	}
 	return s, nil
 }

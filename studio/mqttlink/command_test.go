@@ -48,6 +48,8 @@ var commandCases = []struct {
 		want: table.Supervisor{Command: "void", By: "anna", Reason: "misdeal", ID: "c6"}, super: true},
 	{name: "correct", payload: signed("c7", "correct", "anna", "misread", "Td"),
 		want: table.Supervisor{Command: "correct", By: "anna", Reason: "misread", Card: card.MustParse("Td"), ID: "c7"}, super: true},
+	{name: "correct naming its card", payload: signedAt("c7a", "anna", "misread", "Td", 37),
+		want: table.Supervisor{Command: "correct", By: "anna", Reason: "misread", Card: card.MustParse("Td"), At: 37, ID: "c7a"}, super: true},
 	{name: "resend range", payload: `{"schema":1,"id":"c8","type":"resend","from":120,"to":135}`, from: 120, to: 135},
 	{name: "resend to newest", payload: `{"schema":1,"id":"c9","type":"resend","from":7}`, from: 7},
 	{name: "decisions", payload: `{"schema":2,"id":"c10","type":"decisions","round":"#10:00:03","entries":[{"slot":0,"player":"p0","action":"stand"},{"slot":7,"action":"no_insurance"}]}`,
@@ -89,6 +91,10 @@ var commandCases = []struct {
 	{name: "void no reason", payload: `{"schema":1,"id":"x23","type":"void","by":"a"}`, errIs: mqttlink.ErrMissingField, reason: "missing reason", id: "x23"},
 	{name: "correct no card", payload: `{"schema":1,"id":"x24","type":"correct","by":"a","reason":"r"}`, errIs: mqttlink.ErrMissingField, reason: "missing card", id: "x24"},
 	{name: "correct bad card", payload: `{"schema":1,"id":"x25","type":"correct","by":"a","reason":"r","card":"Zz"}`, errIs: mqttlink.ErrMalformedCommand, reason: "bad card", id: "x25"},
+	{name: "correct at 0", payload: `{"schema":1,"id":"x37","type":"correct","by":"a","reason":"r","card":"Td","at":0}`, errIs: mqttlink.ErrMalformedCommand, reason: "bad at 0", id: "x37"},
+	{name: "correct at negative", payload: `{"schema":1,"id":"x38","type":"correct","by":"a","reason":"r","card":"Td","at":-3}`, errIs: mqttlink.ErrMalformedCommand, reason: "counts from 1", id: "x38"},
+	{name: "correct at not a number", payload: `{"schema":1,"id":"x39","type":"correct","by":"a","reason":"r","card":"Td","at":"5"}`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON", id: "x39"},
+	{name: "at on void", payload: `{"schema":1,"id":"x40","type":"void","by":"a","reason":"r","at":5}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x40"},
 	{name: "resend no from", payload: `{"schema":1,"id":"x27","type":"resend","to":9}`, errIs: mqttlink.ErrMissingField, reason: "missing from", id: "x27"},
 	{name: "resend from 0", payload: `{"schema":1,"id":"x28","type":"resend","from":0}`, errIs: mqttlink.ErrMalformedCommand, reason: "at least 1", id: "x28"},
 	{name: "resend backwards", payload: `{"schema":1,"id":"x29","type":"resend","from":9,"to":8}`, errIs: mqttlink.ErrMalformedCommand, reason: "before from", id: "x29"},
@@ -196,6 +202,16 @@ func (r testRing) SupervisorKey(name string) (ed25519.PublicKey, bool) {
 }
 
 // signed is a supervisor command signed with testKey for table s1/t1 at testNow.
+// signedAt is a correct naming the card it corrects (at), signed.
+func signedAt(id, by, reason, cardText string, at int) string {
+	b, err := mqttlink.SignSupervisor(testKey, "livetable/s1/t1/", mqttlink.SupervisorCommand{
+		ID: id, Type: "correct", By: by, Reason: reason, Card: cardText, At: at, Time: testNow})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
 func signed(id, typ, by, reason, cardText string) string {
 	b, err := mqttlink.SignSupervisor(testKey, "livetable/s1/t1/", mqttlink.SupervisorCommand{
 		ID: id, Type: typ, By: by, Reason: reason, Card: cardText, Time: testNow})

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,9 @@ type SupervisorCommand struct {
 	Reason string
 	// Card is the right card of a correct, as "Qh".
 	Card string
+	// At is a correct's position in the shoe of the card it corrects
+	// (the state's misread_at); 0 names none.
+	At int
 	// Time is when it was signed; the table refuses it outside its window.
 	Time time.Time
 }
@@ -58,10 +62,21 @@ type SupervisorCommand struct {
 // prefixed by the topic root of the one table it is meant for. A field
 // cannot hide a line break (checked on decode), so the lines cannot be
 // shifted into one another.
+//
+// A correct that names its card (At) is signed as v2, with the position
+// on a line of its own after the card: a v1 message, which older tools
+// sign, has no such line and cannot be read as a v2 one, so the position
+// can be neither added to nor taken off a signed command.
 func signedMessage(root string, c SupervisorCommand, tsMillis int64) []byte {
 	var b strings.Builder
-	b.WriteString("livetable supervisor command v1\n")
-	for _, f := range []string{root, c.ID, c.Type, c.By, c.Reason, c.Card, strconv.FormatInt(tsMillis, 10)} {
+	fields := []string{root, c.ID, c.Type, c.By, c.Reason, c.Card, strconv.FormatInt(tsMillis, 10)}
+	if c.At != 0 {
+		b.WriteString("livetable supervisor command v2\n")
+		fields = slices.Insert(fields, 6, strconv.Itoa(c.At))
+	} else {
+		b.WriteString("livetable supervisor command v1\n")
+	}
+	for _, f := range fields {
 		b.WriteString(f)
 		b.WriteByte('\n')
 	}
@@ -84,6 +99,9 @@ func SignSupervisor(key ed25519.PrivateKey, root string, c SupervisorCommand) ([
 	}
 	if c.Card != "" {
 		msg["card"] = c.Card
+	}
+	if c.At != 0 {
+		msg["at"] = c.At
 	}
 	b, err := json.Marshal(msg)
 	if err != nil {
@@ -120,7 +138,7 @@ func (g *replayGuard) authorise(c Command, root string, ring KeyRing, now time.T
 	if !ok {
 		return reject(c.ID, ErrUnauthorised, fmt.Sprintf("%q is not a supervisor of this table", c.By))
 	}
-	sc := SupervisorCommand{ID: c.ID, Type: c.Type, By: c.By, Reason: c.Reason, Card: c.Card}
+	sc := SupervisorCommand{ID: c.ID, Type: c.Type, By: c.By, Reason: c.Reason, Card: c.Card, At: c.At}
 	if !ed25519.Verify(key, signedMessage(root, sc, c.TS), c.Sig) {
 		return reject(c.ID, ErrUnauthorised, "signature does not verify (another table's command, altered, or another key)")
 	}

@@ -72,6 +72,55 @@ func TestReplayGuard(t *testing.T) {
 	assert.Len(t, g.seen, 1)
 }
 
+// TestSignedAt: a correct's position (at) is signed: altered, added to a
+// command signed without it, or taken off one signed with it, the
+// signature no longer verifies; a correct without it is signed as before
+// (v1), so older tools' signatures still verify.
+func TestSignedAt(t *testing.T) {
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	root := "livetable/s1/t1/"
+	keys := ring{"anna": key.Public().(ed25519.PublicKey)}
+	decode := func(sc SupervisorCommand) Command {
+		b, err := SignSupervisor(key, root, sc)
+		require.NoError(t, err)
+		c, err := DecodeCommand(b)
+		require.NoError(t, err)
+		return c
+	}
+	base := SupervisorCommand{ID: "c1", Type: CmdCorrect, By: "anna", Reason: "misread", Card: "Qh", Time: now}
+	withAt := base
+	withAt.ID, withAt.At = "c2", 12
+	tests := []struct {
+		name   string
+		c      func() Command
+		reason string // "" accepted
+	}{
+		{"without at (v1)", func() Command { return decode(base) }, ""},
+		{"with at (v2)", func() Command { return decode(withAt) }, ""},
+		{"at altered", func() Command { c := decode(withAt); c.At = 13; return c }, "does not verify"},
+		{"at taken off", func() Command { c := decode(withAt); c.At = 0; return c }, "does not verify"},
+		{"at added", func() Command { c := decode(base); c.At = 12; return c }, "does not verify"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newReplayGuard(time.Minute)
+			c := tc.c()
+			err := g.authorise(c, root, keys, now)
+			if tc.reason == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrUnauthorised)
+			assert.Contains(t, err.Error(), tc.reason)
+		})
+	}
+	assert.Equal(t, "livetable supervisor command v1\nr/\nc1\ncorrect\nanna\nmisread\nQh\n0\n",
+		string(signedMessage("r/", base, 0)), "the v1 message older tools sign")
+	assert.Equal(t, "livetable supervisor command v2\nr/\nc2\ncorrect\nanna\nmisread\nQh\n12\n0\n",
+		string(signedMessage("r/", withAt, 0)))
+}
+
 func TestSignRefusesLineBreaks(t *testing.T) {
 	_, err := SignSupervisor(ed25519.NewKeyFromSeed(make([]byte, 32)), "r/", SupervisorCommand{ID: "a", Type: CmdPause, By: "anna", Reason: "two\nlines"})
 	require.ErrorIs(t, err, ErrMalformedCommand)

@@ -104,8 +104,9 @@ type SupervisorCommand struct {
 	Sig string `json:"sig" minLength:"1"`
 }
 
-// CorrectCommand corrects the last card read: a supervisor types the card
-// the shoe misread.
+// CorrectCommand corrects a card the shoe could not read: a supervisor
+// types the card on the table. The cards waiting are corrected in the
+// order the dealer drew them (the state's misreads_at).
 type CorrectCommand struct {
 	// Schema is the contract version the sender writes (1 or 2).
 	Schema int `json:"schema" enum:"1,2"`
@@ -119,9 +120,19 @@ type CorrectCommand struct {
 	Reason string `json:"reason" minLength:"1"`
 	// Card is the right card, rank then suit (As, Td, 7c).
 	Card string `json:"card" pattern:"^[A2-9TJQK][shdc]$"`
+	// At names the card this corrects: its position in the shoe, the
+	// state's misread_at when the supervisor read it. The table refuses
+	// the correct (nothing changes, the reply says which card is next)
+	// when that card is not the next to correct: corrected already (a
+	// double click, two supervisors at once, a retry under a new id),
+	// another waiting longer, or none waiting. Absent, the correct fills
+	// the next card waiting, whichever it is: send it.
+	At int `json:"at,omitempty" minimum:"1"`
 	// TS is the signing time, Unix milliseconds (see SupervisorCommand).
 	TS int64 `json:"ts"`
-	// Sig is the supervisor's signature (see SupervisorCommand).
+	// Sig is the supervisor's signature (see SupervisorCommand); with at,
+	// the first line is "livetable supervisor command v2" and at's
+	// decimal digits are a line of their own between card and ts.
 	Sig string `json:"sig" minLength:"1"`
 }
 
