@@ -24,6 +24,9 @@ func FuzzSocket(f *testing.F) {
 	for _, s := range []string{
 		`{"command":"pause","reason":"camera 2","id":"p1"}`,
 		`{"command":"correct","card":"Qh"}`,
+		`{"command":"correct","card":"Qh","at":12}`,
+		`{"command":"correct","card":"Qh","at":-1}`,
+		`{"command":"pause","reason":"r","at":3}`,
 		`{"command":"void","reason":"  "}`,
 		`{"command":"status"}`,
 		`{"command":"resume","id":"\u0000\ud800"}`,
@@ -54,8 +57,8 @@ func FuzzSocket(f *testing.F) {
 			require.Len(t, inputs, before, "a refused request reaches the table never")
 			return
 		}
-		if rep.State != nil {
-			return // status
+		if rep.ID == "" {
+			return // status: no command for the table
 		}
 		require.Len(t, inputs, before+1)
 		require.NoError(t, consoletest.CheckSupervisor(inputs[before]))

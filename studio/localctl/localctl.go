@@ -51,6 +51,10 @@ type Request struct {
 	Reason  string `json:"reason,omitempty"`
 	// Card is the right card of a correct, as "Qh".
 	Card string `json:"card,omitempty"`
+	// At, for a correct, names the card it corrects: its position in the
+	// shoe, the state's misread_at (table.Supervisor.At). 0 names none
+	// (the next waiting is filled, whichever it is).
+	At int `json:"at,omitempty"`
 	// ID is the command id; empty gets a fresh one. The table applies an
 	// id once.
 	ID string `json:"id,omitempty"`
@@ -64,7 +68,8 @@ type Reply struct {
 	ID string `json:"id,omitempty"`
 	// By is who the command was recorded as.
 	By string `json:"by,omitempty"`
-	// State is the table's state, for status.
+	// State is the table's state, for status, and after a correct
+	// (accepted or refused: what still waits for a correction).
 	State *table.State `json:"state,omitempty"`
 	// Health is the daemon's health checks, for status (the console's
 	// /healthz): what the state does not say, such as a broker that is
@@ -216,8 +221,17 @@ func (s *Server) handle(ctx context.Context, req Request, by string) Reply {
 	rep.ID = in.ID
 	sctx, cancel := context.WithTimeout(ctx, s.wait)
 	defer cancel()
-	log := s.log.With().Str("by", by).Str("command", in.Command).Str("id", in.ID).Str("reason", in.Reason).Logger()
-	if err := s.t.Submit(sctx, in); err != nil {
+	lc := s.log.With().Str("by", by).Str("command", in.Command).Str("id", in.ID).Str("reason", in.Reason)
+	if in.Command == "correct" {
+		lc = lc.Stringer("card", in.Card).Int("at", in.At)
+	}
+	log := lc.Logger()
+	err = s.t.Submit(sctx, in)
+	if in.Command == "correct" {
+		st := s.t.Snapshot()
+		rep.State = &st
+	}
+	if err != nil {
 		log.Warn().Err(err).Msg("local supervisor command refused")
 		rep.Error = err.Error()
 		return rep
@@ -235,6 +249,9 @@ func Input(req Request, by string) (table.Supervisor, error) {
 		_, _ = rand.Read(b[:])
 		in.ID = "local-" + strconv.FormatInt(time.Now().UnixMilli(), 10) + "-" + hex.EncodeToString(b[:])
 	}
+	if req.At != 0 && req.Command != "correct" {
+		return in, fmt.Errorf("%w: at names the card a correct is for; %s takes none", ErrRefused, req.Command)
+	}
 	switch req.Command {
 	case "pause", "void":
 		if in.Reason == "" {
@@ -246,7 +263,10 @@ func Input(req Request, by string) (table.Supervisor, error) {
 		if err != nil {
 			return in, fmt.Errorf("%w: card %q: %w", ErrRefused, req.Card, err)
 		}
-		in.Card = c
+		if req.At < 0 {
+			return in, fmt.Errorf("%w: at %d: the card's position in the shoe counts from 1", ErrRefused, req.At)
+		}
+		in.Card, in.At = c, req.At
 	default:
 		return in, fmt.Errorf("%w: unknown command %q (pause, resume, void, correct, status)", ErrRefused, req.Command)
 	}

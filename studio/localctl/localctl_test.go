@@ -3,6 +3,7 @@ package localctl_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/user"
@@ -56,6 +57,9 @@ func TestCommands(t *testing.T) {
 		{localctl.Request{Command: "void", Reason: "misdeal", ID: "v1"}, table.Supervisor{Command: "void", By: "local:" + me.Username, Reason: "misdeal", ID: "v1"}, ""},
 		{localctl.Request{Command: "correct", Card: "Qh", ID: "c1"}, table.Supervisor{Command: "correct", By: "local:" + me.Username, Card: card.MustParse("Qh"), ID: "c1"}, ""},
 		{localctl.Request{Command: "correct", Card: "Zz", ID: "c2"}, nil, "card"},
+		{localctl.Request{Command: "correct", Card: "9c", At: 12, ID: "c3"}, table.Supervisor{Command: "correct", By: "local:" + me.Username, Card: card.MustParse("9c"), At: 12, ID: "c3"}, ""},
+		{localctl.Request{Command: "correct", Card: "9c", At: -2, ID: "c4"}, nil, "counts from 1"},
+		{localctl.Request{Command: "void", Reason: "misdeal", At: 3, ID: "v2"}, nil, "takes none"},
 		{localctl.Request{Command: "resume", ID: "r1"}, table.Supervisor{Command: "resume", By: "local:" + me.Username, ID: "r1"}, ""},
 		{localctl.Request{Command: "shutdown"}, nil, "unknown command"},
 	}
@@ -120,4 +124,28 @@ func TestStaleAndLiveSocket(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	require.NoError(t, s.Run(ctx))
+}
+
+// TestCorrectReplyCarriesState: a correct's reply carries the state after
+// it, accepted or refused, so tablectl says what still waits; a refusal
+// of the table (a double click naming a card corrected already) comes
+// back word for word.
+func TestCorrectReplyCarriesState(t *testing.T) {
+	fake := consoletest.New(table.State{Phase: "paused", Paused: true, Misread: "misread #03", MisreadsPending: 1, MisreadAt: 3, MisreadsAt: []int{3}})
+	path := start(t, fake)
+	ctx := context.Background()
+	rep, err := localctl.Do(ctx, path, localctl.Request{Command: "correct", Card: "8h", At: 3, ID: "c1"})
+	require.NoError(t, err)
+	require.True(t, rep.Accepted, rep.Error)
+	require.NotNil(t, rep.State)
+	assert.Equal(t, 3, rep.State.MisreadAt)
+
+	refusal := fmt.Errorf("%w: card 2 of the shoe was corrected already (6d); the next to correct is card 3 (misread #03): nothing changed", table.ErrMisreadAt)
+	fake.FailWith(func(table.Input) error { return refusal })
+	rep, err = localctl.Do(ctx, path, localctl.Request{Command: "correct", Card: "6d", At: 2, ID: "c2"})
+	require.NoError(t, err)
+	assert.False(t, rep.Accepted)
+	assert.Equal(t, refusal.Error(), rep.Error)
+	require.NotNil(t, rep.State, "what still waits")
+	assert.Equal(t, []int{3}, rep.State.MisreadsAt)
 }

@@ -179,7 +179,7 @@ func stateOf(s *table.State) State {
 		Paused: s.Paused, PauseReason: s.PauseReason, Misread: s.Misread, MisreadsPending: s.MisreadsPending,
 		Round: roundViewOf(s.Round), Rounds: s.Rounds,
 		Shoe:   Shoe{ID: s.Shoe.ID, Decks: s.Shoe.Decks, Dealt: s.Shoe.Dealt, CutCard: s.Shoe.CutCard, BurnPending: s.Shoe.BurnPending},
-		Alarms: mapSlice(s.Alarms, alarmOf),
+		Alarms: mapSlice(s.Alarms, alarmOf), MisreadAt: s.MisreadAt, MisreadsAt: s.MisreadsAt,
 	}
 	if len(s.PauseReasons) > 0 {
 		w.PauseReasons = mapSlice(s.PauseReasons, func(r table.PauseReason) string { return string(r) })

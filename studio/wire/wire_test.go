@@ -125,6 +125,24 @@ func TestEncodeState(t *testing.T) {
 	assert.NotContains(t, s, `"deadline":"0001`)
 }
 
+// TestEncodeStateMisreadAt: a state with cards waiting for a correction
+// names their positions in the shoe (the correct command's at) and fits
+// the schema; none waiting, neither field is sent.
+func TestEncodeStateMisreadAt(t *testing.T) {
+	c := loadContract(t)
+	st := &table.State{Seq: 9, Table: "t1", Game: "000", Phase: table.PhasePaused, Paused: true,
+		Misread: "misread #02", MisreadsPending: 2, MisreadAt: 2, MisreadsAt: []int{2, 3}, Shoe: table.ShoeState{Decks: 8}}
+	payload, err := wire.Encode(table.Event{Time: t0, Table: "t1", Body: st})
+	require.NoError(t, err)
+	require.NoError(t, c.Validate("state", payload), "%s", payload)
+	assert.Contains(t, string(payload), `"misread_at":2,"misreads_at":[2,3]`)
+	st.MisreadAt, st.MisreadsAt = 0, nil
+	payload, err = wire.Encode(table.Event{Time: t0, Table: "t1", Body: st})
+	require.NoError(t, err)
+	assert.NotContains(t, string(payload), "misread_at")
+	assert.NotContains(t, string(payload), "misreads_at")
+}
+
 // TestValidatorRejects shows the validator fails what it must, so the
 // tests that rely on it can fail.
 func TestValidatorRejects(t *testing.T) {

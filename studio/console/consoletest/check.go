@@ -17,6 +17,9 @@ func CheckSupervisor(in table.Input) error {
 	if !ok {
 		return fmt.Errorf("%T is not a supervisor command", in)
 	}
+	if s.At != 0 && s.Command != "correct" {
+		return fmt.Errorf("%s naming card %d of the shoe", s.Command, s.At)
+	}
 	switch s.Command {
 	case "pause", "void":
 		if s.Reason == "" {
@@ -25,6 +28,9 @@ func CheckSupervisor(in table.Input) error {
 	case "correct":
 		if !s.Card.Valid() {
 			return fmt.Errorf("correct with an invalid card %v", s.Card)
+		}
+		if s.At < 0 {
+			return fmt.Errorf("correct naming card %d of the shoe", s.At)
 		}
 	case "resume":
 	default:
