@@ -5,7 +5,7 @@
 //	tablectl scenario [--check] < case.json  # one round through the real engine; exit 2 on a scenario error
 //	tablectl supervisor add NAME      # an account: console login and the key that signs remote commands
 //	tablectl status                   # the running table's state (local socket, or MQTT with --broker)
-//	tablectl pause|resume|void|correct --reason WHY [--card Qh]
+//	tablectl pause|resume|void|correct --reason WHY [--card Qh [--at N]]
 //	tablectl history [-n 20]          # recent rounds from the table's journal
 //	tablectl round '#2026-11-24 07:35:00'  # one round in full: cards with times, decisions, wagers, payouts
 //	tablectl journal verify           # every checksum, the hash chain, and the journal against the outbox
@@ -40,7 +40,7 @@ commands:
   status            the running table's state
   pause, resume     supervisor: pause the table (--reason) or resume it
   void              supervisor: void the round in play, every initial wager returned (--reason)
-  correct           supervisor: give the card the shoe misread (--card Qh); several: one at a time, oldest first
+  correct           supervisor: give the card the shoe misread (--card Qh); several: one at a time, oldest first; it names the card (its position in the shoe, --at N or read off the state) and is refused if that card is no longer the next
   history           recent rounds from the journal, by game code, with results
   round CODE        one round in full from the journal ('#07:35:00', '#2026-11-24 07:35:00')
   journal verify    check every record's checksum, the hash chain, and that the journal is not behind the outbox

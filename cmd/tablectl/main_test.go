@@ -193,11 +193,13 @@ func correctAndVoid(t *testing.T, c *table.Controller, cmd func(args ...string) 
 	code, out, errOut = cmd("correct", "--card", "7c", "--reason", "misread")
 	require.Equal(t, 0, code, out+errOut)
 	assert.Contains(t, out, "correct accepted")
-	if strings.Contains(out, "by local:") {
-		// The local socket's reply carries the state; a reply over MQTT
-		// (TestRemoteOverTLSWithACL) does not.
-		assert.Contains(t, out, "no card waits for a correction")
-	}
+	// The card it corrects, read off the state (the retained one over
+	// MQTT, TestRemoteOverTLSWithACL): the shoe's third card.
+	assert.Contains(t, out, "correcting card 3 of the shoe")
+	assert.Contains(t, out, "with 7c")
+	// The local socket's reply carries the state after it; over MQTT it
+	// is the state before, less the card corrected.
+	assert.Contains(t, out, "no card waits for a correction")
 	st := c.Snapshot()
 	assert.Empty(t, st.Misread)
 	assert.False(t, st.Paused, "the misread was the only reason to pause")
@@ -248,9 +250,12 @@ func TestLocalSupervisorCommands(t *testing.T) {
 	assert.False(t, c.Snapshot().Paused)
 	code, _, _ = tablectl(t, "", "void", "--data-dir", dataDir)
 	assert.Equal(t, 2, code, "void needs a reason")
-	code, out, _ = tablectl(t, "", "correct", "--card", "Qh", "--data-dir", dataDir)
+	code, out, errOut = tablectl(t, "", "correct", "--card", "Qh", "--data-dir", dataDir)
+	assert.Equal(t, 1, code, "nothing to correct: tablectl reads it off the state, and says so")
+	assert.Contains(t, errOut, "no card waits for a correction")
+	code, out, _ = tablectl(t, "", "correct", "--card", "Qh", "--at", "3", "--data-dir", dataDir)
 	assert.Equal(t, 1, code, "nothing to correct: the table refuses, and says so")
-	assert.Contains(t, out, "correct refused")
+	assert.Contains(t, out, "correct refused: table: correct names a card that is not the next to correct: card 3 of the shoe: no card waits for a correction")
 
 	// A misread mid-round: corrected, then the round voided, from the box.
 	misreadMidRound(t, ctx, c)
@@ -265,23 +270,45 @@ func TestLocalSupervisorCommands(t *testing.T) {
 }
 
 // TestCorrectSaysWhatIsLeft: two cards unread in one pause, corrected
-// from the box one at a time: each correct says what the next one is
-// for, and status names it.
+// from the box one at a time: each correct names the card it is for (its
+// position in the shoe, read off the state, or --at) and says what the
+// next one is; status names them. A correct naming a card corrected
+// already (a second supervisor, a command sent twice) or one that is not
+// next is refused and changes nothing.
 func TestCorrectSaysWhatIsLeft(t *testing.T) {
 	dataDir := t.TempDir()
 	c, ctx, _ := startTable(t, dataDir, time.Date(2026, 11, 21, 22, 10, 5, 0, time.UTC))
 	misreadMidRound(t, ctx, c)
 	require.NoError(t, c.Submit(ctx, table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #4: card misread", Pauses: true}))
-	code, out, errOut := tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "7c", "--reason", "first")
+	code, out, _ := tablectl(t, "", "status", "--data-dir", dataDir)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "MISREAD: 2 waiting for a correction (cards 3 4 of the shoe), the next to correct: card 3, misread #3: card misread")
+	code, out, errOut := tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "7c", "--at", "4", "--reason", "not next")
+	assert.Equal(t, 1, code, out+errOut)
+	assert.Contains(t, out, "correcting card 4 of the shoe with 7c")
+	assert.Contains(t, out, "correct refused: table: correct names a card that is not the next to correct: card 4 of the shoe waits, but card 3 (misread #3: card misread) is corrected first")
+	assert.Contains(t, out, "still waiting for a correction: 2 (cards 3 4 of the shoe), the next: card 3 (misread #3: card misread)")
+
+	code, out, errOut = tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "7c", "--reason", "first")
 	require.Equal(t, 0, code, out+errOut)
-	assert.Contains(t, out, "still waiting for a correction: 1, the next: misread #4: card misread")
+	assert.Contains(t, out, "correcting card 3 of the shoe (misread #3: card misread) with 7c")
+	assert.Contains(t, out, "still waiting for a correction: 1 (cards 4 of the shoe), the next: card 4 (misread #4: card misread)")
+	// A second supervisor corrects what he saw as the next card: the
+	// first one's.
+	code, out, errOut = tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "7c", "--at", "3", "--reason", "again")
+	assert.Equal(t, 1, code, out+errOut)
+	assert.Contains(t, out, "card 3 of the shoe was corrected already (7c); the next to correct is card 4 (misread #4: card misread): nothing changed")
+	assert.Equal(t, []int{4}, c.Snapshot().MisreadsAt, "nothing changed")
 	code, out, _ = tablectl(t, "", "status", "--data-dir", dataDir)
 	require.Equal(t, 0, code)
-	assert.Contains(t, out, "MISREAD: 1 waiting for a correction, the next to correct: misread #4: card misread")
+	assert.Contains(t, out, "MISREAD: 1 waiting for a correction (cards 4 of the shoe), the next to correct: card 4, misread #4: card misread")
 	code, out, errOut = tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "5h", "--reason", "second")
 	require.Equal(t, 0, code, out+errOut)
+	assert.Contains(t, out, "correcting card 4 of the shoe (misread #4: card misread) with 5h")
 	assert.Contains(t, out, "no card waits for a correction")
 	assert.False(t, c.Snapshot().Paused)
+	code, _, errOut = tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "5h", "--at", "-1")
+	assert.Equal(t, 2, code, errOut)
 }
 
 func TestRecallByDate(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/livetable/livetable/studio/localctl"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/studio/supervisors"
+	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
 	"github.com/livetable/livetable/table/identity"
 )
@@ -294,12 +297,15 @@ func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int 
 				Message string `json:"message"`
 			} `json:"alarms"`
 			Rounds int `json:"rounds"`
-			// The cards waiting for a correction and those set aside:
-			// in the local socket's state (table.State) and, since
-			// contract 2.1.0, in the MQTT state too.
-			Misread  string   `json:"misread"`
-			Misreads int      `json:"misreads_pending"`
-			SetAside []string `json:"set_aside"`
+			// The cards waiting for a correction (their positions in the
+			// shoe since rules epoch 4) and those set aside: in the local
+			// socket's state (table.State) and, since contract 2.1.0, in
+			// the MQTT state too.
+			Misread    string   `json:"misread"`
+			Misreads   int      `json:"misreads_pending"`
+			MisreadAt  int      `json:"misread_at"`
+			MisreadsAt []int    `json:"misreads_at"`
+			SetAside   []string `json:"set_aside"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(b, &env); err != nil {
@@ -312,7 +318,11 @@ func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int 
 		fmt.Fprintf(stdout, "PAUSED: %s\n", d.Why)
 	}
 	fmt.Fprintf(stdout, "round %s: next: %s\n", d.Round.ID, d.Round.Next)
-	if d.Misread != "" {
+	switch {
+	case d.MisreadAt > 0:
+		fmt.Fprintf(stdout, "MISREAD: %d waiting for a correction (cards %s of the shoe), the next to correct: card %d, %s (tablectl correct --card C, in the order the dealer drew them)\n",
+			max(d.Misreads, len(d.MisreadsAt), 1), positions(d.MisreadsAt), d.MisreadAt, d.Misread)
+	case d.Misread != "":
 		fmt.Fprintf(stdout, "MISREAD: %d waiting for a correction, the next to correct: %s (tablectl correct --card, in the order the dealer drew them)\n", max(d.Misreads, 1), d.Misread)
 	}
 	if n := len(d.SetAside); n > 0 {
@@ -354,6 +364,7 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 	rf.register(fs, g)
 	reason := fs.String("reason", "", "why (recorded in the journal; required for pause and void)")
 	cardText := fs.String("card", "", "correct: the card on the table, e.g. Qh, for the oldest card the shoe could not read; with several waiting, correct them one at a time in the order the dealer drew them (tablectl status names the next)")
+	at := fs.Int("at", 0, "correct: the position in the shoe of the card it corrects (status's \"next to correct: card N\"); default: the one the table says is next now. The table refuses the correct if that card is no longer the next (corrected already by someone else, say)")
 	as := fs.String("as", os.Getenv("USER"), "MQTT: the supervisor account that signs")
 	signKey := fs.String("sign-key", "", "MQTT: the account's signing key (default ~/.config/livetable/NAME.key)")
 	id := fs.String("id", "", "command id (default: a new one); the table applies an id once")
@@ -373,27 +384,45 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 			return 2
 		}
 		correct = c
+		if *at < 0 {
+			fmt.Fprintf(stderr, "tablectl correct: --at %d: a position in the shoe counts from 1\n", *at)
+			return 2
+		}
+	} else if *at != 0 {
+		fmt.Fprintf(stderr, "tablectl %s: --at is for correct\n", cmd)
+		return 2
 	}
 	if rf.local() {
-		rep, err := rf.localDo(localctl.Request{Command: cmd, Reason: *reason, Card: *cardText, ID: *id})
+		req := localctl.Request{Command: cmd, Reason: *reason, Card: *cardText, ID: *id}
+		if cmd == "correct" {
+			// The correct names its card, so that it fills that one or
+			// is refused: read off the state now unless given.
+			st, err := rf.localDo(localctl.Request{Command: "status"})
+			if err != nil || st.State == nil {
+				fmt.Fprintln(stderr, "tablectl: read the state:", err)
+				return 1
+			}
+			w := waitingOf(*st.State)
+			if req.At, err = correctTarget(stdout, w, *at, correct); err != nil {
+				fmt.Fprintln(stderr, "tablectl correct:", err)
+				return 1
+			}
+		}
+		rep, err := rf.localDo(req)
 		if err != nil {
 			fmt.Fprintln(stderr, "tablectl:", err)
 			return 1
 		}
 		if !rep.Accepted {
 			fmt.Fprintf(stdout, "%s refused: %s\n", cmd, rep.Error)
+			if cmd == "correct" && rep.State != nil {
+				printLeft(stdout, waitingOf(*rep.State))
+			}
 			return 1
 		}
 		fmt.Fprintf(stdout, "%s accepted (%s, by %s)\n", cmd, rep.ID, rep.By)
-		if cmd == "correct" {
-			// Several cards may wait: say what the next correct is for.
-			if st, err := rf.localDo(localctl.Request{Command: "status"}); err == nil && st.State != nil {
-				if st.State.Misread != "" {
-					fmt.Fprintf(stdout, "still waiting for a correction: %d, the next: %s\n", max(st.State.MisreadsPending, 1), st.State.Misread)
-				} else {
-					fmt.Fprintln(stdout, "no card waits for a correction")
-				}
-			}
+		if cmd == "correct" && rep.State != nil {
+			printLeft(stdout, waitingOf(*rep.State))
 		}
 		return 0
 	}
@@ -422,20 +451,31 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 	if sc.ID == "" {
 		sc.ID = fmt.Sprintf("tablectl-%d", time.Now().UnixNano())
 	}
-	if cmd == "correct" {
-		sc.Card = correct.String()
-	}
-	payload, err := mqttlink.SignSupervisor(key, rf.root(), sc)
-	if err != nil {
-		fmt.Fprintln(stderr, "tablectl:", err)
-		return 2
-	}
 	cl, err := rf.connect()
 	if err != nil {
 		fmt.Fprintln(stderr, "tablectl:", err)
 		return 1
 	}
 	defer cl.Disconnect(100)
+	var before waiting
+	if cmd == "correct" {
+		sc.Card = correct.String()
+		// The correct names its card: read off the retained state.
+		if before, err = rf.retainedWaiting(cl); err != nil {
+			fmt.Fprintln(stderr, "tablectl correct:", err)
+			return 1
+		}
+		if sc.At, err = correctTarget(stdout, before, *at, correct); err != nil {
+			fmt.Fprintln(stderr, "tablectl correct:", err)
+			return 1
+		}
+		sc.Time = time.Now()
+	}
+	payload, err := mqttlink.SignSupervisor(key, rf.root(), sc)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 2
+	}
 	replies := make(chan []byte, 16)
 	if tok := cl.Subscribe(rf.root()+"replies", 1, func(_ paho.Client, m paho.Message) { replies <- m.Payload() }); !tok.WaitTimeout(rf.timeout) || tok.Error() != nil {
 		fmt.Fprintln(stderr, "tablectl: subscribe to replies failed (does the broker's ACL let this user read them?)")
@@ -463,6 +503,15 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 				return 1
 			}
 			fmt.Fprintf(stdout, "%s accepted (%s, by %s)\n", cmd, sc.ID, sc.By)
+			if cmd == "correct" {
+				// What the state said before, less the card corrected.
+				left := before
+				if i := slices.Index(left.at, sc.At); i >= 0 {
+					left.at = slices.Delete(slices.Clone(left.at), i, i+1)
+					left.next = ""
+				}
+				printLeft(stdout, left)
+			}
 			return 0
 		case <-ctx.Done():
 			fmt.Fprintf(stderr, "tablectl: no reply to %s within %s (a broker ACL that drops the publication looks like this)\n", cmd, rf.timeout)
@@ -475,6 +524,108 @@ func cardsText(cs []card.Card) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
 		parts[i] = c.String()
+	}
+	return strings.Join(parts, " ")
+}
+
+// waiting is what a state says of the cards waiting for a correction.
+type waiting struct {
+	// at are their positions in the shoe, the next to correct first
+	// (the state's misreads_at); empty from a tabled older than them.
+	at []int
+	// next is the shoe's report of the next to correct; n how many wait.
+	next string
+	n    int
+}
+
+func waitingOf(st table.State) waiting {
+	w := waiting{at: st.MisreadsAt, next: st.Misread, n: st.MisreadsPending}
+	if len(w.at) == 0 && st.MisreadAt > 0 {
+		w.at = []int{st.MisreadAt}
+	}
+	if w.n == 0 && w.next != "" {
+		w.n = 1
+	}
+	return w
+}
+
+// retainedWaiting reads the table's retained state off the broker.
+func (rf *remoteFlags) retainedWaiting(cl paho.Client) (waiting, error) {
+	got := make(chan []byte, 1)
+	tok := cl.Subscribe(rf.root()+"state", 0, func(_ paho.Client, m paho.Message) {
+		select {
+		case got <- m.Payload():
+		default:
+		}
+	})
+	if !tok.WaitTimeout(rf.timeout) || tok.Error() != nil {
+		return waiting{}, errors.New("subscribe to the state failed (does the broker's ACL let this user read it?)")
+	}
+	defer cl.Unsubscribe(rf.root() + "state")
+	select {
+	case b := <-got:
+		// Only the fields it needs: the wire's state is not table.State.
+		var env struct {
+			Data struct {
+				Misread    string `json:"misread"`
+				Misreads   int    `json:"misreads_pending"`
+				MisreadAt  int    `json:"misread_at"`
+				MisreadsAt []int  `json:"misreads_at"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(b, &env); err != nil {
+			return waiting{}, fmt.Errorf("the table's state: %w", err)
+		}
+		d := env.Data
+		return waitingOf(table.State{Misread: d.Misread, MisreadsPending: d.Misreads, MisreadAt: d.MisreadAt, MisreadsAt: d.MisreadsAt}), nil
+	case <-time.After(rf.timeout):
+		return waiting{}, errors.New("no state from the table to read the card to correct off (is tabled running, and --studio/--table right?); --at N names it")
+	}
+}
+
+// correctTarget is the position the correct names: at when given, else
+// the next to correct as the state says, and prints which card the
+// correct is for. A state of a tabled older than positions names none:
+// the correct then names none either (the next waiting is filled).
+func correctTarget(w io.Writer, st waiting, at int, c card.Card) (int, error) {
+	switch {
+	case at > 0:
+		fmt.Fprintf(w, "correcting card %d of the shoe with %s\n", at, c)
+		return at, nil
+	case len(st.at) > 0:
+		what := ""
+		if st.next != "" {
+			what = " (" + st.next + ")"
+		}
+		fmt.Fprintf(w, "correcting card %d of the shoe%s with %s\n", st.at[0], what, c)
+		return st.at[0], nil
+	case st.n > 0:
+		fmt.Fprintf(w, "correcting the next card waiting (%s) with %s: this tabled does not name the cards' positions\n", st.next, c)
+		return 0, nil
+	}
+	return 0, errors.New("no card waits for a correction (status says what the table waits for)")
+}
+
+// printLeft says what still waits for a correction.
+func printLeft(w io.Writer, st waiting) {
+	switch {
+	case len(st.at) > 0:
+		next := ""
+		if st.next != "" {
+			next = " (" + st.next + ")"
+		}
+		fmt.Fprintf(w, "still waiting for a correction: %d (cards %s of the shoe), the next: card %d%s\n", len(st.at), positions(st.at), st.at[0], next)
+	case st.n > 0:
+		fmt.Fprintf(w, "still waiting for a correction: %d, the next: %s\n", st.n, st.next)
+	default:
+		fmt.Fprintln(w, "no card waits for a correction")
+	}
+}
+
+func positions(at []int) string {
+	parts := make([]string, len(at))
+	for i, n := range at {
+		parts[i] = strconv.Itoa(n)
 	}
 	return strings.Join(parts, " ")
 }
