@@ -657,6 +657,8 @@ func TestBrowserCorrectMisread(t *testing.T) {
 	dealer.waitAttr("#light", "data-state", "red_blink")
 
 	sup := supervisorTab(t, bctx, lt)
+	sup.waitAttr("#correct-at", "data-at", "3")
+	assert.Equal(t, "next to correct: card 3 of the shoe (1 waiting, corrected in the order drawn)", sup.text("correct-at"))
 	sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "7d"), chromedp.Click(chromedp.CSS("#correct")))
 	sup.waitText("result", "correct: done")
 	st := lt.ctl.Snapshot()
@@ -667,9 +669,58 @@ func TestBrowserCorrectMisread(t *testing.T) {
 	dealer.waitAttr("#light", "data-state", "red")
 	dealer.waitText("instruction", st.Round.Next)
 
-	sup.do(chromedp.Click(chromedp.CSS("#correct")))
+	// The card typed was for card 3: corrected, the field is cleared. A
+	// correct with nothing to correct names no card and is refused.
+	sup.waitAttr("#correct-at", "data-at", "")
+	sup.waitFor("the card field cleared", `document.getElementById("correct-card").value === ""`, `document.getElementById("correct-card").value`)
+	sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "7d"), chromedp.Click(chromedp.CSS("#correct")))
 	sup.waitAttr("#result", "data-kind", "error")
 	assert.Contains(t, sup.text("result"), "no misread pending")
+}
+
+// TestBrowserCorrectDoubleClick: two cards the shoe could not read wait
+// (the shoe's cards 3 and 4); the supervisor types the first and clicks
+// Correct twice before the page hears anything back. Each correct names
+// the card the page shows (card 3): the first fills it, the second is
+// refused by the table (misread_at) and the console says why; card 4
+// still waits, and is not given card 3's value. The field is cleared for
+// card 4, whose correct then goes in.
+func TestBrowserCorrectDoubleClick(t *testing.T) {
+	bctx := browser(t)
+	lt := startLiveTable(t)
+	lt.submit(table.BetsClosed{Bets: []table.Bet{{Seat: 1, Player: "p1", Main: 1000}}})
+	lt.deal("card to seat 1", "Ts")
+	lt.deal("card to dealer", "6c")
+	lt.submit(table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #3: card unreadable", Pauses: true})
+	lt.submit(table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #4: card unreadable", Pauses: true})
+	require.Equal(t, []int{3, 4}, lt.ctl.Snapshot().MisreadsAt)
+
+	sup := supervisorTab(t, bctx, lt)
+	sup.waitAttr("#correct-at", "data-at", "3")
+	assert.Equal(t, "next to correct: card 3 of the shoe (2 waiting, corrected in the order drawn)", sup.text("correct-at"))
+	sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "7d"))
+	// Two clicks in one go: the second comes before any answer to the
+	// first, as a double click does.
+	sup.eval(`(function () { var b = document.getElementById("correct"); b.click(); b.click(); return ""; })()`)
+	sup.waitAttr("#result", "data-kind", "misread_at")
+	res := sup.text("result")
+	assert.Contains(t, res, "correct refused (misread_at)")
+	assert.Contains(t, res, "card 3 of the shoe was corrected already (7d); the next to correct is card 4 (misread #4: card unreadable): nothing changed")
+
+	st := lt.ctl.Snapshot()
+	require.Len(t, st.Round.Seats[0].Hands[0].Cards, 2)
+	assert.Equal(t, "7d", st.Round.Seats[0].Hands[0].Cards[1].String(), "card 3 is the seat's")
+	assert.Equal(t, []int{4}, st.MisreadsAt, "card 4 still waits, not filled with card 3's value")
+	assert.True(t, st.Paused)
+
+	sup.waitAttr("#correct-at", "data-at", "4")
+	sup.waitFor("the card field cleared", `document.getElementById("correct-card").value === ""`, `document.getElementById("correct-card").value`)
+	sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "9h"), chromedp.Click(chromedp.CSS("#correct")))
+	sup.waitText("result", "correct: done")
+	st = lt.ctl.Snapshot()
+	assert.Empty(t, st.MisreadsAt)
+	assert.False(t, st.Paused)
+	sup.waitAttr("#correct-at", "data-at", "")
 }
 
 // TestBrowserShoeUnplugged: the shoe unplugged in the middle of a round,

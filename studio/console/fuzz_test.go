@@ -22,6 +22,10 @@ func FuzzCommand(f *testing.F) {
 	for _, s := range []string{
 		`{"command":"pause","reason":"camera 2"}`,
 		`{"command":"correct","card":"Qh"}`,
+		`{"command":"correct","card":"Qh","at":7}`,
+		`{"command":"correct","card":"Qh","at":-7}`,
+		`{"command":"void","reason":"r","at":7}`,
+		`{"command":"correct","card":"Qh","at":1e99}`,
 		`{"command":"void","reason":"  "}`,
 		`{"command":"resume","extra":1}`,
 		`{"command":"correct","card":"\u0000"}`,

@@ -223,6 +223,11 @@ type CommandRequest struct {
 	Reason string `json:"reason,omitempty"`
 	// Card is the corrected card for correct, as "Qh".
 	Card string `json:"card,omitempty"`
+	// At, for correct, names the card it corrects: its position in the
+	// shoe as the page shows it (the state's misread_at). The table
+	// refuses the correct when that card is no longer the next to correct
+	// (kind misread_at); 0 names none.
+	At int `json:"at,omitempty"`
 }
 
 // apiError is the JSON of every refused API call. Kind lets the page (and
@@ -235,6 +240,9 @@ type apiError struct {
 // command turns a request into the table's input, or says what is wrong.
 func command(req CommandRequest, by string) (table.Supervisor, error) {
 	in := table.Supervisor{Command: req.Command, By: by, Reason: strings.TrimSpace(req.Reason)}
+	if req.At != 0 && req.Command != "correct" {
+		return in, fmt.Errorf("%w: at names the card a correct is for; %s takes none", ErrBadCommand, req.Command)
+	}
 	switch req.Command {
 	case "pause", "void":
 		if in.Reason == "" {
@@ -246,7 +254,10 @@ func command(req CommandRequest, by string) (table.Supervisor, error) {
 		if err != nil {
 			return in, fmt.Errorf("%w: card %q: %w", ErrBadCommand, req.Card, err)
 		}
-		in.Card = c
+		if req.At < 0 {
+			return in, fmt.Errorf("%w: at %d: a card's position in the shoe counts from 1", ErrBadCommand, req.At)
+		}
+		in.Card, in.At = c, req.At
 	default:
 		return in, fmt.Errorf("%w: unknown command %q", ErrBadCommand, req.Command)
 	}
@@ -261,6 +272,8 @@ func errorKind(err error) string {
 		return "timeout"
 	case errors.Is(err, table.ErrPaused):
 		return "paused"
+	case errors.Is(err, table.ErrMisreadAt):
+		return "misread_at"
 	case errors.Is(err, table.ErrMisreadPending):
 		return "misread_pending"
 	case errors.Is(err, table.ErrShoeDown):
@@ -296,7 +309,11 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request, sess *ses
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.SubmitTimeout)
 	defer cancel()
-	log := s.log.With().Str("user", sess.user).Str("command", in.Command).Str("reason", in.Reason).Logger()
+	lc := s.log.With().Str("user", sess.user).Str("command", in.Command).Str("reason", in.Reason)
+	if in.Command == "correct" {
+		lc = lc.Stringer("card", in.Card).Int("at", in.At)
+	}
+	log := lc.Logger()
 	if err := s.table.Submit(ctx, in); err != nil {
 		log.Warn().Err(err).Msg("supervisor command refused")
 		code := http.StatusConflict

@@ -22,10 +22,18 @@
   }
 
   // send submits one supervisor command and shows the table's verdict,
-  // the typed error as it came back when refused.
+  // the typed error as it came back when refused. Commands go one after
+  // the other, in the order clicked: a double click's second correct
+  // reaches the table after the first, and its verdict is the one shown.
+  var sending = Promise.resolve();
   function send(body) {
+    sending = sending.then(function () { return submit(body); });
+    return sending;
+  }
+  function submit(body) {
     var res = $("result");
     res.className = "result";
+    res.removeAttribute("data-kind");
     res.textContent = LT.t("sv.sending", body.command);
     return fetch("/api/command", {
       method: "POST", credentials: "same-origin",
@@ -71,7 +79,28 @@
     $("void").textContent = LT.t("sv.void");
     $("void").removeAttribute("data-armed");
   }
-  $("correct").addEventListener("click", function () { send({ command: "correct", card: $("correct-card").value }); });
+  // A correct names the card it is for: the position in the shoe of the
+  // card the page shows as the next to correct (the state's misread_at),
+  // so that a double click, or a second supervisor, whose correct reaches
+  // the table after that card was corrected is refused (misread_at)
+  // instead of filling the next card with this one's value. When the
+  // card shown changes, the card typed for the previous one is cleared.
+  var correctAt = 0;
+  $("correct").addEventListener("click", function () {
+    var body = { command: "correct", card: $("correct-card").value };
+    if (correctAt > 0) body.at = correctAt;
+    send(body);
+  });
+  function showCorrectAt(st) {
+    var at = st.misread_at || 0;
+    if (at !== correctAt) {
+      correctAt = at;
+      $("correct-card").value = "";
+    }
+    var el = $("correct-at");
+    el.setAttribute("data-at", at ? String(at) : "");
+    el.textContent = at ? LT.t("sv.correct_at", at, (st.misreads_at || [at]).length) : "";
+  }
 
   function miniRow(label, cards, hidden, total) {
     var m = $("mini");
@@ -100,6 +129,7 @@
     var pb = $("pausedbanner");
     pb.classList.toggle("hidden", !st.paused);
     pb.textContent = st.paused ? LT.t("sv.paused", st.pause_reason || "") : "";
+    showCorrectAt(st);
     $("mini").textContent = "";
     var dh = rv.dealer || {};
     if ((rv.seats || []).length) {
