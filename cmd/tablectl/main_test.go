@@ -250,7 +250,7 @@ func TestLocalSupervisorCommands(t *testing.T) {
 	assert.False(t, c.Snapshot().Paused)
 	code, _, _ = tablectl(t, "", "void", "--data-dir", dataDir)
 	assert.Equal(t, 2, code, "void needs a reason")
-	code, out, errOut = tablectl(t, "", "correct", "--card", "Qh", "--data-dir", dataDir)
+	code, _, errOut = tablectl(t, "", "correct", "--card", "Qh", "--data-dir", dataDir)
 	assert.Equal(t, 1, code, "nothing to correct: tablectl reads it off the state, and says so")
 	assert.Contains(t, errOut, "no card waits for a correction")
 	code, out, _ = tablectl(t, "", "correct", "--card", "Qh", "--at", "3", "--data-dir", dataDir)
