@@ -244,7 +244,7 @@ func applied(err error) bool {
 var refusals = []error{round.ErrIllegalAction, round.ErrOutOfTurn, round.ErrDuplicate, round.ErrBetLimit,
 	round.ErrRoundCap, round.ErrBadBet, round.ErrFinished, table.ErrPaused, table.ErrNoMisread,
 	table.ErrCommandIDReused, table.ErrStaleTimer, table.ErrNotPaused, table.ErrDuplicateFrame, table.ErrUnknownInput,
-	table.ErrShoeDown, table.ErrShoeUp, table.ErrMisreadPending, table.ErrAlarmRepeated}
+	table.ErrShoeDown, table.ErrShoeUp, table.ErrMisreadPending, table.ErrAlarmRepeated, table.ErrMisreadAt}
 
 func typed(err error) bool {
 	for _, s := range refusals {
@@ -362,7 +362,9 @@ func (wl *workload) supervise(t side, st table.State) {
 	wl.supN++
 	switch {
 	case st.Misread != "" && wl.misread.Valid():
-		err := wl.submit(t, table.Supervisor{Command: "correct", By: "sim", Card: wl.misread, ID: fmt.Sprintf("c%d", wl.supN)})
+		// Naming the card, as tablectl and the console do: a replay
+		// after a restart must give it the same position.
+		err := wl.submit(t, table.Supervisor{Command: "correct", By: "sim", Card: wl.misread, At: st.MisreadAt, ID: fmt.Sprintf("c%d", wl.supN)})
 		if err == nil {
 			wl.misread = card.Card{}
 			wl.pulled++
@@ -676,6 +678,10 @@ func (wl *workload) tryIllegal(t side, st table.State, n int) {
 		in = table.Supervisor{Command: "resume", By: "sim", ID: id}
 	case k == 3 && st.Misread == "":
 		in = table.Supervisor{Command: "correct", By: "sim", Card: card.MustParse("As"), ID: id}
+	case k == 3 && st.MisreadAt > 0:
+		// A correct naming a card that does not wait (a double click's
+		// second, say): refused, nothing changes.
+		in = table.Supervisor{Command: "correct", By: "sim", Card: card.MustParse("As"), At: st.MisreadAt + 1000, ID: id}
 	case k == 4 && st.Phase == table.PhaseDealing:
 		in = table.BetsClosed{ID: id, Bets: []table.Bet{{Seat: 1, Player: "p1", Main: wl.rs.MinBet}}}
 	case k == 5 && (st.Phase == table.PhaseBetting || st.Phase == table.PhaseLastCall):
