@@ -297,10 +297,10 @@ func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int 
 				Message string `json:"message"`
 			} `json:"alarms"`
 			Rounds int `json:"rounds"`
-			// The cards waiting for a correction (their positions in the
-			// shoe since rules epoch 4) and those set aside: in the local
-			// socket's state (table.State) and, since contract 2.1.0, in
-			// the MQTT state too.
+			// The cards waiting for a correction and those set aside: in
+			// the local socket's state (table.State) and, since contract
+			// 2.1.0, in the MQTT state too; the waiting cards' positions
+			// in the shoe since rules epoch 4 (contract 2.2.0).
 			Misread    string   `json:"misread"`
 			Misreads   int      `json:"misreads_pending"`
 			MisreadAt  int      `json:"misread_at"`

@@ -53,6 +53,16 @@ type State struct {
 	// supervisor's correction; they are corrected one `correct` each, in
 	// the order the dealer drew them. Absent when none waits.
 	MisreadsPending int `json:"misreads_pending,omitempty" minimum:"1"`
+	// MisreadAt, while cards the shoe could not read wait for a
+	// supervisor's correction, is the position in the shoe of the one the
+	// next correct fills (the shoe's count of cards out, this one
+	// included, when it came out): the correct command's `at`. Absent
+	// when none waits.
+	MisreadAt int `json:"misread_at,omitempty" minimum:"1"`
+	// MisreadsAt are the positions of every card waiting for a correction,
+	// in the order the corrects fill them (misread_at first); absent when
+	// none waits.
+	MisreadsAt []int `json:"misreads_at,omitempty"`
 	// SetAside are the cards out of the shoe the round cannot use, rank
 	// then suit in the order drawn, gathered while the table is paused:
 	// the dealer puts them aside, and the supervisor's resume (or a void)
@@ -74,16 +84,6 @@ type State struct {
 	// Timer is the countdown the table runs, or the one a pause stopped;
 	// absent when none.
 	Timer *Timer `json:"timer,omitempty"`
-	// MisreadAt, while cards the shoe could not read wait for a
-	// supervisor's correction, is the position in the shoe of the one the
-	// next correct fills (the shoe's count of cards out, this one
-	// included, when it came out): the correct command's `at`. Absent
-	// when none waits.
-	MisreadAt int `json:"misread_at,omitempty" minimum:"1"`
-	// MisreadsAt are the positions of every card waiting for a correction,
-	// in the order the corrects fill them (misread_at first); absent when
-	// none waits.
-	MisreadsAt []int `json:"misreads_at,omitempty"`
 }
 
 // Timer is a countdown for the dealer, the players and the video.
