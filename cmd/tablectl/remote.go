@@ -508,8 +508,8 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 				left := before
 				if i := slices.Index(left.at, sc.At); i >= 0 {
 					left.at = slices.Delete(slices.Clone(left.at), i, i+1)
-					left.next = ""
 				}
+				left.next, left.n = "", max(left.n-1, 0)
 				printLeft(stdout, left)
 			}
 			return 0
@@ -615,6 +615,8 @@ func printLeft(w io.Writer, st waiting) {
 			next = " (" + st.next + ")"
 		}
 		fmt.Fprintf(w, "still waiting for a correction: %d (cards %s of the shoe), the next: card %d%s\n", len(st.at), positions(st.at), st.at[0], next)
+	case st.n > 0 && st.next == "":
+		fmt.Fprintf(w, "still waiting for a correction: %d (tablectl status names the next)\n", st.n)
 	case st.n > 0:
 		fmt.Fprintf(w, "still waiting for a correction: %d, the next: %s\n", st.n, st.next)
 	default:
