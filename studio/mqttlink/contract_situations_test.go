@@ -21,6 +21,7 @@ import (
 	"github.com/livetable/livetable/studio/wire/wiretest"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/round"
 	"github.com/livetable/livetable/table/rules"
 )
@@ -50,10 +51,17 @@ func startSitu(t *testing.T, url, game string) *situ {
 	clk := clockwork.NewFakeClockAt(testNow)
 	copts := table.DefaultOptions(rs)
 	copts.Studio, copts.Table, copts.Clock = "s1", "g"+game, clk
+	// A real journal, as tabled's: the link resends from it.
+	jopts := journal.DefaultOptions()
+	jopts.Dir, jopts.AnchorKind = t.TempDir(), table.CheckpointKind
+	jr, _, err := journal.Open(jopts, zerolog.Nop())
+	require.NoError(t, err)
+	copts.Journal = table.NewJournal(jr)
 	c, err := table.New(copts, zerolog.Nop())
 	require.NoError(t, err)
 	lopts := testOptions(t, url)
 	lopts.Table = "g" + game
+	lopts.History = mqttlink.JournalHistory{Dir: jopts.Dir, Options: copts, Log: zerolog.Nop()}
 	topics := mqttlink.TopicsFor("s1", lopts.Table)
 	sub := mqttlinktest.Subscribe(t, url, topics.Root+"#", mqttlinktest.SubscriberOptions{ClientID: "backend-" + lopts.Table, CleanSession: true})
 	link, err := mqttlink.New(lopts, testLogger(t))
@@ -74,6 +82,7 @@ func startSitu(t *testing.T, url, game string) *situ {
 		cancel()
 		require.NoError(t, <-linkDone)
 		<-ctlDone
+		require.NoError(t, jr.Close())
 	}
 	t.Cleanup(s.stop)
 	return s
@@ -218,7 +227,8 @@ func (s *situ) published() {
 // the situations a demo run does not reach (several cards dealt unread
 // waiting for their corrections, stray cards set aside, a refused
 // resume, a supervisor's pause and void, a new shoe's burn, the cut
-// card, insurance, a crowd's batches with entries refused), and checks
+// card, insurance, a crowd's batches with entries refused, a resend
+// from the journal), and checks
 // every message the backend receives (the state, every event, every
 // reply, the status) and every command the link accepts against
 // docs/asyncapi.yaml with a JSON Schema validator. It also checks that
@@ -280,7 +290,18 @@ func TestContractSituations(t *testing.T) {
 	rep = g0.command(map[string]any{"type": "decision", "seat": 1, "action": "stand"})
 	assert.False(t, rep.Accepted, "no round in play")
 	rep = g0.command(map[string]any{"type": "resend", "from": 1, "to": 3})
-	t.Logf("resend: accepted %v, %s%s", rep.Accepted, rep.Reason, rep.Note)
+	require.True(t, rep.Accepted, rep.Reason)
+	assert.Equal(t, "resending events 1 to 3", rep.Note)
+	require.Eventually(t, func() bool {
+		n := 0
+		for _, m := range g0.sub.MessagesOn(g0.topics.Events) {
+			var ev mqttlinktest.Event
+			if json.Unmarshal(m.Payload, &ev) == nil && ev.Seq <= 3 {
+				n++
+			}
+		}
+		return n >= 6
+	}, waitFor, poll, "events 1 to 3 again")
 
 	// 001 and 004: a round each, two seats.
 	all := []*situ{g0}
