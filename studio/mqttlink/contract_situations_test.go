@@ -118,10 +118,17 @@ func (s *situ) command(cmd map[string]any) wire.Reply {
 // supervisor publishes a signed supervisor command and returns its reply.
 func (s *situ) supervisor(typ, reason, c string) wire.Reply {
 	s.t.Helper()
+	return s.correctAt(typ, reason, c, 0)
+}
+
+// correctAt is supervisor with a correct's position of the card it is
+// for (0: none).
+func (s *situ) correctAt(typ, reason, c string, at int) wire.Reply {
+	s.t.Helper()
 	s.n++
 	id := fmt.Sprintf("%s-%d", s.topics.Root, s.n)
 	b, err := mqttlink.SignSupervisor(testKey, s.topics.Root, mqttlink.SupervisorCommand{ID: id, Type: typ, By: "anna",
-		Reason: reason, Card: c, Time: testNow})
+		Reason: reason, Card: c, At: at, Time: testNow})
 	require.NoError(s.t, err)
 	return s.send("supervisor", id, b)
 }
@@ -257,10 +264,14 @@ func TestContractSituations(t *testing.T) {
 	require.Equal(t, 2, st.MisreadsPending)
 	rep := g0.supervisor("resume", "", "")
 	assert.False(t, rep.Accepted, "a resume with cards unread")
-	for _, c := range []string{"Th", "8c"} {
-		rep = g0.supervisor("correct", "shoe misread", c)
-		require.True(t, rep.Accepted, rep.Reason)
-	}
+	rep = g0.supervisor("correct", "shoe misread", "Th") // no position: the next waiting
+	require.True(t, rep.Accepted, rep.Reason)
+	at := g0.state().MisreadAt
+	require.Positive(t, at)
+	rep = g0.correctAt("correct", "shoe misread", "8c", at+1)
+	assert.False(t, rep.Accepted, "a correct for a card that does not wait")
+	rep = g0.correctAt("correct", "shoe misread", "8c", at)
+	require.True(t, rep.Accepted, rep.Reason)
 	rep = g0.supervisor("correct", "nothing waits", "Kd")
 	assert.False(t, rep.Accepted, "a correction with nothing unread")
 	require.False(t, g0.state().Paused)
@@ -395,7 +406,7 @@ func TestContractSituations(t *testing.T) {
 			case "state":
 				var d wire.State
 				require.NoError(t, json.Unmarshal(env.Data, &d))
-				if d.MisreadsPending == 2 && d.Misread == "misread #06: card misread" {
+				if d.MisreadsPending == 2 && d.Misread == "misread #06: card misread" && len(d.MisreadsAt) == 2 {
 					misreadStates++
 				}
 				if len(d.SetAside) == 3 {
