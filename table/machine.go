@@ -139,6 +139,10 @@ type Machine struct {
 	effs    []Effect
 	evBuf   []round.Event
 	state   *State
+
+	// newRound is a new round's view, which the state shows once bets
+	// are open (roundView).
+	newRound round.View
 }
 
 // ledgerEntry is a command id's record: a hash of the command's body, so
@@ -194,6 +198,7 @@ func NewMachine(cfg MachineConfig) (*Machine, error) {
 	}
 	m := &Machine{cfg: cfg, epoch: CurrentRulesEpoch, rnd: round.New(cfg.Rules), phase: PhaseIdle, devSeen: map[string]uint64{},
 		cmds: map[string]ledgerEntry{}, shoe: newShoeBook(cfg.Rules.Decks, cfg.ShuffleRun, cfg.ShuffleHistory)}
+	m.newRound = m.rnd.Snapshot()
 	m.state = &State{Table: cfg.Table, Game: cfg.Rules.Code, Phase: PhaseIdle}
 	return m, nil
 }
@@ -1144,7 +1149,7 @@ func (m *Machine) publishState() {
 func (m *Machine) buildState() *State {
 	st := &State{
 		Seq: m.seq, Table: m.cfg.Table, Game: m.cfg.Rules.Code, Phase: m.phase, Deadline: m.deadline,
-		Paused: m.paused(), PauseReason: m.pauseWhy, Round: m.rnd.Snapshot(),
+		Paused: m.paused(), PauseReason: m.pauseWhy, Round: m.roundView(),
 		Shoe: ShoeState{ID: m.shoeID, Dealt: m.dealt, CutCard: m.cutCard, BurnPending: m.burn, Decks: m.cfg.Rules.Decks,
 			Booked: m.shoe.dealt()},
 		Alarms: append([]Alarm(nil), m.alarms...), Rounds: m.rounds,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/round"
 )
 
 // This file is the set-aside list of epochSetAside: the cards out of the
@@ -77,6 +78,19 @@ func (m *Machine) roundPhase() string {
 		return "no round in play"
 	}
 	return m.rnd.Phase().String()
+}
+
+// roundView is the round as the state shows it. Once bets are open (no
+// round id) it is a new round's, not the last one's that the machine still
+// holds: a table rebuilt from the checkpoint written as bets opened holds
+// a new one, and the state of a table paused between rounds (a stray
+// card, the cut card) showed the last round's cards before a restart and
+// none after it.
+func (m *Machine) roundView() round.View {
+	if m.roundID == "" && m.rnd.Phase() == round.PhaseSettled {
+		return m.newRound
+	}
+	return m.rnd.Snapshot()
 }
 
 // asideNext is the instruction line of a paused table with cards in the

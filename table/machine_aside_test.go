@@ -361,8 +361,8 @@ func TestControllerStrayCardsSurviveRestart(t *testing.T) {
 }
 
 // TestStrayCardsAfterCheckpoint: stray cards pulled once bets are open
-// give the same events on the table that played the round before and on
-// one restarted from the checkpoint written as bets opened. The
+// give the same events and state on the table that played the round
+// before and on one restarted from the checkpoint written as bets opened. The
 // simulation's stray-card workload found it (make sim, most seeds with a
 // stray between rounds and a restart after it): the unexpected_card alarm,
 // the pause and the card_set_aside alarm named the round's phase, which is
@@ -393,6 +393,11 @@ func TestStrayCardsAfterCheckpoint(t *testing.T) {
 	played, restored := strays(x, "7h", "2c"), strays(y, "7h", "2c")
 	require.ErrorIs(t, played[0].Fault, round.ErrUnexpectedCard)
 	assert.Equal(t, encode(played), encode(restored), "the stray cards' events")
+	// The state too (it takes no seq, but is the retained one the
+	// backend and the consoles show): the played table showed the last
+	// round's cards, the restored one none.
+	assert.Equal(t, x.m.State(), y.m.State(), "the state while paused")
+	assert.Equal(t, round.View{Phase: "new", Next: "stop: put aside 2 cards: 7h 2c; wait for the supervisor"}, x.m.State().Round)
 	resume := Supervisor{Command: "resume", By: "sup"}
 	a, err := x.apply(resume)
 	require.NoError(t, err)
