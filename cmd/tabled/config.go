@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/livetable/livetable/shuffler/pinmap"
+	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table"
 )
 
@@ -187,6 +188,11 @@ var ErrConfig = errors.New("invalid configuration")
 // check rejects values that would make the daemon misbehave rather than
 // fail: a negative size or a journal that could not keep one round.
 func (c Config) check() error {
+	for _, id := range []struct{ key, v string }{{"studio", c.Studio}, {"table", c.Table}} {
+		if err := mqttlink.CheckTopicLevel(id.key, id.v); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
 	j := c.Journal
 	switch {
 	case j.SegmentSize < 0 || j.MaxSize < 0 || j.MaxAge < 0 || j.GroupCommit < 0:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,4 +121,41 @@ func mosquittoTable(t *testing.T, url, studio, tableID string) Config {
 	cfg.GPIO.Shuffler = &off
 	cfg.Console.Addr = "off"
 	return cfg
+}
+
+// TestTopicNamesCheckedBeforeTheDataDir: a studio or table id that cannot
+// be an MQTT topic level ("a/b", "+", "#", empty) made the link refuse to
+// start, but only after the data directory had been bound to it: its
+// identity.json named the bad id, so once the operator corrected the
+// file tabled refused the directory as another table's. Now the id is
+// refused with the configuration (exit 2, the key named) and the data
+// directory is not created.
+func TestTopicNamesCheckedBeforeTheDataDir(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		flags      []string
+		key        string
+	}{
+		{"studio with a slash", "studio: a/b\n", nil, "studio"},
+		{"table a wildcard", "table: '+'\n", nil, "table"},
+		{"table a multi-level wildcard", "table: '#'\n", nil, "table"},
+		{"studio a NUL", "studio: \"a\\0b\"\n", nil, "studio"},
+		{"table flag with a slash", "", []string{"--table", "t/1"}, "table"},
+		{"studio flag a wildcard", "", []string{"--studio", "s#"}, "studio"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			conf := filepath.Join(dir, "t.yaml")
+			data := filepath.Join(dir, "data")
+			require.NoError(t, os.WriteFile(conf, []byte(tc.yaml+"gpio: {sim: true}\nbroker: {url: 'tcp://127.0.0.1:1'}\n"), 0o644))
+			var stdout, stderr strings.Builder
+			args := append([]string{"--config", conf, "--data-dir", data, "--log-format", "json"}, tc.flags...)
+			code := run(args, &stdout, &stderr)
+			assert.Equal(t, 2, code, "a bad id is a configuration error: %s", stderr.String())
+			assert.Contains(t, stderr.String(), tc.key+" ")
+			assert.Contains(t, stderr.String(), "topic level")
+			_, err := os.Stat(data)
+			assert.True(t, os.IsNotExist(err), "the refused configuration created or bound the data directory")
+		})
+	}
 }

@@ -114,6 +114,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *seed > 0 {
 		cfg.Demo.Seed = *seed
 	}
+	if err := cfg.check(); err != nil { // the flags' values too, before the data directory is touched
+		fmt.Fprintln(stderr, "tabled:", err)
+		return 2
+	}
 
 	log, err := newLogger(cfg, stderr)
 	if err != nil {

@@ -234,11 +234,22 @@ func (o *Options) ensureDefaults() {
 	}
 }
 
+// CheckTopicLevel reports why v, the table's studio or table id (name
+// says which), cannot be one level of its topics: empty, or with a '/',
+// an MQTT wildcard or a NUL. A daemon checks it with its configuration,
+// before anything is recorded under the id (its data directory's).
+func CheckTopicLevel(name, v string) error {
+	if v == "" || strings.ContainsAny(v, "/+#\x00") {
+		return fmt.Errorf("%s %q must be non-empty and free of '/', '+', '#' (it is a topic level: livetable/{studio}/{table}/)", name, v)
+	}
+	return nil
+}
+
 // validate reports the first reason the options cannot work.
 func (o *Options) validate() error {
 	for _, f := range []struct{ name, v string }{{"studio", o.Studio}, {"table", o.Table}} {
-		if f.v == "" || strings.ContainsAny(f.v, "/+#\x00") {
-			return fmt.Errorf("%w: %s %q must be non-empty and free of '/', '+', '#'", ErrBadOptions, f.name, f.v)
+		if err := CheckTopicLevel(f.name, f.v); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadOptions, err)
 		}
 	}
 	if o.BrokerURL == "" {
