@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/shuffler/pinmap"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table"
@@ -211,6 +212,11 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: broker.supervisor_tokens is gone: supervisors sign their commands with their own key; create accounts with `tablectl supervisor add` (see README)", ErrConfig)
 	case (c.Console.TLSCert == "") != (c.Console.TLSKey == ""):
 		return fmt.Errorf("%w: console.tls_cert and console.tls_key go together", ErrConfig)
+	case c.Shoe.Silence > 0 && c.Shoe.Silence < 2*shoereader.DefaultOptions().Heartbeat:
+		// The shoe is quiet for up to a heartbeat while idle (and two when
+		// one heartbeat is lost): a shorter watchdog raises shoe.silent and
+		// shoe.alive every second on a healthy shoe between rounds.
+		return fmt.Errorf("%w: shoe.silence_timeout %s is under two of the shoe's heartbeats (%s): an idle shoe would be declared silent", ErrConfig, c.Shoe.Silence, 2*shoereader.DefaultOptions().Heartbeat)
 	case c.Shoe.Baud <= 0:
 		return fmt.Errorf("%w: shoe.baud %d: the shoe's line speed (115200)", ErrConfig, c.Shoe.Baud)
 	case c.Demo.Seats < 0 || c.Demo.MisreadEvery < 0:

@@ -6,11 +6,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/shoereader"
+	"github.com/livetable/livetable/studio/mqttlink"
 )
 
 // FuzzLoadConfig reads arbitrary bytes as tabled's configuration file:
 // never a panic; what LoadConfig accepts has no negative size, time or
-// count, a line speed, and a journal that keeps at least two segments.
+// count, a line speed, a journal that keeps at least two segments, a shoe
+// watchdog longer than two heartbeats, and ids that are topic levels.
 func FuzzLoadConfig(f *testing.F) {
 	example, err := os.ReadFile("tabled.example.yaml")
 	if err != nil {
@@ -23,6 +27,7 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("gpio: {pins: [{name: light_red, chip: gpiochip0, line: 17}]}\n"))
 	f.Add([]byte("broker: {url: 'tcp://n1:1883', failover_urls: ['tcp://n2:1883']}\n"))
 	f.Add([]byte("a: &a [*a, *a]\n"))
+	f.Add([]byte("studio: a/b\nshoe: {silence_timeout: 900ms}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "tabled.yaml")
 		require.NoError(t, os.WriteFile(path, data, 0o640))
@@ -47,5 +52,10 @@ func FuzzLoadConfig(f *testing.F) {
 		require.GreaterOrEqual(t, cfg.Demo.MisreadEvery, 0)
 		require.True(t, cfg.Demo.Penetration >= 0 && cfg.Demo.Penetration < 1, "%v", cfg.Demo.Penetration)
 		require.GreaterOrEqual(t, int64(cfg.MemoryLimit), int64(0))
+		if cfg.Shoe.Silence > 0 {
+			require.GreaterOrEqual(t, cfg.Shoe.Silence, 2*shoereader.DefaultOptions().Heartbeat)
+		}
+		require.NoError(t, mqttlink.CheckTopicLevel("studio", cfg.Studio))
+		require.NoError(t, mqttlink.CheckTopicLevel("table", cfg.Table))
 	})
 }

@@ -48,6 +48,15 @@ func TestConfigJournalChecks(t *testing.T) {
 		{"negative decision time", "timing: {decision: -5s}", false},
 		{"negative settle pause", "timing: {settle: -1s}", false},
 		{"negative silence", "shoe: {silence_timeout: -3s}", false},
+		// The shoe sends a heartbeat after 1 s of quiet: a shorter
+		// silence flapped shoe.silent/shoe.alive every second while a
+		// healthy shoe idled between rounds, two alarms journaled and
+		// published a second; one lost heartbeat must not raise it either.
+		{"silence under a heartbeat", "shoe: {silence_timeout: 900ms}", false},
+		{"silence of one heartbeat", "shoe: {silence_timeout: 1s}", false},
+		{"silence just under two heartbeats", "shoe: {silence_timeout: 1999ms}", false},
+		{"silence of two heartbeats", "shoe: {silence_timeout: 2s}", true},
+		{"the reader's default silence", "shoe: {silence_timeout: 0s}", true},
 		{"no line speed", "shoe: {baud: 0}", false},
 		{"negative line speed", "shoe: {baud: -9600}", false},
 		{"demo as shipped", "demo: {seats: 7, pace: 1s, think: 0s, penetration: 0.5, misread_every: 40}", true},
