@@ -495,9 +495,15 @@ func (d *tabled) startConsole(ctx context.Context, g *errgroup.Group) error {
 		return console.LatencySummary{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}
 	})
 	addr := cfg.Console.Addr
-	if cfg.Demo.Enabled && portTaken(addr) {
-		d.log.Warn().Str("addr", addr).Msg("port taken: the demo's console takes a free port")
-		addr = "127.0.0.1:0"
+	if cfg.Demo.Enabled {
+		demoAddr, err := demoConsoleAddr(addr)
+		if err != nil {
+			return err
+		}
+		if demoAddr != addr {
+			d.log.Warn().Str("addr", addr).Msg("port taken: the demo's console takes a free port")
+			addr = demoAddr
+		}
 	}
 	cc := cfg.Console
 	cons, err := console.New(console.Options{Addr: addr, Accounts: users, GameName: d.rs.Name,
@@ -610,14 +616,20 @@ func journalOptions(cfg Config) journal.Options {
 	return o
 }
 
-// portTaken reports whether addr cannot be listened on now.
-func portTaken(addr string) bool {
+// demoConsoleAddr is the address the demo's console listens on: addr,
+// or a free loopback port when addr's port is taken (a second demo, a
+// service on 8080). Any other reason addr cannot be listened on (not an
+// address, not this machine's) is an error: the configuration is wrong.
+func demoConsoleAddr(addr string) (string, error) {
 	l, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return "127.0.0.1:0", nil
+	}
 	if err != nil {
-		return true
+		return "", fmt.Errorf("tabled: console.addr %q: %w", addr, err)
 	}
 	_ = l.Close()
-	return false
+	return addr, nil
 }
 
 func ignoreCancel(err error) error {
