@@ -237,12 +237,8 @@ func runStatus(g *globals, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer c.Disconnect(100)
-	got := make(chan []byte, 2)
 	status := make(chan string, 2)
-	// QoS 0: a one-off read of retained messages needs no session, and a
-	// NATS cluster creates a replicated JetStream consumer for every QoS 1
-	// subscription (about a second each, docs/deploy.md).
-	c.Subscribe(rf.root()+"state", 0, func(_ paho.Client, m paho.Message) { got <- m.Payload() })
+	// QoS 0, as retainedState reads the state.
 	c.Subscribe(rf.root()+"status", 0, func(_ paho.Client, m paho.Message) {
 		// {"schema":2,"status":"online"}; an older daemon's is the bare word.
 		var st struct {
@@ -254,17 +250,44 @@ func runStatus(g *globals, args []string, stdout, stderr io.Writer) int {
 		}
 		status <- string(m.Payload())
 	})
+	b, err := rf.retainedState(c)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 1
+	}
+	online := "unknown"
+	select {
+	case online = <-status:
+	case <-time.After(200 * time.Millisecond):
+	}
+	return printState(stdout, stderr, b, *raw, fmt.Sprintf("%s/%s (%s)", rf.studio, rf.table, online))
+}
+
+// errNoState is retainedState's answer when the broker holds no state of
+// the table within the timeout.
+var errNoState = errors.New("no state from the table (is tabled running, and --studio/--table right?)")
+
+// retainedState reads the table's retained state (its envelope) off the
+// broker. QoS 0: a one-off read of a retained message needs no session,
+// and a NATS cluster creates a replicated JetStream consumer for every
+// QoS 1 subscription (about a second each, docs/deploy.md).
+func (rf *remoteFlags) retainedState(cl paho.Client) ([]byte, error) {
+	got := make(chan []byte, 1)
+	tok := cl.Subscribe(rf.root()+"state", 0, func(_ paho.Client, m paho.Message) {
+		select {
+		case got <- m.Payload():
+		default:
+		}
+	})
+	if !tok.WaitTimeout(rf.timeout) || tok.Error() != nil {
+		return nil, errors.New("subscribe to the state failed (does the broker's ACL let this user read it?)")
+	}
+	defer cl.Unsubscribe(rf.root() + "state")
 	select {
 	case b := <-got:
-		online := "unknown"
-		select {
-		case online = <-status:
-		case <-time.After(200 * time.Millisecond):
-		}
-		return printState(stdout, stderr, b, *raw, fmt.Sprintf("%s/%s (%s)", rf.studio, rf.table, online))
+		return b, nil
 	case <-time.After(rf.timeout):
-		fmt.Fprintln(stderr, "tablectl: no state from the table (is tabled running, and --studio/--table right?)")
-		return 1
+		return nil, errNoState
 	}
 }
 
@@ -551,36 +574,27 @@ func waitingOf(st table.State) waiting {
 
 // retainedWaiting reads the table's retained state off the broker.
 func (rf *remoteFlags) retainedWaiting(cl paho.Client) (waiting, error) {
-	got := make(chan []byte, 1)
-	tok := cl.Subscribe(rf.root()+"state", 0, func(_ paho.Client, m paho.Message) {
-		select {
-		case got <- m.Payload():
-		default:
-		}
-	})
-	if !tok.WaitTimeout(rf.timeout) || tok.Error() != nil {
-		return waiting{}, errors.New("subscribe to the state failed (does the broker's ACL let this user read it?)")
+	b, err := rf.retainedState(cl)
+	if errors.Is(err, errNoState) {
+		return waiting{}, fmt.Errorf("%w; --at N names the card to correct", err)
 	}
-	defer cl.Unsubscribe(rf.root() + "state")
-	select {
-	case b := <-got:
-		// Only the fields it needs: the wire's state is not table.State.
-		var env struct {
-			Data struct {
-				Misread    string `json:"misread"`
-				Misreads   int    `json:"misreads_pending"`
-				MisreadAt  int    `json:"misread_at"`
-				MisreadsAt []int  `json:"misreads_at"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(b, &env); err != nil {
-			return waiting{}, fmt.Errorf("the table's state: %w", err)
-		}
-		d := env.Data
-		return waitingOf(table.State{Misread: d.Misread, MisreadsPending: d.Misreads, MisreadAt: d.MisreadAt, MisreadsAt: d.MisreadsAt}), nil
-	case <-time.After(rf.timeout):
-		return waiting{}, errors.New("no state from the table to read the card to correct off (is tabled running, and --studio/--table right?); --at N names it")
+	if err != nil {
+		return waiting{}, err
 	}
+	// Only the fields it needs: the wire's state is not table.State.
+	var env struct {
+		Data struct {
+			Misread    string `json:"misread"`
+			Misreads   int    `json:"misreads_pending"`
+			MisreadAt  int    `json:"misread_at"`
+			MisreadsAt []int  `json:"misreads_at"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return waiting{}, fmt.Errorf("the table's state: %w", err)
+	}
+	d := env.Data
+	return waitingOf(table.State{Misread: d.Misread, MisreadsPending: d.Misreads, MisreadAt: d.MisreadAt, MisreadsAt: d.MisreadsAt}), nil
 }
 
 // correctTarget is the position the correct names: at when given, else
