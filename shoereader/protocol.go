@@ -81,6 +81,7 @@ type MalformedError struct {
 	Err error
 }
 
+// Error names the frame and the codec's reason.
 func (e *MalformedError) Error() string { return fmt.Sprintf("malformed frame #%d: %v", e.Seq, e.Err) }
 
 // Unwrap returns the codec's reason.

@@ -183,16 +183,35 @@ func (c DeviceAlarm) deviceFrame() (string, uint64) { return c.Device, c.DeviceS
 func (c ShoeIn) deviceFrame() (string, uint64)      { return c.Device, c.DeviceSeq }
 func (c ShoeOut) deviceFrame() (string, uint64)     { return c.Device, c.DeviceSeq }
 
-func (CardDrawn) Kind() string       { return "card" }
-func (CutCardSeen) Kind() string     { return "cut_card" }
-func (ShoeChanged) Kind() string     { return "shoe_changed" }
-func (BetsClosed) Kind() string      { return "bets_closed" }
-func (Decision) Kind() string        { return "decision" }
+// Kind is "card": the input's name in the journal and the logs.
+func (CardDrawn) Kind() string { return "card" }
+
+// Kind is "cut_card": the input's name in the journal and the logs.
+func (CutCardSeen) Kind() string { return "cut_card" }
+
+// Kind is "shoe_changed": the input's name in the journal and the logs.
+func (ShoeChanged) Kind() string { return "shoe_changed" }
+
+// Kind is "bets_closed": the input's name in the journal and the logs.
+func (BetsClosed) Kind() string { return "bets_closed" }
+
+// Kind is "decision": the input's name in the journal and the logs.
+func (Decision) Kind() string { return "decision" }
+
+// Kind is "insurance": the input's name in the journal and the logs.
 func (InsuranceAnswer) Kind() string { return "insurance" }
-func (TimerFired) Kind() string      { return "timer" }
-func (Supervisor) Kind() string      { return "supervisor" }
-func (ShoeIn) Kind() string          { return "shoe_in" }
-func (ShoeOut) Kind() string         { return "shoe_out" }
+
+// Kind is "timer": the input's name in the journal and the logs.
+func (TimerFired) Kind() string { return "timer" }
+
+// Kind is "supervisor": the input's name in the journal and the logs.
+func (Supervisor) Kind() string { return "supervisor" }
+
+// Kind is "shoe_in": the input's name in the journal and the logs.
+func (ShoeIn) Kind() string { return "shoe_in" }
+
+// Kind is "shoe_out": the input's name in the journal and the logs.
+func (ShoeOut) Kind() string { return "shoe_out" }
 
 func (CardDrawn) isInput()       {}
 func (CutCardSeen) isInput()     {}
@@ -382,8 +401,10 @@ type SeqGap struct {
 }
 
 // Kind implements Input.
+// Kind is "seq_gap": the input's name in the journal and the logs.
 func (SeqGap) Kind() string { return "seq_gap" }
-func (SeqGap) isInput()     {}
+
+func (SeqGap) isInput() {}
 
 // Message is the alarm's text: which seqs are lost and who accepted it.
 func (g SeqGap) Message() string {
@@ -410,8 +431,10 @@ type RulesEpoch struct {
 }
 
 // Kind implements Input.
+// Kind is "rules_epoch": the input's name in the journal and the logs.
 func (RulesEpoch) Kind() string { return "rules_epoch" }
-func (RulesEpoch) isInput()     {}
+
+func (RulesEpoch) isInput() {}
 
 // DeviceAlarm is a fault a device reported or the reader found: a shoe
 // integrity failure, a shoe that was not shuffled, a silent or refused shoe,
@@ -427,8 +450,10 @@ type DeviceAlarm struct {
 }
 
 // Kind implements Input.
+// Kind is "device_alarm": the input's name in the journal and the logs.
 func (DeviceAlarm) Kind() string { return "device_alarm" }
-func (DeviceAlarm) isInput()     {}
+
+func (DeviceAlarm) isInput() {}
 
 // appendCardDrawn appends EncodeInput's bytes for v, the ones json.Marshal
 // makes, when that needs no escaping: a valid card, and strings of

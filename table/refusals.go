@@ -91,6 +91,7 @@ type RefusedError struct {
 	Code   string
 }
 
+// Error is the first refusal's reason, as the caller was told then.
 func (e *RefusedError) Error() string { return e.Reason }
 
 // Unwrap returns the sentinel the first refusal wrapped, if any.

@@ -62,6 +62,7 @@ type Violation struct {
 	Detail    string
 }
 
+// String is the violation as the report prints it: invariant, then detail.
 func (v Violation) String() string { return v.Invariant + ": " + v.Detail }
 
 // Result is what a run did and found.

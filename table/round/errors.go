@@ -44,6 +44,7 @@ type RuleError struct {
 	Cap, Total int64
 }
 
+// Error is the rule broken and, when set, the input that broke it.
 func (e *RuleError) Error() string {
 	s := e.Err.Error()
 	if e.Seat != 0 {

@@ -25,6 +25,7 @@ const (
 
 var actionNames = [...]string{"", "hit", "stand", "double", "split", "surrender"}
 
+// String is the action's name on the wire (hit, stand, double...).
 func (a Action) String() string {
 	if int(a) < len(actionNames) {
 		return actionNames[a]
@@ -64,6 +65,7 @@ func (o Options) List() []Action {
 	return out
 }
 
+// String lists the actions offered, for logs and the dealer's line.
 func (o Options) String() string {
 	var names []string
 	for _, a := range o.List() {
@@ -119,6 +121,7 @@ const (
 var eventNames = [...]string{"", "round_started", "card_dealt", "insurance_offered", "insurance_answered",
 	"peeked", "decision_requested", "decision_made", "hand_done", "hole_revealed", "dealer_done", "settled"}
 
+// String is the event type's name on the wire (card_dealt, settled...).
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) {
 		return eventNames[k]
@@ -456,6 +459,7 @@ type Wager struct {
 	Net   int64 `json:"net"`
 }
 
+// String is a readable summary of the settlement for the console log.
 func (s *Settlement) String() string {
 	if s.Void {
 		return "round void: every initial wager returned (" + s.Reason + ")"

@@ -126,6 +126,7 @@ const (
 
 var outcomeNames = [...]string{"", "blackjack", "win", "push", "lose", "bust", "charlie", "surrender", "void"}
 
+// String is the outcome's name on the wire (blackjack, win, push...).
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
 		return outcomeNames[o]

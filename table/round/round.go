@@ -9,6 +9,7 @@ import (
 	"github.com/livetable/livetable/table/sidebets"
 )
 
+// Phase is where a round is, from bets taken to settled.
 type Phase uint8
 
 const (
@@ -22,6 +23,7 @@ const (
 
 var phaseNames = [...]string{"new", "dealing", "insurance", "play", "dealer", "settled"}
 
+// String is the phase's name on the wire and in logs.
 func (p Phase) String() string {
 	if int(p) < len(phaseNames) {
 		return phaseNames[p]
@@ -29,11 +31,14 @@ func (p Phase) String() string {
 	return fmt.Sprintf("Phase(%d)", uint8(p))
 }
 
+// SideStake is one side bet on a seat: its kind and stake in minor units.
 type SideStake struct {
 	Kind  sidebets.Kind
 	Stake int64
 }
 
+// Bet is one seat's stake at bets close: the main bet and side bets in
+// minor units, and for a Bet Behind what it follows.
 type Bet struct {
 	Seat   int // 1..MaxSeats, in dealing order
 	Player string
@@ -50,6 +55,7 @@ type Bet struct {
 type InputKind uint8
 
 const (
+	// InNone is the zero InputKind: no input, refused by the round.
 	InNone InputKind = iota
 	// InCard: the next card out of the shoe.
 	InCard

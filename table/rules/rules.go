@@ -38,6 +38,7 @@ const (
 	LateBJOriginalOnly
 )
 
+// String is the setting's name as the rule-set file spells it.
 func (l LateBJ) String() string {
 	switch l {
 	case LateBJAll:
@@ -74,6 +75,7 @@ const (
 	SplitSequential
 )
 
+// String is the setting's name as the rule-set file spells it.
 func (s SplitDeal) String() string {
 	if s == SplitSequential {
 		return "sequential"
@@ -106,6 +108,7 @@ const (
 	TimeoutAutoTable
 )
 
+// String is the setting's name as the rule-set file spells it.
 func (t TimeoutAction) String() string {
 	switch t {
 	case TimeoutHitTo11:

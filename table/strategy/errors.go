@@ -27,6 +27,7 @@ type ParseError struct {
 	Err  error // the wrapped sentinel, with detail
 }
 
+// Error names the line, when there is one, and the reason.
 func (e *ParseError) Error() string {
 	if e.Line == 0 {
 		return e.Err.Error()
