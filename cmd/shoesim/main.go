@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.MisreadEvery, "misread-every", 0, "report a misread after every Nth card")
 	fs.IntVar(&f.DoubleCardEvery, "double-every", 0, "report a double card after every Nth card")
 	fs.IntVar(&f.JamEvery, "jam-every", 0, "report a jam after every Nth card")
-	fs.IntVar(&f.ForeignEvery, "foreign-every", 0, "deal a card from outside the shoe after every Nth card")
+	fs.IntVar(&f.ForeignEvery, "foreign-every", 0, "after every Nth card pulled, the next pull deals a card from outside the shoe (any card of a 52-card deck; the log names it). With --rfid its code is of deck 99: the table raises an integrity alarm (unknown code) at once. Without, it looks like any card of its face (the shoe holds --decks of each): the table raises the alarm at shoe out (count mismatch: more dealt and returned than the shoe held), or sooner when it is one more of a card than the decks hold (over count)")
 	fs.IntVar(&f.ShortDeck, "short-deck", 0, "secretly remove this many cards from every shoe")
 	fs.BoolVar(&f.Unshuffled, "unshuffled", false, "every new shoe repeats the previous order")
 	fs.StringVar(&controlPath, "control", "", "read commands a line at a time from this file or FIFO (- for stdin) and act as the dealer: "+controlHelp)

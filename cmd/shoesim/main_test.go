@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"io"
@@ -73,16 +72,7 @@ func TestShoesimEndToEnd(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte("Ah Kd 9s"), 0o600))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--script", script, "--fast", "--log-level", "warn"}, pw, io.Discard)
-		_ = pw.Close()
-	}()
-	path, err := bufio.NewReader(pr).ReadString('\n')
-	require.NoError(t, err)
-	path = strings.TrimSpace(path)
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	path, done := startShoesim(ctx, t, []string{"--script", script, "--fast", "--log-level", "warn"})
 
 	rctx, rcancel := context.WithCancel(ctx)
 	events := make(chan shoereader.Event, 64)
@@ -105,6 +95,6 @@ func TestShoesimEndToEnd(t *testing.T) {
 	<-rdone
 	cancel()
 	require.NoError(t, <-done)
-	_, err = os.Stat(path)
+	_, err := os.Stat(path)
 	assert.True(t, os.IsNotExist(err), "pty %s left behind", path)
 }

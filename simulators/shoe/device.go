@@ -115,8 +115,14 @@ type Faults struct {
 	// Unshuffled makes every new shoe repeat the previous shoe's order.
 	Unshuffled bool
 	// MisreadEvery, DoubleCardEvery and JamEvery report that event after
-	// every Nth card pulled; ForeignEvery deals a card from outside the
-	// shoe after every Nth card.
+	// every Nth card pulled; ForeignEvery makes the pull after every Nth
+	// deal a card from outside the shoe (any card of a 52-card deck,
+	// logged as foreign; the shoe keeps its own cards). With RFID its code
+	// is of deck 99, which no shoe has: the reader raises an integrity
+	// alarm at once. Without, it looks like the shoe's own card of that
+	// face: the table finds it when it is one more of that card than the
+	// decks hold (over count) or at SHOE_OUT (more cards dealt and
+	// returned than the shoe held).
 	MisreadEvery, DoubleCardEvery, JamEvery, ForeignEvery int
 	// SilenceEvery, when positive, makes Run fall silent for SilenceFor at
 	// this interval.

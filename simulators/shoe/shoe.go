@@ -162,6 +162,9 @@ func (d *Device) pull() (*pending, error) {
 		in := d.foreign[0]
 		d.foreign = d.foreign[1:]
 		m = d.cardMsgLocked(in.card, in.deck)
+		// The dealer sees which card it was; the table may not (a shoe
+		// without RFID sends it as any card of its face).
+		d.log.Info().Str("card", in.card.String()).Int("deck", in.deck).Msg("foreign card dealt: not from the shoe in play")
 	case d.pos >= len(d.cards):
 		d.mu.Unlock()
 		return nil, ErrShoeEmpty
