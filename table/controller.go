@@ -155,6 +155,13 @@ type Controller struct {
 	fatal   error
 	batch   *BatchResult // the verdicts of the last Decisions stepped, nil for other inputs
 	enc     chan []Event // to the encoder goroutine (Options.Encode); nil without one
+	// anchor is the wall time the last input with no player's timer
+	// running was applied at, and the monotonic reading then (see now).
+	anchor struct {
+		wall time.Time
+		mono time.Duration
+	}
+	epoch time.Time // the clock's reading at New, for monotonic
 }
 
 type request struct {
@@ -177,7 +184,7 @@ func New(opts Options, log zerolog.Logger) (*Controller, error) {
 	c := &Controller{
 		opts: opts, log: log.With().Str("table", opts.Table).Logger(), clk: opts.Clock,
 		reqs: make(chan request), timers: make(chan TimerFired, 4), wake: make(chan struct{}, 1),
-		m: m, refused: newRefusals(opts.Refusals),
+		m: m, refused: newRefusals(opts.Refusals), epoch: opts.Clock.Now(),
 	}
 	c.state.Store(m.State())
 	return c, nil
@@ -370,7 +377,7 @@ func (c *Controller) handle(in Input) error {
 // it in its queue at once, and writes and publishes them as one batch.
 func (c *Controller) step(in Input) error {
 	c.batch = nil
-	now := c.clk.Now()
+	now := c.now()
 	roundID, shoeID := c.m.RoundID(), c.m.ShoeID()
 	if _, ok := in.(SeqGap); ok {
 		// Only the daemon's start-up continuity check journals one, after
@@ -637,6 +644,44 @@ func (c *Controller) start() error {
 		}
 	}
 	return nil
+}
+
+// MonotonicClock is a clock that tells its monotonic time apart from its
+// wall clock (Now), which may step. A clock without it is taken as
+// clockwork's: the real one, whose Since measures on the monotonic
+// clock, or a fake one, whose wall clock never steps.
+type MonotonicClock interface {
+	// Monotonic is the time since some fixed moment, which no step of
+	// the wall clock changes.
+	Monotonic() time.Duration
+}
+
+// monotonic reads the clock's monotonic time.
+func (c *Controller) monotonic() time.Duration {
+	if m, ok := c.clk.(MonotonicClock); ok {
+		return m.Monotonic()
+	}
+	return c.clk.Since(c.epoch)
+}
+
+// now is the time an input is applied and journaled at: the wall clock,
+// except while a player's decision or insurance timer runs, when it is
+// the wall time of the last input before that timer plus the monotonic
+// time since. The machine measures the time a player has left (kept by a
+// pause, given back on resume, shown in the state) between its inputs'
+// times, and its timer runs on the monotonic clock: the wall clock
+// stepped by NTP in between (forward past the deadline, or back hours)
+// left the player only ResumeGrace after a pause, or showed hours. The
+// step takes effect at the first input after the player's timer ends
+// (between decisions, or between rounds), as the journal's times, so a
+// replay judges by the same times.
+func (c *Controller) now() time.Time {
+	wall, mono := c.clk.Now(), c.monotonic()
+	if n := c.m.Timer().Name; (n == TimerDecision || n == TimerInsurance) && !c.anchor.wall.IsZero() {
+		return c.anchor.wall.Add(mono - c.anchor.mono)
+	}
+	c.anchor.wall, c.anchor.mono = wall, mono
+	return wall
 }
 
 // startTimer runs the machine's deadline on the clock: when it passes, the

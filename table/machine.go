@@ -1064,7 +1064,10 @@ func (m *Machine) freezeTimer(since time.Time) {
 	}
 	m.frozen, m.frozenAt = "", 0
 	if m.timer.Name == TimerDecision || m.timer.Name == TimerInsurance {
-		m.frozen, m.frozenAt = m.timer.Name, max(0, m.timer.At.Sub(since))
+		// Bounded by the timer's length: a wall clock stepped back while
+		// the daemon was down (since is then the restart's now) showed
+		// hours left in the state; the resume gives the same either way.
+		m.frozen, m.frozenAt = m.timer.Name, min(max(0, m.timer.At.Sub(since)), m.TimerLength(m.timer.Name))
 	}
 }
 
