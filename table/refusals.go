@@ -65,6 +65,20 @@ var refusalCodes = []struct {
 	{"bad_bet", round.ErrBadBet}, {"finished", round.ErrFinished},
 }
 
+// RefusalCode is the code of the sentinel a refusal wraps ("paused",
+// "misread_at", ...), "" when it wraps none of them: the code a reply
+// gives a program to branch on.
+func RefusalCode(err error) string { return refusalCode(err) }
+
+// RefusalCodes are every code RefusalCode gives.
+func RefusalCodes() []string {
+	out := make([]string, len(refusalCodes))
+	for i, c := range refusalCodes {
+		out[i] = c.code
+	}
+	return out
+}
+
 func refusalCode(err error) string {
 	for _, c := range refusalCodes {
 		if errors.Is(err, c.err) {

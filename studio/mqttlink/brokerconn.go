@@ -57,8 +57,8 @@ type brokerConn struct {
 	late     *time.Timer
 }
 
-func newBrokerConn(c net.Conn, gathered *atomic.Uint64, cut func(topic string, size int)) *brokerConn {
-	g := &brokerConn{Conn: c, gathered: gathered, in: newInbound(c, maxInbound, cut)}
+func newBrokerConn(c net.Conn, gathered *atomic.Uint64, mark []byte, cut func(topic string, size int)) *brokerConn {
+	g := &brokerConn{Conn: c, gathered: gathered, in: newInbound(c, maxInbound, mark, cut)}
 	g.late = time.AfterFunc(time.Hour, g.flushLate)
 	g.late.Stop()
 	return g
@@ -209,7 +209,7 @@ func (l *Link) open(u *url.URL, o paho.ClientOptions) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := newBrokerConn(c, &l.gathered, l.oversized)
+	g := newBrokerConn(c, &l.gathered, l.mark, l.oversized)
 	l.conn.Store(g)
 	return g, nil
 }
@@ -245,5 +245,5 @@ func (l *Link) gatherNext(n int) {
 func (l *Link) oversized(topic string, size int) {
 	n := l.oversizedN.Add(1)
 	l.log.Error().Str("topic", topic).Int("bytes", size).Int("max_bytes", maxInbound).Uint64("count", n).
-		Msg("broker delivered a packet above the largest command; its payload was dropped and it is refused as empty (set the broker's packet limit: deploy/mosquitto max_packet_size)")
+		Msg("broker delivered a packet above the largest command; its payload was dropped unread and the command is refused (too_large) (set the broker's packet limit: deploy/mosquitto max_packet_size)")
 }

@@ -121,7 +121,7 @@ func TestGatherConnWrites(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := newRecConn()
-			g := newBrokerConn(rc, new(atomic.Uint64), nil)
+			g := newBrokerConn(rc, new(atomic.Uint64), testMark, nil)
 			g.gather(tc.gather)
 			for _, w := range tc.writes {
 				n, err := g.Write(w)
@@ -144,7 +144,7 @@ func bigPublish(n int) []byte {
 // gatherWait, under paho's write deadline.
 func TestGatherConnWritesAShortBatchLate(t *testing.T) {
 	rc := newRecConn()
-	g := newBrokerConn(rc, new(atomic.Uint64), nil)
+	g := newBrokerConn(rc, new(atomic.Uint64), testMark, nil)
 	dl := time.Now().Add(time.Hour)
 	require.NoError(t, g.SetWriteDeadline(dl))
 	g.gather(2)
@@ -170,7 +170,7 @@ func TestGatherConnWritesAShortBatchLate(t *testing.T) {
 // again), and nothing held survives it.
 func TestGatherConnWriteError(t *testing.T) {
 	rc := newRecConn()
-	g := newBrokerConn(rc, new(atomic.Uint64), nil)
+	g := newBrokerConn(rc, new(atomic.Uint64), testMark, nil)
 	g.gather(2)
 	_, err := g.Write(pubEvent)
 	require.NoError(t, err)
@@ -190,7 +190,7 @@ func TestGatherConnWriteError(t *testing.T) {
 // not acknowledged) and stops the late write.
 func TestGatherConnClose(t *testing.T) {
 	rc := newRecConn()
-	g := newBrokerConn(rc, new(atomic.Uint64), nil)
+	g := newBrokerConn(rc, new(atomic.Uint64), testMark, nil)
 	g.gather(2)
 	_, err := g.Write(pubEvent)
 	require.NoError(t, err)

@@ -34,6 +34,11 @@ const MaxCommandBytes = 64 << 10
 // well under.
 const MaxBatchBytes = 1000 << 10
 
+// tooLarge is the reason given a command over MaxBatchBytes.
+func tooLarge(size int) string {
+	return fmt.Sprintf("command is %d bytes, limit %d (bets_closed and decisions; %d for the others)", size, MaxBatchBytes, MaxCommandBytes)
+}
+
 // maxIDLen bounds a command id, which is stored in the reply ledger.
 const maxIDLen = 128
 
@@ -143,7 +148,7 @@ type wireEntry struct {
 // the link's replay guard), because it depends on the accounts and the clock.
 func DecodeCommand(b []byte) (Command, error) {
 	if len(b) > MaxBatchBytes {
-		return Command{}, reject("", ErrMalformedCommand, fmt.Sprintf("command larger than %d bytes", MaxBatchBytes))
+		return Command{}, reject(idFromPrefix(b[:idPrefix]), ErrTooLarge, tooLarge(len(b)))
 	}
 	var w wireCommand
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -159,7 +164,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	}
 	id := w.ID
 	if len(b) > MaxCommandBytes && w.Type != CmdBetsClosed && w.Type != CmdDecisions {
-		return Command{}, reject(id, ErrMalformedCommand, fmt.Sprintf("command larger than %d bytes", MaxCommandBytes))
+		return Command{}, reject(id, ErrTooLarge, fmt.Sprintf("command is %d bytes, limit %d for %s (%d for bets_closed and decisions)", len(b), MaxCommandBytes, w.Type, MaxBatchBytes))
 	}
 	if w.Schema == nil {
 		return Command{}, reject(id, ErrMissingField, "missing schema")
@@ -454,6 +459,66 @@ func peekID(b []byte) string {
 		return ""
 	}
 	return p.ID
+}
+
+// idFromPrefix digs the id out of the first bytes of a payload too large
+// to read whole: the top-level "id" whose string value ends within p. It
+// returns "" when p is not the start of a JSON object, when the id does
+// not come complete within p or is not a valid id, and when p names a
+// top-level id twice (which one the whole command meant cannot be told).
+func idFromPrefix(p []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	id, found := "", false
+	for {
+		k, err := dec.Token()
+		if err != nil {
+			break // the prefix ends (or is not JSON)
+		}
+		key, ok := k.(string)
+		if !ok {
+			break // the object's end
+		}
+		if key != "id" {
+			if !skipValue(dec) {
+				break
+			}
+			continue
+		}
+		v, err := dec.Token()
+		s, ok := v.(string)
+		if err != nil || !ok || found {
+			return ""
+		}
+		id, found = s, true
+	}
+	if !found || checkID(id) != nil {
+		return ""
+	}
+	return id
+}
+
+// skipValue reads one value off dec, whatever its depth; false when the
+// input ends first.
+func skipValue(dec *json.Decoder) bool {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return true
+		}
+	}
 }
 
 func reject(id string, class error, reason string) *CommandError {

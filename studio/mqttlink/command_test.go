@@ -178,12 +178,14 @@ func TestDecodeBatchLimits(t *testing.T) {
 	require.NoError(t, err)
 	_, err = mqttlink.DecodeCommand(batch(table.MaxBatchEntries, strings.Repeat("x", 94)))
 	require.ErrorAs(t, err, &ce)
-	assert.Contains(t, ce.Reason, "larger than")
+	assert.Contains(t, ce.Reason, fmt.Sprintf("bytes, limit %d", mqttlink.MaxBatchBytes))
+	assert.ErrorIs(t, err, mqttlink.ErrTooLarge)
 
 	big := fmt.Sprintf(`{"schema":2,"id":"d1","type":"decision","seat":1,"player":"%s","action":"hit"}`, strings.Repeat("x", mqttlink.MaxCommandBytes))
 	_, err = mqttlink.DecodeCommand([]byte(big))
 	require.ErrorAs(t, err, &ce)
-	assert.Contains(t, ce.Reason, "larger than")
+	assert.Contains(t, ce.Reason, fmt.Sprintf("command is %d bytes, limit %d for decision", len(big), mqttlink.MaxCommandBytes))
+	assert.ErrorIs(t, err, mqttlink.ErrTooLarge)
 	assert.Equal(t, "d1", ce.ID)
 }
 

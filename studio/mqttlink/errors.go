@@ -1,8 +1,11 @@
 package mqttlink
 
 import (
+	"context"
 	"errors"
 	"fmt"
+
+	"github.com/livetable/livetable/table"
 )
 
 // Sentinel errors. Callers branch on them with errors.Is.
@@ -31,6 +34,18 @@ var (
 	// ErrUnknownCommand is returned for a command type this build does not
 	// know. It also satisfies errors.Is(err, ErrMalformedCommand).
 	ErrUnknownCommand = fmt.Errorf("%w: unknown type", ErrMalformedCommand)
+
+	// ErrTooLarge is a command above the size the table takes
+	// (MaxCommandBytes, MaxBatchBytes for the crowd's commands; above
+	// maxInbound its payload is dropped unread). It also satisfies
+	// errors.Is(err, ErrMalformedCommand).
+	ErrTooLarge = fmt.Errorf("%w: too large", ErrMalformedCommand)
+
+	// ErrWrongTopic is a command on a topic that is not one of the
+	// command topics (commands, commands/{type}, commands/supervisor:
+	// matched exactly, level for level), or of a type the topic does
+	// not take. It also satisfies errors.Is(err, ErrMalformedCommand).
+	ErrWrongTopic = fmt.Errorf("%w: wrong topic", ErrMalformedCommand)
 
 	// ErrMissingField is returned when a required field is absent or empty.
 	// It also satisfies errors.Is(err, ErrMalformedCommand).
@@ -78,4 +93,44 @@ func quoteID(id string) string {
 		return "(no id)"
 	}
 	return fmt.Sprintf("%q", id)
+}
+
+// The reply codes the link gives itself (wire.Reply.Code) without an
+// error of their class at hand.
+const (
+	codeIDReused = "id_reused"
+	codeTimeout  = "timeout"
+)
+
+// replyCodes are the link's own refusal codes, by the class of the
+// refusal, in the order they are tried: a more precise class (too large,
+// wrong topic, unknown type) before the malformed it also is.
+var replyCodes = []struct {
+	code string
+	err  error
+}{
+	{"too_large", ErrTooLarge}, {"wrong_topic", ErrWrongTopic}, {"unknown_type", ErrUnknownCommand},
+	{"malformed", ErrMalformedCommand}, {"unauthorised", ErrUnauthorised}, {"rate_limited", ErrRateLimited},
+	{"retained", ErrRetainedCommand}, {codeIDReused, table.ErrCommandIDReused}, {codeTimeout, context.DeadlineExceeded},
+}
+
+// ReplyCode is the code a reply gives a refusal (wire.Reply.Code): the
+// link's own (too_large, wrong_topic...) or the table's
+// (table.RefusalCode: paused, misread_at...); "" when it has none.
+func ReplyCode(err error) string {
+	for _, c := range replyCodes {
+		if errors.Is(err, c.err) {
+			return c.code
+		}
+	}
+	return table.RefusalCode(err)
+}
+
+// ReplyCodes are every code ReplyCode gives: the link's, then the table's.
+func ReplyCodes() []string {
+	out := make([]string, 0, len(replyCodes))
+	for _, c := range replyCodes {
+		out = append(out, c.code)
+	}
+	return append(out, table.RefusalCodes()...)
 }

@@ -2,9 +2,11 @@ package mqttlink
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // maxInbound bounds an MQTT packet the broker may hand the table: the
@@ -24,27 +26,33 @@ var errMalformed = errors.New("mqttlink: malformed packet from the broker")
 // systemd's MemoryMax, and its persistent session would deliver it again
 // after every restart. inbound passes every packet through unchanged
 // except a PUBLISH above max: paho gets that one with its topic and
-// packet id and an empty payload (the link refuses it as a malformed
-// command and acknowledges it, so the broker forgets it) while the
-// payload is read off the connection and dropped, never held. cut is
-// told of each such packet.
+// packet id and, for payload, a note of its own (oversizedNote: the
+// link's mark, the payload's size and the id found in its first
+// idPrefix bytes), which the link refuses as too large and acknowledges,
+// so the broker forgets it; the payload is read off the connection and
+// dropped, never held. cut is told of each such packet.
 //
 // It also reads the connection through a buffer: paho reads each packet's
 // fixed header one byte at a time.
 type inbound struct {
 	br   *bufio.Reader
 	max  int
+	mark []byte // the link's mark, which starts an oversized packet's note
 	cut  func(topic string, size int)
 	out  []byte // header bytes paho has still to read
-	hdr  [5 + 2 + 65535 + 2]byte
+	hdr  [5 + 2 + 65535 + 2 + 256]byte // header, topic, packet id, note
 	pass int   // bytes of the current packet that pass unchanged
 	skip int   // bytes of the current packet to drop
 	err  error // sticky: the connection is broken
 }
 
-func newInbound(r io.Reader, max int, cut func(topic string, size int)) *inbound {
-	return &inbound{br: bufio.NewReaderSize(r, 16<<10), max: max, cut: cut}
+func newInbound(r io.Reader, max int, mark []byte, cut func(topic string, size int)) *inbound {
+	return &inbound{br: bufio.NewReaderSize(r, 16<<10), max: max, mark: mark, cut: cut}
 }
+
+// idPrefix is how much of an oversized payload is read to find its id:
+// a command's id (at most maxIDLen bytes) comes first or close to it.
+const idPrefix = 1 << 10
 
 // Read is paho's read of the connection.
 func (in *inbound) Read(p []byte) (int, error) {
@@ -111,7 +119,8 @@ func (in *inbound) next() error {
 		return nil
 	}
 	// An oversized PUBLISH: its topic and packet id go to paho, under a
-	// header of their own length; its payload is dropped.
+	// header of their own length, with a note for its payload; the
+	// payload is dropped.
 	var tl [2]byte
 	if _, err := io.ReadFull(in.br, tl[:]); err != nil {
 		return err
@@ -124,19 +133,54 @@ func (in *inbound) next() error {
 	if vh > rem {
 		return fmt.Errorf("%w: a PUBLISH's topic longer than the packet", errMalformed)
 	}
-	h = append(in.hdr[:0], b0)
-	h = appendRemaining(h, vh)
-	h = append(h, tl[:]...)
-	start := len(h)
-	h = h[:start+vh-2]
-	if _, err := io.ReadFull(in.br, h[start:]); err != nil {
+	vhead := make([]byte, vh)
+	copy(vhead, tl[:])
+	if _, err := io.ReadFull(in.br, vhead[2:]); err != nil {
 		return err
 	}
-	if in.cut != nil {
-		in.cut(string(h[start:start+topicLen]), rem)
+	size := rem - vh
+	prefix := make([]byte, min(size, idPrefix))
+	if _, err := io.ReadFull(in.br, prefix); err != nil {
+		return err
 	}
-	in.out, in.skip = h, rem-vh
+	note := oversizedNote(in.mark, size, idFromPrefix(prefix))
+	h = append(in.hdr[:0], b0)
+	h = appendRemaining(h, vh+len(note))
+	h = append(h, vhead...)
+	h = append(h, note...)
+	if in.cut != nil {
+		in.cut(string(vhead[2:2+topicLen]), rem)
+	}
+	in.out, in.skip = h, size-len(prefix)
 	return nil
+}
+
+// oversizedNote is the payload paho gets for an oversized PUBLISH: the
+// link's mark (random for each link, so no publisher can forge a note),
+// the payload's size and the id found, if any.
+func oversizedNote(mark []byte, size int, id string) []byte {
+	b := append([]byte(nil), mark...)
+	b = strconv.AppendInt(b, int64(size), 10)
+	b = append(b, ' ')
+	return append(b, id...)
+}
+
+// readOversizedNote reads a note oversizedNote wrote with mark; ok is
+// false for any other payload.
+func readOversizedNote(mark, payload []byte) (size int, id string, ok bool) {
+	rest, ok := bytes.CutPrefix(payload, mark)
+	if !ok || len(mark) == 0 {
+		return 0, "", false
+	}
+	n, idb, ok := bytes.Cut(rest, []byte{' '})
+	if !ok {
+		return 0, "", false
+	}
+	size, err := strconv.Atoi(string(n))
+	if err != nil {
+		return 0, "", false
+	}
+	return size, string(idb), true
 }
 
 // appendRemaining appends MQTT's variable-length encoding of n.

@@ -46,6 +46,9 @@ func readAll(r io.Reader, n int) ([]byte, error) {
 	}
 }
 
+// testMark is the link's mark in these tests.
+var testMark = []byte("\x00oversized test ")
+
 func TestInboundPassesAndCuts(t *testing.T) {
 	const max = 64
 	connack := pkt(t, packets.NewControlPacket(packets.Connack))
@@ -59,6 +62,9 @@ func TestInboundPassesAndCuts(t *testing.T) {
 	big := bytes.Repeat([]byte{'z'}, 3000)
 	bigQ1 := publish(t, "livetable/s/t/commands/decisions", 1, 9, big)
 	bigQ0 := publish(t, "livetable/s/t/commands/bets_closed", 0, 0, big)
+	withID := append([]byte(`{"schema":2,"id":"big-1","type":"decisions","entries":[`), big...)
+	bigID := publish(t, "livetable/s/t/commands/decisions", 1, 10, withID)
+	note := func(size int, id string) []byte { return oversizedNote(testMark, size, id) }
 	pingresp := pkt(t, packets.NewControlPacket(packets.Pingresp))
 
 	type cut struct {
@@ -76,20 +82,26 @@ func TestInboundPassesAndCuts(t *testing.T) {
 		{
 			"an oversized QoS 1 PUBLISH keeps its topic and id, loses its payload",
 			[][]byte{small, bigQ1, puback(4), small},
-			[][]byte{small, publish(t, "livetable/s/t/commands/decisions", 1, 9, nil), puback(4), small},
+			[][]byte{small, publish(t, "livetable/s/t/commands/decisions", 1, 9, note(3000, "")), puback(4), small},
 			[]cut{{"livetable/s/t/commands/decisions", len(bigQ1) - 3}},
 		},
 		{
 			"an oversized QoS 0 PUBLISH has no id",
 			[][]byte{bigQ0, small},
-			[][]byte{publish(t, "livetable/s/t/commands/bets_closed", 0, 0, nil), small},
+			[][]byte{publish(t, "livetable/s/t/commands/bets_closed", 0, 0, note(3000, "")), small},
 			[]cut{{"livetable/s/t/commands/bets_closed", len(bigQ0) - 3}},
+		},
+		{
+			"an oversized command's id, within its first bytes, goes in the note",
+			[][]byte{bigID, small},
+			[][]byte{publish(t, "livetable/s/t/commands/decisions", 1, 10, note(len(withID), "big-1")), small},
+			[]cut{{"livetable/s/t/commands/decisions", len(bigID) - 3}},
 		},
 	}
 	for _, tc := range tests {
 		for _, n := range []int{1, 3, 64, 1 << 16} {
 			var cuts []cut
-			in := newInbound(chunky{bytes.NewReader(bytes.Join(tc.in, nil)), n}, max, func(topic string, size int) {
+			in := newInbound(chunky{bytes.NewReader(bytes.Join(tc.in, nil)), n}, max, testMark, func(topic string, size int) {
 				cuts = append(cuts, cut{topic, size})
 			})
 			got, err := readAll(in, n)
@@ -100,10 +112,10 @@ func TestInboundPassesAndCuts(t *testing.T) {
 	}
 }
 
-// paho reads the cut packet as a PUBLISH with its topic and id and no
-// payload: the link refuses it as empty and acknowledges it.
+// paho reads the cut packet as a PUBLISH with its topic and id and the
+// note for payload: the link refuses it as too large and acknowledges it.
 func TestInboundCutPacketReadsInPaho(t *testing.T) {
-	in := newInbound(bytes.NewReader(publish(t, "livetable/s/t/commands/decision", 1, 42, make([]byte, 1<<20))), 1024, nil)
+	in := newInbound(bytes.NewReader(publish(t, "livetable/s/t/commands/decision", 1, 42, make([]byte, 1<<20))), 1024, testMark, nil)
 	cp, err := packets.ReadPacket(in)
 	require.NoError(t, err)
 	p, ok := cp.(*packets.PublishPacket)
@@ -111,7 +123,10 @@ func TestInboundCutPacketReadsInPaho(t *testing.T) {
 	assert.Equal(t, "livetable/s/t/commands/decision", p.TopicName)
 	assert.Equal(t, uint16(42), p.MessageID)
 	assert.Equal(t, byte(1), p.Qos)
-	assert.Empty(t, p.Payload)
+	size, id, ok := readOversizedNote(testMark, p.Payload)
+	assert.True(t, ok, "%q", p.Payload)
+	assert.Equal(t, 1<<20, size)
+	assert.Empty(t, id)
 	_, err = packets.ReadPacket(in)
 	assert.ErrorIs(t, err, io.EOF, "the payload was dropped, not passed on")
 }
@@ -126,10 +141,11 @@ func TestInboundMalformed(t *testing.T) {
 		{"topic longer than the packet", append(append([]byte{0x32}, appendRemaining(nil, 200)...), 0xff, 0xff), errMalformed},
 		{"cut short in the header", []byte{0x30, 0xff}, io.EOF},
 		{"cut short in an oversized topic", append(append([]byte{0x32}, appendRemaining(nil, 200)...), 0, 10, 'a'), io.ErrUnexpectedEOF},
+		{"cut short in an oversized payload's first bytes", append(append([]byte{0x30}, appendRemaining(nil, 200)...), 0, 1, 'a', '{'), io.ErrUnexpectedEOF},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in := newInbound(bytes.NewReader(tc.in), 100, nil)
+			in := newInbound(bytes.NewReader(tc.in), 100, testMark, nil)
 			_, err := readAll(in, 16)
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, tc.want), "got %v", err)
@@ -141,10 +157,11 @@ func TestInboundMalformed(t *testing.T) {
 
 // refInbound is what inbound must make of a whole stream, written the
 // plain way: every packet as it is, but a PUBLISH whose remaining length
-// is above max with its topic and packet id only. A packet cut short by
-// the end of the stream passes as far as it goes once its header is
-// whole (an oversized one, once its topic and id are); a malformed
-// header ends it (bad).
+// is above max with its topic and packet id and the note (the size of
+// its payload and the id in its first idPrefix bytes). A packet cut
+// short by the end of the stream passes as far as it goes once its
+// header is whole (an oversized one, once its topic, id and first
+// payload bytes are); a malformed header ends it (bad).
 func refInbound(b []byte, max int) (out []byte, bad bool) {
 	for len(b) > 0 {
 		b0 := b[0]
@@ -181,12 +198,15 @@ func refInbound(b []byte, max int) (out []byte, bad bool) {
 		if vh > rem {
 			return out, true
 		}
-		if len(body) < vh {
+		size := rem - vh
+		if len(body) < vh+min(size, idPrefix) {
 			return out, false
 		}
+		note := oversizedNote(testMark, size, idFromPrefix(body[vh:vh+min(size, idPrefix)]))
 		out = append(out, b0)
-		out = appendRemaining(out, vh)
+		out = appendRemaining(out, vh+len(note))
 		out = append(out, body[:vh]...)
+		out = append(out, note...)
 		b = body[min(rem, len(body)):]
 	}
 	return out, false
@@ -201,7 +221,7 @@ func FuzzInbound(f *testing.F) {
 	f.Add([]byte{0x30, 0xff, 0xff, 0xff, 0xff, 0x01}, uint8(3), uint16(10))
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8, max uint16) {
 		n := int(chunk%64) + 1
-		in := newInbound(chunky{bytes.NewReader(data), n}, int(max), nil)
+		in := newInbound(chunky{bytes.NewReader(data), n}, int(max), testMark, nil)
 		got, err := readAll(in, n)
 		want, bad := refInbound(data, int(max))
 		if bad {

@@ -2,11 +2,14 @@ package mqttlink
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +60,9 @@ type Link struct {
 	gathered atomic.Uint64 // socket writes that carried a batch (Stats)
 	// oversizedN counts packets above maxInbound the broker delivered.
 	oversizedN atomic.Uint64
+	// mark starts the note inbound gives paho for such a packet's
+	// payload: random, so that no payload a publisher sends reads as one.
+	mark []byte
 	connected  atomic.Bool
 	ready      atomic.Bool // subscribed to commands and online
 	// attempt is the broker of the latest connection attempt, broker the
@@ -99,6 +105,7 @@ func New(opts Options, log zerolog.Logger) (*Link, error) {
 		opts:   opts,
 		log:    log.With().Str("component", "mqttlink").Str("table", opts.Table).Logger(),
 		topics: TopicsFor(opts.Studio, opts.Table),
+		mark:   newMark(),
 	}
 	// Twenty rejections a second are logged one by one, then one in a
 	// hundred: Stats.Rejected counts them all.
@@ -760,6 +767,9 @@ func (l *Link) acks(ctx context.Context, pending <-chan sentReply) error {
 // fresh is false for a repeat. The error is non-nil only when the link
 // must stop (ctx cancelled mid-submit, ledger write failure).
 func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq, led *ledger, guard *replayGuard, lim *limiter, sub Submitter) (rep Reply, fresh bool, err error) {
+	if rep, ok := l.refuseEnvelope(msg); ok {
+		return rep, true, nil
+	}
 	cmd, derr := DecodeCommand(msg.Payload())
 	if derr == nil {
 		derr = l.checkTopic(msg.Topic(), cmd)
@@ -768,6 +778,9 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 	var ce *CommandError
 	if errors.As(derr, &ce) {
 		id = ce.ID
+		if errors.Is(ce, ErrTooLarge) || errors.Is(ce, ErrWrongTopic) {
+			return l.refused(ce, cmd.Type), true, nil
+		}
 	}
 	var body uint64
 	if derr == nil {
@@ -786,7 +799,7 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 			if prevBody != 0 && body != 0 && prevBody != body {
 				// Not the command the id was first given to: refused, and
 				// the first command's reply stays the id's answer.
-				rep = Reply{Schema: CommandSchema, ID: id, Reason: fmt.Sprintf("%v: %q", table.ErrCommandIDReused, id)}
+				rep = Reply{Schema: CommandSchema, ID: id, Reason: fmt.Sprintf("%v: %q", table.ErrCommandIDReused, id), Code: codeIDReused}
 				l.rejectLog.Warn().Str("reason", rep.Reason).Str("id", id).Str("type", cmd.Type).Bool("accepted", false).Msg("command")
 				return rep, true, nil
 			}
@@ -822,6 +835,7 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 		} else {
 			rep.Reason = derr.Error()
 		}
+		rep.Code = ReplyCode(derr)
 	case isResend:
 		rep = l.queueResend(cmd, rq)
 		remember = false
@@ -849,10 +863,10 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 			// the command. This answer is not the verdict, so it is not
 			// remembered; a retry with the same id asks the controller
 			// again, and it answers a repeated id with its first verdict.
-			rep.Accepted, rep.Reason = false, "table did not answer in time; retry with the same id to learn the outcome"
+			rep.Accepted, rep.Reason, rep.Code = false, "table did not answer in time; retry with the same id to learn the outcome", codeTimeout
 			remember = false
 		case serr != nil:
-			rep.Accepted, rep.Reason = false, serr.Error()
+			rep.Accepted, rep.Reason, rep.Code = false, serr.Error(), ReplyCode(serr)
 			if errors.Is(serr, table.ErrCommandIDReused) {
 				// The id is another command's, which the controller
 				// took without this link (before the ledger's memory, or
@@ -886,16 +900,73 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 	return rep, true, nil
 }
 
+// commandLevels are the levels under commands/ a command may come on:
+// its type, or supervisor for every supervisor command.
+var commandLevels = []string{CmdBetsClosed, CmdDecision, CmdDecisions, CmdInsurance, CmdResend,
+	CmdPause, CmdResume, CmdVoid, CmdCorrect, "supervisor"}
+
+// topicLevel is the level under commands/ of a command topic ("" for
+// commands itself), or ErrWrongTopic: the topic is matched whole, level
+// for level, so that commands/decision/extra, commands/ or
+// commands//decision is not taken for one (the subscription is
+// commands/#, which delivers them all).
+func (l *Link) topicLevel(topic string) (string, error) {
+	rest, ok := strings.CutPrefix(topic, l.topics.Root+"commands")
+	if ok && rest == "" {
+		return "", nil
+	}
+	if lvl, ok := strings.CutPrefix(rest, "/"); ok && slices.Contains(commandLevels, lvl) {
+		return lvl, nil
+	}
+	return "", fmt.Errorf("%w: %q is not a command topic: commands go on %scommands, %scommands/{type} (%s) or, signed, %scommands/supervisor",
+		ErrWrongTopic, topic, l.topics.Root, l.topics.Root, strings.Join(commandLevels[:len(commandLevels)-1], ", "), l.topics.Root)
+}
+
 // checkTopic lets a command come on commands, commands/{type} or, for
 // supervisor commands, commands/supervisor, so broker ACLs can separate
 // who may send what.
 func (l *Link) checkTopic(topic string, cmd Command) error {
-	sub := strings.TrimPrefix(topic, l.topics.Root+"commands")
-	sub = strings.TrimPrefix(sub, "/")
-	if sub == "" || sub == cmd.Type || (cmd.Supervisor && sub == "supervisor") {
+	lvl, err := l.topicLevel(topic)
+	if err != nil {
+		return reject(cmd.ID, ErrWrongTopic, strings.TrimPrefix(err.Error(), ErrWrongTopic.Error()+": "))
+	}
+	if lvl == "" || lvl == cmd.Type || (cmd.Supervisor && lvl == "supervisor") {
 		return nil
 	}
-	return reject(cmd.ID, ErrMalformedCommand, fmt.Sprintf("command type %q not allowed on topic %q", cmd.Type, topic))
+	return reject(cmd.ID, ErrWrongTopic, fmt.Sprintf("command type %q not allowed on topic %q", cmd.Type, topic))
+}
+
+// refuseEnvelope refuses a command for what came around it, before its
+// payload is read: a payload inbound dropped as too large (its note), or
+// a topic that is not a command topic. ok is false for anything else.
+func (l *Link) refuseEnvelope(msg paho.Message) (rep Reply, ok bool) {
+	if size, id, ok := readOversizedNote(l.mark, msg.Payload()); ok {
+		return l.refused(reject(id, ErrTooLarge, tooLarge(size)+": dropped unread"), ""), true
+	}
+	if _, err := l.topicLevel(msg.Topic()); err != nil {
+		// The id as far as it can be read: also from broken JSON.
+		id := idFromPrefix(msg.Payload())
+		return l.refused(reject(id, ErrWrongTopic, strings.TrimPrefix(err.Error(), ErrWrongTopic.Error()+": ")), ""), true
+	}
+	return Reply{}, false
+}
+
+// refused is the reply to a command refused for its size or its topic:
+// not the table's verdict on the command, so it is neither looked up in
+// nor kept in the reply ledger (the same id, sent again within the limit
+// or on its topic, is judged afresh, and a misrouted copy of a command
+// the table took does not pass for it).
+func (l *Link) refused(err *CommandError, typ string) Reply {
+	rep := Reply{Schema: CommandSchema, ID: err.ID, Reason: err.Reason, Code: ReplyCode(err)}
+	l.rejectLog.Warn().Str("reason", rep.Reason).Str("code", rep.Code).Str("id", rep.ID).Str("type", typ).Bool("accepted", false).Msg("command")
+	return rep
+}
+
+// newMark is a link's mark for inbound's notes.
+func newMark() []byte {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail (Go 1.24)
+	return []byte("\x00oversized " + hex.EncodeToString(b[:]) + " ")
 }
 
 // waitToken waits for a paho token without outliving ctx.

@@ -76,7 +76,7 @@ func TestResend(t *testing.T) {
 		{"nothing published yet", `{"schema":1,"id":"r5","type":"resend","from":61}`,
 			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r5", Reason: "nothing to resend from 61: the newest event is 60"}, nil, false},
 		{"backwards", `{"schema":1,"id":"r6","type":"resend","from":30,"to":20}`,
-			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r6", Reason: "to 20 is before from 30"}, nil, false},
+			mqttlink.Reply{Schema: mqttlink.CommandSchema, ID: "r6", Reason: "to 20 is before from 30", Code: "malformed"}, nil, false},
 		// A resend is a read: served every time, whatever its id (a
 		// backend that lost the resent events asks again), and an id
 		// never makes a resend "reused" (the simulation's seed 7382).

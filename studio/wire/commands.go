@@ -174,6 +174,27 @@ type Reply struct {
 	// applied nor remembered): send the same command with the same id
 	// again (later, for a rate limit).
 	Reason string `json:"reason,omitempty"`
+	// Code names why the command was refused, for a program to branch
+	// on (the reason's words are for people and may change); absent on
+	// an accepted command and on a refusal without a code of its own. The
+	// link's: `too_large` (the payload is over the size the table takes,
+	// 64 KiB, 1000 KiB for bets_closed and decisions; above 1064 KiB it
+	// was dropped unread, and the id is the payload's top-level `id` only
+	// when it comes complete within its first 1 KiB, else empty),
+	// `wrong_topic` (not a command topic: commands, commands/{type} or
+	// commands/supervisor, matched level for level; or a type the topic
+	// does not take; not remembered: the same id on the right topic is
+	// judged afresh), `malformed`, `unknown_type`, `unauthorised` (a
+	// supervisor command's signature, account or time), `rate_limited`,
+	// `retained`, `id_reused`, `timeout` (not a verdict: send again with
+	// the same id). The table's: `paused`, `misread_at` (a correct for a
+	// card that is not the next to correct), `no_misread`, `not_paused`,
+	// `shoe_down`, `misread_pending`, `illegal_action`, `out_of_turn`,
+	// `duplicate`, `bet_limit`, `round_cap`, `bad_bet`, `finished`, and
+	// `stale_timer`, `integrity`, `not_shuffled`, `unexpected_card` (the
+	// table's own inputs'). A backend treats a code it does not know as
+	// a refusal like any other.
+	Code string `json:"code,omitempty" enum:"too_large,wrong_topic,malformed,unknown_type,unauthorised,rate_limited,retained,id_reused,timeout,paused,misread_at,no_misread,not_paused,shoe_down,misread_pending,stale_timer,integrity,not_shuffled,illegal_action,out_of_turn,duplicate,unexpected_card,bet_limit,round_cap,bad_bet,finished"`
 	// Note says what an accepted command will do when the command alone
 	// does not tell (a resend: "resending events 120 to 135").
 	Note string `json:"note,omitempty"`
