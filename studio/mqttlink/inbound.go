@@ -40,7 +40,8 @@ type inbound struct {
 	mark []byte // the link's mark, which starts an oversized packet's note
 	cut  func(topic string, size int)
 	out  []byte // header bytes paho has still to read
-	hdr  [5 + 2 + 65535 + 2 + 256]byte // header, topic, packet id, note
+	// hdr holds an oversized packet's header, topic, packet id and note.
+	hdr  [5 + 2 + 65535 + 2 + 256]byte
 	pass int   // bytes of the current packet that pass unchanged
 	skip int   // bytes of the current packet to drop
 	err  error // sticky: the connection is broken

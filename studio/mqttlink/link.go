@@ -62,9 +62,9 @@ type Link struct {
 	oversizedN atomic.Uint64
 	// mark starts the note inbound gives paho for such a packet's
 	// payload: random, so that no payload a publisher sends reads as one.
-	mark []byte
-	connected  atomic.Bool
-	ready      atomic.Bool // subscribed to commands and online
+	mark      []byte
+	connected atomic.Bool
+	ready     atomic.Bool // subscribed to commands and online
 	// attempt is the broker of the latest connection attempt, broker the
 	// one of the open connection (nil while disconnected).
 	attempt atomic.Pointer[string]
