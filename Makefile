@@ -150,28 +150,38 @@ deps-clients:
 clean: ## remove build output and demo data
 	rm -rf $(DIST) var/demo
 
-# The contract (docs/asyncapi.yaml) checked by the official AsyncAPI parser,
-# the one the CLI and the code generators use: any error or warning fails. The parser
-# is installed from npm into a cache outside the repository (node and npm
-# from apt-get when absent). `go test ./studio/wire` checks that the
-# document is the one the wire types generate.
-ASYNCAPI_PARSER_VERSION ?= 3.6.3
-ASYNCAPI_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/livetable/asyncapi-parser-$(ASYNCAPI_PARSER_VERSION)
+# The contract (docs/asyncapi.yaml) checked by the official AsyncAPI CLI
+# (`asyncapi validate`, with the @asyncapi/parser and governance rules the
+# code generators use): any error or warning fails, and a document with a
+# broken $ref must fail too (studio/wire/testdata/broken-asyncapi.yaml), so
+# the check cannot pass by validating nothing. The CLI is installed from npm
+# into a cache outside the repository (node and npm from apt-get when
+# absent); 6.2.0 declares node >= 24 but runs on Debian's node 20, which
+# make test runs it on. Its anonymous usage metrics are off (CI=true) and
+# its node-config files live in the cache. `go test ./studio/wire` checks
+# that the document is the one the wire types generate.
+ASYNCAPI_CLI_VERSION ?= 6.2.0
+ASYNCAPI_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/livetable/asyncapi-cli-$(ASYNCAPI_CLI_VERSION)
+ASYNCAPI = env CI=true SUPPRESS_NO_CONFIG_WARNING=1 NODE_CONFIG_DIR=$(ASYNCAPI_DIR)/config \
+	ASYNCAPI_METRICS_CONFIG_PATH=$(ASYNCAPI_DIR)/analytics.json $(ASYNCAPI_DIR)/node_modules/.bin/asyncapi
 
-contract: deps-asyncapi ## validate docs/asyncapi.yaml with @asyncapi/parser (0 errors, 0 warnings)
-	node studio/wire/validate-asyncapi.cjs $(ASYNCAPI_DIR) docs/asyncapi.yaml
+contract: deps-asyncapi ## validate docs/asyncapi.yaml with the official AsyncAPI CLI (0 errors, 0 warnings)
+	$(ASYNCAPI) validate docs/asyncapi.yaml --fail-severity warn --score
+	@if $(ASYNCAPI) validate studio/wire/testdata/broken-asyncapi.yaml --fail-severity warn >/dev/null 2>&1; then \
+	  echo "contract: asyncapi validate passed a document with a broken \$$ref: the check checks nothing"; exit 1; \
+	fi
 
 deps-node:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
-	  echo "installing nodejs and npm (apt-get) for the AsyncAPI parser"; \
+	  echo "installing nodejs and npm (apt-get) for the AsyncAPI CLI"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
 	fi
 
 deps-asyncapi: deps-node
-	@if [ ! -f $(ASYNCAPI_DIR)/node_modules/@asyncapi/parser/package.json ]; then \
-	  echo "installing @asyncapi/parser@$(ASYNCAPI_PARSER_VERSION) (npm) into $(ASYNCAPI_DIR)"; \
-	  mkdir -p $(ASYNCAPI_DIR) && cd $(ASYNCAPI_DIR) && \
-	  npm install --silent --no-audit --no-fund --no-save --prefix . @asyncapi/parser@$(ASYNCAPI_PARSER_VERSION) >/dev/null || exit 1; \
+	@if [ ! -x $(ASYNCAPI_DIR)/node_modules/.bin/asyncapi ]; then \
+	  echo "installing @asyncapi/cli@$(ASYNCAPI_CLI_VERSION) (npm) into $(ASYNCAPI_DIR), about a minute"; \
+	  mkdir -p $(ASYNCAPI_DIR)/config && echo '{}' >$(ASYNCAPI_DIR)/config/production.json && cd $(ASYNCAPI_DIR) && \
+	  npm install --silent --no-audit --no-fund --no-save --prefix . @asyncapi/cli@$(ASYNCAPI_CLI_VERSION) >/dev/null || exit 1; \
 	fi
 
 # The Prometheus alert rules, checked and unit-tested by promtool (Debian's
