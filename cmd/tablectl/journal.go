@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -78,7 +79,8 @@ func (jf *journalFlags) dir() string { return filepath.Join(jf.dataDir, "journal
 // runJournal: `tablectl journal verify` and `tablectl journal accept-loss`.
 func runJournal(g *globals, args []string, stdout, stderr io.Writer) int {
 	const usage = "usage: tablectl journal verify [--data-dir DIR] [--game G] [--broker URL [--user U --password P --ca-file F --cert-file F --key-file F]]\n" +
-		"       tablectl journal accept-loss --data-dir DIR --by NAME --reason WHY [--published-seq N | --broker URL [--user U ...]] [--game G]"
+		"       tablectl journal accept-loss --data-dir DIR --by NAME --reason WHY [--published-seq N | --broker URL [--user U ...]] [--game G]\n" +
+		"       tablectl journal salvage --data-dir DIR --by NAME --reason WHY [--game G]"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
 		return 2
@@ -88,6 +90,8 @@ func runJournal(g *globals, args []string, stdout, stderr io.Writer) int {
 		return runVerify(g, args[1:], stdout, stderr)
 	case "accept-loss":
 		return runAcceptLoss(g, args[1:], stdout, stderr)
+	case "salvage":
+		return runSalvage(g, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return 0
@@ -225,6 +229,103 @@ func runAcceptLoss(g *globals, args []string, stdout, stderr io.Writer) int {
 		"tabled will journal the loss at its next start, number events from %d and start paused with an alarm\n",
 		from, to, *by, *reason, continuity.AcceptPath(jf.dataDir), to+1)
 	return 0
+}
+
+// runSalvage makes a journal damaged anywhere but at its tail open again
+// (journal.Salvage): tabled refuses such a journal at start, naming the
+// damage, and before this the only way back was an older backup, which
+// loses more. What leaves the journal is moved into a new directory
+// beside it, never deleted. It then says whether tabled will start as it
+// is or refuse until the loss is accepted (accept-loss).
+func runSalvage(g *globals, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("journal salvage", "--by NAME --reason WHY [flags]", nil)
+	var jf journalFlags
+	jf.register(fs, g)
+	by := fs.String("by", "", "who salvages the journal (required)")
+	reason := fs.String("reason", "", "why (required; written beside what is moved aside)")
+	if _, code, ok := jf.parse(fs, g, args, stdout, stderr); !ok {
+		return code
+	}
+	if *by == "" || *reason == "" {
+		fmt.Fprintln(stderr, "tablectl journal salvage: --by and --reason are required")
+		return 2
+	}
+	at := time.Now().UTC()
+	q := filepath.Join(jf.dataDir, "journal-salvaged-"+at.Format("20060102T150405Z"))
+	rep, err := journal.Salvage(nil, jf.dir(), q, table.CheckpointKind)
+	switch {
+	case errors.Is(err, journal.ErrLocked):
+		fmt.Fprintf(stderr, "tablectl: %v: stop the table first (systemctl stop tabled@<table>)\n", err)
+		return 1
+	case errors.Is(err, journal.ErrNothingToSalvage) && rep.TornTail:
+		fmt.Fprintf(stdout, "nothing to salvage: only a torn tail (%v), which tabled cuts at start\n", rep.Damage)
+		return 0
+	case errors.Is(err, journal.ErrNothingToSalvage):
+		fmt.Fprintln(stdout, "nothing to salvage: every checksum and the hash chain verify")
+		return 0
+	case err != nil:
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "damage: %v\n", rep.Damage)
+	moved := strings.Join(rep.Moved, " ")
+	if rep.Cut != "" {
+		moved = strings.TrimSpace(moved + " " + rep.Cut + " (whole; the journal keeps its first " + fmt.Sprint(rep.CutAt) + " bytes)")
+	}
+	fmt.Fprintf(stdout, "moved to %s: %s\n", q, moved)
+	note := fmt.Sprintf("salvaged %s by %s: %s\ndamage: %v\nmoved: %s\njournal now holds records %d..%d\n",
+		at.Format(time.RFC3339), *by, *reason, rep.Damage, moved, rep.FirstSeq, rep.LastSeq)
+	if err := writeNote(filepath.Join(q, "SALVAGE.txt"), note); err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 1
+	}
+	for _, p := range []string{q, filepath.Join(q, "SALVAGE.txt"), filepath.Join(jf.dir(), rep.Cut)} {
+		if p == jf.dir() {
+			continue // no segment cut
+		}
+		// tabled runs as the directory's owner and appends to a cut
+		// segment: tablectl as root gives it back.
+		if err := giveToDirOwner(p); err != nil {
+			fmt.Fprintln(stderr, "tablectl:", err)
+			return 1
+		}
+	}
+	if rep.HeadDropped {
+		fmt.Fprintf(stdout, "the journal now holds records %d..%d, from a checkpoint on: the table's state and event numbers lose nothing; "+
+			"the rounds before it are only in %s now (not in game recall)\n", rep.FirstSeq, rep.LastSeq, q)
+	} else {
+		fmt.Fprintf(stdout, "the journal was cut at the damage: it now holds records %d..%d\n", rep.FirstSeq, rep.LastSeq)
+	}
+	n, err := continuityNumbers(jf)
+	if err != nil {
+		fmt.Fprintf(stdout, "continuity with the outbox not checked: %v\n", err)
+		return 1
+	}
+	if from, to, behind := n.Lost(); behind {
+		fmt.Fprintf(stdout, "events %d-%d the outbox published are lost from the journal: tabled refuses to start until the loss is accepted:\n"+
+			"  tablectl journal accept-loss --data-dir %s --by %s --reason %q\n", from, to, jf.dataDir, *by, *reason)
+		return 0
+	}
+	fmt.Fprintf(stdout, "the journal's events end at seq %d, the outbox published up to seq %d: start tabled "+
+		"(it still checks the broker's retained state; `tablectl journal verify --broker URL` checks it now)\n", n.Journal, n.Outbox)
+	return 0
+}
+
+// writeNote writes a new small text file, fsync'd.
+func writeNote(path, text string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // continuityNumbers reads, without changing anything, the seq of the last

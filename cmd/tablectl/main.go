@@ -10,6 +10,7 @@
 //	tablectl round '#2026-11-24 07:35:00'  # one round in full: cards with times, decisions, wagers, payouts
 //	tablectl journal verify           # every checksum, the hash chain, and the journal against the outbox
 //	tablectl journal accept-loss --by NAME --reason WHY  # accept events lost from the journal: tabled starts paused
+//	tablectl journal salvage --by NAME --reason WHY      # a journal damaged mid-way opens again (damage moved aside)
 //
 // Every command takes --config (tabled's configuration file, for its
 // defaults) and --data-dir, before or after the command's name.
@@ -45,6 +46,7 @@ commands:
   round CODE        one round in full from the journal ('#07:35:00', '#2026-11-24 07:35:00')
   journal verify    check every record's checksum, the hash chain, and that the journal is not behind the outbox
   journal accept-loss  accept the events a journal behind its outbox lost (--by, --reason): tabled then starts paused
+  journal salvage      make a journal damaged mid-way (bad record, lost segment) open again, the damage moved aside (--by, --reason)
   version           the version, commit and build date
 
 On the table box, status and the supervisor commands go to tabled's socket
