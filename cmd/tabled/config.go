@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -8,12 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/currency"
 	"gopkg.in/yaml.v3"
 
 	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/shuffler/pinmap"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table"
+	"github.com/livetable/livetable/table/rules"
 )
 
 // Config is tabled's configuration file (YAML). Every field has a default;
@@ -202,8 +205,6 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: journal.segment_size %s is under 64KiB", ErrConfig, j.SegmentSize)
 	case j.MaxSize > 0 && j.MaxSize < 2*max(j.SegmentSize, 64<<10):
 		return fmt.Errorf("%w: journal.max_size %s must hold at least two segments of %s", ErrConfig, j.MaxSize, j.SegmentSize)
-	case j.MaxAge > 0 && j.MaxAge < time.Hour:
-		return fmt.Errorf("%w: journal.max_age %s is shorter than an hour: recall needs the last rounds", ErrConfig, j.MaxAge)
 	case j.CheckpointEvery < 0:
 		return fmt.Errorf("%w: journal.checkpoint_every cannot be negative", ErrConfig)
 	case len(c.Broker.FailoverURLs) > 0 && c.Broker.URL == "":
@@ -219,25 +220,146 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: shoe.silence_timeout %s is under two of the shoe's heartbeats (%s): an idle shoe would be declared silent", ErrConfig, c.Shoe.Silence, 2*shoereader.DefaultOptions().Heartbeat)
 	case c.Shoe.Baud <= 0:
 		return fmt.Errorf("%w: shoe.baud %d: the shoe's line speed (115200)", ErrConfig, c.Shoe.Baud)
-	case c.Demo.Seats < 0 || c.Demo.MisreadEvery < 0:
-		return fmt.Errorf("%w: demo.seats and demo.misread_every cannot be negative", ErrConfig)
+	case c.Demo.MisreadEvery < 0:
+		return fmt.Errorf("%w: demo.misread_every %d cannot be negative", ErrConfig, c.Demo.MisreadEvery)
 	case !(c.Demo.Penetration >= 0 && c.Demo.Penetration < 1):
 		return fmt.Errorf("%w: demo.penetration %v: the share of the shoe dealt before the cut card, from 0 to under 1", ErrConfig, c.Demo.Penetration)
+	case c.MemoryLimit > 0 && c.MemoryLimit < minMemoryLimit:
+		return fmt.Errorf("%w: memory_limit %s is under %s: the collector would run without end (0 leaves the runtime's default)", ErrConfig, c.MemoryLimit, ByteSize(minMemoryLimit))
+	case c.Journal.CheckpointEvery > maxCheckpointEvery:
+		return fmt.Errorf("%w: journal.checkpoint_every %d is over %d rounds: a restart replays every round since the newest checkpoint, and retention keeps them all", ErrConfig, c.Journal.CheckpointEvery, maxCheckpointEvery)
+	case c.Journal.GroupCommit > maxGroupCommit:
+		return fmt.Errorf("%w: journal.group_commit %s is over %s: every card waits that long to be durable before the table moves on", ErrConfig, c.Journal.GroupCommit, maxGroupCommit)
 	}
-	// A negative time would be ignored (the game's own would apply) or
-	// fire at once: either way not what the file asked for.
-	for _, d := range []struct {
-		key string
-		v   time.Duration
-	}{
-		{"timing.betting", c.Timing.Betting}, {"timing.last_call", c.Timing.LastCall},
-		{"timing.insurance", c.Timing.Insurance}, {"timing.decision", c.Timing.Decision},
-		{"timing.settle", c.Timing.Settle}, {"shoe.silence_timeout", c.Shoe.Silence},
-		{"demo.pace", c.Demo.Pace}, {"demo.think", c.Demo.Think}, {"demo.betting", c.Demo.Betting},
-	} {
-		if d.v < 0 {
+	for _, d := range c.times() {
+		switch {
+		case d.v < 0:
+			// Ignored (the game's own would apply) or fired at once:
+			// either way not what the file asked for.
 			return fmt.Errorf("%w: %s %s cannot be negative", ErrConfig, d.key, d.v)
+		case d.v != 0 && (d.v < d.min || d.v > d.max):
+			return fmt.Errorf("%w: %s %s is out of range: %s to %s (0 keeps the default): %s", ErrConfig, d.key, d.v, d.min, d.max, d.why)
 		}
+	}
+	rs, err := rules.Game(c.Game)
+	if err != nil {
+		return fmt.Errorf("%w: game %q: %w", ErrConfig, c.Game, err)
+	}
+	if err := c.checkLastCall(rs); err != nil {
+		return err
+	}
+	if err := c.checkSeats(rs); err != nil {
+		return err
+	}
+	return checkCurrency(c.Console.Currency)
+}
+
+// The ranges of the configuration's times. A time outside them is a typo
+// (1ns for 10s, 10h for 10s), refused at load, not a choice the table
+// can live by.
+const (
+	// minWindow bounds the windows people act in: the players' bets,
+	// insurance answers and decisions, over a stream seconds behind the
+	// table, and the yellow light's last call the dealer watches. The
+	// machine times out who has not acted (the game's default action):
+	// under a second it would play every hand itself.
+	minWindow = time.Second
+	// minSettle bounds the pause after a settlement before bets reopen:
+	// the machine's own, no one acts in it (tests run it at 20ms), but
+	// under 10ms it is no pause at all.
+	minSettle = 10 * time.Millisecond
+	// maxTime bounds every phase and watchdog time: longer, the table
+	// would wait for a day; far longer, a deadline overflows and fires
+	// at once.
+	maxTime = 24 * time.Hour
+	// minDemoStep bounds the demo's dealer pace and players' thinking:
+	// under a millisecond the simulators spin.
+	minDemoStep = time.Millisecond
+	// minDemoBetting bounds the demo's betting window, in a third of
+	// which the simulated players bet.
+	minDemoBetting = 100 * time.Millisecond
+	// maxGroupCommit bounds how long the journal waits for more records
+	// before an fsync: the card waits with it.
+	maxGroupCommit = 100 * time.Millisecond
+	// maxCheckpointEvery bounds the rounds between checkpoints (100 by
+	// default).
+	maxCheckpointEvery = 10000
+	// minMemoryLimit bounds a memory limit that is set: the daemon's
+	// heap is several MiB at rest.
+	minMemoryLimit = 8 << 20
+)
+
+// configTime is one time of the configuration and its range.
+type configTime struct {
+	key      string
+	v        time.Duration
+	min, max time.Duration
+	why      string
+}
+
+// times are the configuration's times and their ranges.
+func (c Config) times() []configTime {
+	const people = "people act in it (players, the dealer)"
+	return []configTime{
+		{"timing.betting", c.Timing.Betting, minWindow, maxTime, people},
+		{"timing.last_call", c.Timing.LastCall, minWindow, maxTime, people},
+		{"timing.insurance", c.Timing.Insurance, minWindow, maxTime, people},
+		{"timing.decision", c.Timing.Decision, minWindow, maxTime, people},
+		{"timing.settle", c.Timing.Settle, minSettle, maxTime, "the pause after a settlement before bets reopen"},
+		{"shoe.silence_timeout", c.Shoe.Silence, 2 * shoereader.DefaultOptions().Heartbeat, maxTime, "two of the shoe's heartbeats at least"},
+		{"demo.pace", c.Demo.Pace, minDemoStep, maxTime, "the simulated dealer's pace"},
+		{"demo.think", c.Demo.Think, minDemoStep, maxTime, "the simulated players' thinking time"},
+		{"demo.betting", c.Demo.Betting, minDemoBetting, maxTime, "the demo's betting window"},
+		{"journal.max_age", c.Journal.MaxAge, time.Hour, 100 * 365 * maxTime, "recall needs the last rounds"},
+	}
+}
+
+// checkLastCall refuses a last call longer than the betting window it
+// is the end of (the table would cut it short without a word).
+func (c Config) checkLastCall(rs *rules.Set) error {
+	betting := cmp.Or(c.Timing.Betting, rs.BettingTime)
+	if c.Demo.Enabled && c.Timing.Betting == 0 && c.Demo.Betting > 0 {
+		betting = c.Demo.Betting
+	}
+	if c.Timing.LastCall > betting {
+		return fmt.Errorf("%w: timing.last_call %s is longer than the betting window it ends (%s)", ErrConfig, c.Timing.LastCall, betting)
+	}
+	return nil
+}
+
+// checkSeats holds demo.seats to the game's rule set: its boxes, or for
+// a common-draw game the players sharing seat 1, as many as one batch
+// names (table.MaxBatchEntries).
+func (c Config) checkSeats(rs *rules.Set) error {
+	most, what := rs.MaxSeats, fmt.Sprintf("game %s has %d seats", rs.Code, rs.MaxSeats)
+	if rs.CommonDraw {
+		most, what = table.MaxBatchEntries, fmt.Sprintf("game %s's players share seat 1, at most %d (one batch)", rs.Code, table.MaxBatchEntries)
+	}
+	if c.Demo.Seats < 1 || c.Demo.Seats > most {
+		return fmt.Errorf("%w: demo.seats %d is out of range: 1 to %d (%s)", ErrConfig, c.Demo.Seats, most, what)
+	}
+	return nil
+}
+
+// checkCurrency accepts an ISO 4217 code the console can show the
+// table's minor units in: three capital letters of a currency in the
+// standard (golang.org/x/text's table), not one of the X codes (metals,
+// funds, testing, no currency), whose minor unit is the hundredth (the
+// console writes amounts as hundredths: 1000 minor units of JPY, which
+// has none, would show as ¥10). Empty keeps EUR.
+func checkCurrency(code string) error {
+	if code == "" {
+		return nil
+	}
+	u, err := currency.ParseISO(code)
+	switch {
+	case err != nil || u.String() != code:
+		return fmt.Errorf("%w: console.currency %q is not an ISO 4217 code (three capital letters: EUR, USD, GBP)", ErrConfig, code)
+	case code[0] == 'X':
+		return fmt.Errorf("%w: console.currency %q is not a currency the table plays in (ISO 4217's X codes are metals, funds, testing and no currency)", ErrConfig, code)
+	}
+	if scale, _ := currency.Standard.Rounding(u); scale != 2 {
+		return fmt.Errorf("%w: console.currency %q has %d decimals: the console shows the table's minor units as hundredths (a currency of 2 decimals)", ErrConfig, code, scale)
 	}
 	return nil
 }

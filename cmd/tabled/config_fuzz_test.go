@@ -9,12 +9,15 @@ import (
 
 	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/table/rules"
 )
 
 // FuzzLoadConfig reads arbitrary bytes as tabled's configuration file:
 // never a panic; what LoadConfig accepts has no negative size, time or
 // count, a line speed, a journal that keeps at least two segments, a shoe
-// watchdog longer than two heartbeats, and ids that are topic levels.
+// watchdog longer than two heartbeats, every time within its range, a
+// known game whose rule set has the demo's seats, a currency of three
+// capital letters, and ids that are topic levels.
 func FuzzLoadConfig(f *testing.F) {
 	example, err := os.ReadFile("tabled.example.yaml")
 	if err != nil {
@@ -28,6 +31,10 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("broker: {url: 'tcp://n1:1883', failover_urls: ['tcp://n2:1883']}\n"))
 	f.Add([]byte("a: &a [*a, *a]\n"))
 	f.Add([]byte("studio: a/b\nshoe: {silence_timeout: 900ms}\n"))
+	f.Add([]byte("timing: {decision: 1ns, settle: 1ns}\n"))
+	f.Add([]byte("game: '001'\ndemo: {seats: 99}\n"))
+	f.Add([]byte("console: {currency: XXXX}\n"))
+	f.Add([]byte("console: {currency: JPY}\ntiming: {betting: 10s, last_call: 11s}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "tabled.yaml")
 		require.NoError(t, os.WriteFile(path, data, 0o640))
@@ -48,7 +55,20 @@ func FuzzLoadConfig(f *testing.F) {
 			require.GreaterOrEqual(t, d, int64(0))
 		}
 		require.Positive(t, cfg.Shoe.Baud)
-		require.GreaterOrEqual(t, cfg.Demo.Seats, 0)
+		for _, d := range cfg.times() {
+			if d.v != 0 {
+				require.True(t, d.v >= d.min && d.v <= d.max, "%s %s", d.key, d.v)
+			}
+		}
+		rs, err := rules.Game(cfg.Game)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, cfg.Demo.Seats, 1)
+		if !rs.CommonDraw {
+			require.LessOrEqual(t, cfg.Demo.Seats, rs.MaxSeats)
+		}
+		if c := cfg.Console.Currency; c != "" {
+			require.Regexp(t, "^[A-WYZ][A-Z]{2}$", c)
+		}
 		require.GreaterOrEqual(t, cfg.Demo.MisreadEvery, 0)
 		require.True(t, cfg.Demo.Penetration >= 0 && cfg.Demo.Penetration < 1, "%v", cfg.Demo.Penetration)
 		require.GreaterOrEqual(t, int64(cfg.MemoryLimit), int64(0))

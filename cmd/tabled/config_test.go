@@ -66,6 +66,8 @@ func TestConfigJournalChecks(t *testing.T) {
 		{"negative penetration", "demo: {penetration: -0.1}", false},
 		{"not a number", "demo: {penetration: .nan}", false},
 		{"negative misreads", "demo: {misread_every: -2}", false},
+		{"the example's currency", "console: {currency: EUR}", true},
+		{"another currency", "console: {currency: GBP}", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,5 +111,83 @@ func TestByteSize(t *testing.T) {
 	for _, bad := range []string{"", "MiB", "-1KiB", "1.5MiB", "9999999999GiB", "12XB"} {
 		_, err := ParseByteSize(bad)
 		assert.ErrorIs(t, err, ErrConfig, bad)
+	}
+}
+
+// TestConfigRanges: every value a table cannot run by is refused at
+// load, by tabled with exit 2, and the message names the key, the value
+// and what is allowed. Seats come from the game's rule set.
+func TestConfigRanges(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string // in the message; nil: the file loads
+	}{
+		{"a decision in 1ns", "timing: {decision: 1ns}", []string{"timing.decision 1ns", "1s to 24h0m0s"}},
+		{"a betting window of 500ms", "timing: {betting: 500ms}", []string{"timing.betting 500ms", "1s to 24h0m0s"}},
+		{"insurance in 999ms", "timing: {insurance: 999ms}", []string{"timing.insurance 999ms"}},
+		{"a last call of 1ms", "timing: {last_call: 1ms}", []string{"timing.last_call 1ms"}},
+		{"a decision of a year", "timing: {decision: 8760h}", []string{"timing.decision 8760h0m0s", "1s to 24h0m0s"}},
+		{"a decision of 292 years", "timing: {decision: 2562047h}", []string{"timing.decision 2562047h0m0s"}},
+		{"a settle in 1ns", "timing: {settle: 1ns}", []string{"timing.settle 1ns", "10ms to 24h0m0s"}},
+		{"a last call past the betting window", "timing: {betting: 10s, last_call: 11s}", []string{"timing.last_call 11s", "betting window it ends (10s)"}},
+		{"a last call past the game's betting window", "game: '003'\ntiming: {last_call: 13s}", []string{"timing.last_call 13s", "(12s)"}},
+		{"the shortest windows", "timing: {betting: 1s, last_call: 1s, insurance: 1s, decision: 1s, settle: 10ms}", nil},
+		{"a watchdog of a week", "shoe: {silence_timeout: 168h}", []string{"shoe.silence_timeout 168h0m0s"}},
+		{"99 seats at game 000", "demo: {seats: 99}", []string{"demo.seats 99", "1 to 7", "game 000 has 7 seats"}},
+		{"7 seats at game 001", "game: '001'\ndemo: {seats: 7}", []string{"demo.seats 7", "1 to 5", "game 001 has 5 seats"}},
+		{"5 seats at game 004", "game: '004'\ndemo: {seats: 5}", nil},
+		{"no seats", "demo: {seats: 0}", []string{"demo.seats 0", "1 to 7"}},
+		{"a crowd of 500 at game 002", "game: '002'\ndemo: {seats: 500}", nil},
+		{"a crowd past one batch at game 002", "game: '002'\ndemo: {seats: 10001}", []string{"demo.seats 10001", "1 to 10000"}},
+		{"an unknown game", "game: '009'", []string{`game "009"`}},
+		{"a demo dealer at 1ns", "demo: {pace: 1ns}", []string{"demo.pace 1ns", "1ms to"}},
+		{"a demo betting window of 10ms", "demo: {betting: 10ms}", []string{"demo.betting 10ms", "100ms to"}},
+		{"four letters", "console: {currency: XXXX}", []string{`console.currency "XXXX"`, "ISO 4217"}},
+		{"lower case", "console: {currency: eur}", []string{`console.currency "eur"`, "three capital letters"}},
+		{"not in the standard", "console: {currency: ABC}", []string{`console.currency "ABC"`}},
+		{"no currency", "console: {currency: XXX}", []string{`console.currency "XXX"`, "X codes"}},
+		{"no hundredths", "console: {currency: JPY}", []string{`console.currency "JPY"`, "0 decimals"}},
+		{"a memory limit of 1KiB", "memory_limit: 1KiB", []string{"memory_limit 1KiB", "8MiB"}},
+		{"a checkpoint every million rounds", "journal: {checkpoint_every: 1000000}", []string{"journal.checkpoint_every 1000000", "10000"}},
+		{"a group commit of a second", "journal: {group_commit: 1s}", []string{"journal.group_commit 1s", "100ms"}},
+		{"a journal kept two hundred years", "journal: {max_age: 1752000h}", []string{"journal.max_age 1752000h0m0s"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.yaml")
+			require.NoError(t, os.WriteFile(p, []byte(tc.yaml), 0o644))
+			_, err := LoadConfig(p)
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrConfig)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			var stdout, stderr strings.Builder
+			assert.Equal(t, 2, run([]string{"--config", p}, &stdout, &stderr), "tabled refuses the file with exit 2")
+			assert.Contains(t, stderr.String(), tc.want[0])
+		})
+	}
+}
+
+// TestConfigSeatsFlag: --seats and --game are held to the same ranges as
+// the file's keys, before anything is opened.
+func TestConfigSeatsFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--seats", "8"}, "demo.seats 8"},
+		{[]string{"--game", "001", "--seats", "6"}, "demo.seats 6"},
+		{[]string{"--game", "x"}, `game "x"`},
+	} {
+		var stdout, stderr strings.Builder
+		args := append([]string{"--data-dir", filepath.Join(dir, "data")}, tc.args...)
+		assert.Equal(t, 2, run(args, &stdout, &stderr), "%v", tc.args)
+		assert.Contains(t, stderr.String(), tc.want, "%v", tc.args)
+		assert.NoDirExists(t, filepath.Join(dir, "data"), "nothing opened")
 	}
 }

@@ -68,7 +68,7 @@ game: "000"
 data_dir: %s
 log_level: warn
 memory_limit: %s
-timing: {settle: 20ms, insurance: 200ms}
+timing: {settle: 20ms, insurance: 1s}
 broker: {url: %q}
 shoe: {path: %q}
 gpio: {sim: true, shuffler: false}

@@ -128,7 +128,7 @@ table: %s
 game: %q
 data_dir: %s
 log_level: warn
-timing: {settle: 20ms, insurance: 200ms}
+timing: {settle: 20ms, insurance: 1s}
 broker: {url: %q}
 shoe: {path: %q}
 gpio:

@@ -248,7 +248,7 @@ table: %s
 game: "000"
 data_dir: %s
 log_level: error
-timing: {betting: 2s, insurance: 200ms}
+timing: {betting: 2s, insurance: 1s}
 broker: {url: %q}
 shoe: {path: %q}
 gpio: {sim: true, shuffler: false}
