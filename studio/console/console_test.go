@@ -464,6 +464,7 @@ func TestCommands(t *testing.T) {
 		{"pause without reason", CommandRequest{Command: "pause"}, nil, http.StatusBadRequest, "bad_request", nil},
 		{"void without reason", CommandRequest{Command: "void", Reason: "  "}, nil, http.StatusBadRequest, "bad_request", nil},
 		{"correct bad card", CommandRequest{Command: "correct", Card: "Xx"}, nil, http.StatusBadRequest, "bad_request", nil},
+		{"correct with no card", CommandRequest{Command: "correct", Card: " ", At: 4}, nil, http.StatusBadRequest, "bad_request", nil},
 		{"unknown command", CommandRequest{Command: "open"}, nil, http.StatusBadRequest, "bad_request", nil},
 		{"table refuses", CommandRequest{Command: "resume"}, rule, http.StatusConflict, "illegal_action",
 			table.Supervisor{Command: "resume", By: testUser}},

@@ -209,6 +209,16 @@ func (tb *tab) text(id string) string {
 	return strings.TrimSpace(s)
 }
 
+// clickNow clicks the element sel selects now, in one step in the page:
+// the recall's rows are drawn anew whenever the recall is refreshed (a
+// command's answer, the next event), and a click found by one call and
+// made by the next hit a row just replaced ("Could not find node with
+// given id", once under load).
+func (tb *tab) clickNow(sel string) {
+	tb.t.Helper()
+	require.Equal(tb.t, "clicked", tb.eval(fmt.Sprintf(`(function () { var e = document.querySelector(%q); if (!e) return "none"; e.click(); return "clicked"; })()`, sel)), sel)
+}
+
 // eval evaluates a JavaScript expression to a string.
 func (tb *tab) eval(expr string) string {
 	tb.t.Helper()
@@ -463,7 +473,7 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	assert.Equal(t, "#20:15:33 Td 9h 8c 6c 5s 9d 3d Ts 4h 9s 8d|#20:15:10 8h Qc 9d 7d Th 8s|#20:15:00 Ts 7c 9s Kd",
 		sup.eval(`Array.from(document.querySelectorAll("#recall tbody tr")).map(function(r){return r.getAttribute("data-code")+" "+r.cells[2].textContent}).join("|")`),
 		"every round in recall with its cards, the most recent first")
-	sup.do(chromedp.Click(chromedp.CSS(sel)))
+	sup.clickNow(sel)
 	sup.waitFor("round detail", `document.getElementById("detail").textContent.indexOf("Wagers and payouts") >= 0`, `document.getElementById("detail").textContent`)
 	detail := sup.text("detail")
 	for _, want := range []string{"Round " + round, "dealer 24 bust", "Td 5s 4h = 19", "+€10.00", "9h 9d = 18", "+€25.00",
@@ -490,7 +500,7 @@ func TestBrowserDealerAndSupervisor(t *testing.T) {
 	sel = fmt.Sprintf(`#recall tr[data-code=%q]`, voided)
 	sup.waitFor("void in recall", fmt.Sprintf(`(document.querySelector(%q)||{cells:[0,0,0,{}]}).cells[3].textContent === "VOID"`, sel),
 		`document.querySelector("#recall").textContent`)
-	sup.do(chromedp.Click(chromedp.CSS(sel)))
+	sup.clickNow(sel)
 	sup.waitFor("void detail", `document.getElementById("detail").textContent.indexOf("card dropped on the floor") >= 0`,
 		`document.getElementById("detail").textContent`)
 }
@@ -680,47 +690,67 @@ func TestBrowserCorrectMisread(t *testing.T) {
 
 // TestBrowserCorrectDoubleClick: two cards the shoe could not read wait
 // (the shoe's cards 3 and 4); the supervisor types the first and clicks
-// Correct twice before the page hears anything back. Each correct names
-// the card the page shows (card 3): the first fills it, the second is
-// refused by the table (misread_at) and the console says why; card 4
-// still waits, and is not given card 3's value. The field is cleared for
-// card 4, whose correct then goes in.
+// Correct twice: in one go, before the page hears anything back, or the
+// second after the page has moved on to card 4 (the first one's answer
+// and the new state came in between, the field was cleared). Each time
+// the second correct names card 3, with the card typed for it: the first
+// fills it, the second is refused by the table (misread_at, not a bad
+// request for an empty card) and the console says why; card 4 still
+// waits, and is not given card 3's value. The field is cleared for card
+// 4, whose correct then goes in.
 func TestBrowserCorrectDoubleClick(t *testing.T) {
 	bctx := browser(t)
-	lt := startLiveTable(t)
-	lt.submit(table.BetsClosed{Bets: []table.Bet{{Seat: 1, Player: "p1", Main: 1000}}})
-	lt.deal("card to seat 1", "Ts")
-	lt.deal("card to dealer", "6c")
-	lt.submit(table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #3: card unreadable", Pauses: true})
-	lt.submit(table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #4: card unreadable", Pauses: true})
-	require.Equal(t, []int{3, 4}, lt.ctl.Snapshot().MisreadsAt)
+	tests := []struct {
+		name   string
+		clicks func(sup *tab)
+	}{
+		{"in one go", func(sup *tab) {
+			sup.eval(`(function () { var b = document.getElementById("correct"); b.click(); b.click(); return ""; })()`)
+		}},
+		{"the second after the page moved on", func(sup *tab) {
+			sup.do(chromedp.Click(chromedp.CSS("#correct")))
+			sup.waitText("result", "correct: done")
+			sup.waitAttr("#correct-at", "data-at", "4")
+			sup.waitFor("the card field cleared", `document.getElementById("correct-card").value === ""`, `document.getElementById("correct-card").value`)
+			sup.do(chromedp.Click(chromedp.CSS("#correct")))
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lt := startLiveTable(t)
+			lt.submit(table.BetsClosed{Bets: []table.Bet{{Seat: 1, Player: "p1", Main: 1000}}})
+			lt.deal("card to seat 1", "Ts")
+			lt.deal("card to dealer", "6c")
+			lt.submit(table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #3: card unreadable", Pauses: true})
+			lt.submit(table.DeviceAlarm{Source: "shoe", Code: "misread", Message: "misread #4: card unreadable", Pauses: true})
+			require.Equal(t, []int{3, 4}, lt.ctl.Snapshot().MisreadsAt)
 
-	sup := supervisorTab(t, bctx, lt)
-	sup.waitAttr("#correct-at", "data-at", "3")
-	assert.Equal(t, "next to correct: card 3 of the shoe (2 waiting, corrected in the order drawn)", sup.text("correct-at"))
-	sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "7d"))
-	// Two clicks in one go: the second comes before any answer to the
-	// first, as a double click does.
-	sup.eval(`(function () { var b = document.getElementById("correct"); b.click(); b.click(); return ""; })()`)
-	sup.waitAttr("#result", "data-kind", "misread_at")
-	res := sup.text("result")
-	assert.Contains(t, res, "correct refused (misread_at)")
-	assert.Contains(t, res, "card 3 of the shoe was corrected already (7d); the next to correct is card 4 (misread #4: card unreadable): nothing changed")
+			sup := supervisorTab(t, bctx, lt)
+			sup.waitAttr("#correct-at", "data-at", "3")
+			assert.Equal(t, "next to correct: card 3 of the shoe (2 waiting, corrected in the order drawn)", sup.text("correct-at"))
+			sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "7d"))
+			tc.clicks(sup)
+			sup.waitAttr("#result", "data-kind", "misread_at")
+			res := sup.text("result")
+			assert.Contains(t, res, "correct refused (misread_at)")
+			assert.Contains(t, res, "card 3 of the shoe was corrected already (7d); the next to correct is card 4 (misread #4: card unreadable): nothing changed")
 
-	st := lt.ctl.Snapshot()
-	require.Len(t, st.Round.Seats[0].Hands[0].Cards, 2)
-	assert.Equal(t, "7d", st.Round.Seats[0].Hands[0].Cards[1].String(), "card 3 is the seat's")
-	assert.Equal(t, []int{4}, st.MisreadsAt, "card 4 still waits, not filled with card 3's value")
-	assert.True(t, st.Paused)
+			st := lt.ctl.Snapshot()
+			require.Len(t, st.Round.Seats[0].Hands[0].Cards, 2)
+			assert.Equal(t, "7d", st.Round.Seats[0].Hands[0].Cards[1].String(), "card 3 is the seat's")
+			assert.Equal(t, []int{4}, st.MisreadsAt, "card 4 still waits, not filled with card 3's value")
+			assert.True(t, st.Paused)
 
-	sup.waitAttr("#correct-at", "data-at", "4")
-	sup.waitFor("the card field cleared", `document.getElementById("correct-card").value === ""`, `document.getElementById("correct-card").value`)
-	sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "9h"), chromedp.Click(chromedp.CSS("#correct")))
-	sup.waitText("result", "correct: done")
-	st = lt.ctl.Snapshot()
-	assert.Empty(t, st.MisreadsAt)
-	assert.False(t, st.Paused)
-	sup.waitAttr("#correct-at", "data-at", "")
+			sup.waitAttr("#correct-at", "data-at", "4")
+			sup.waitFor("the card field cleared", `document.getElementById("correct-card").value === ""`, `document.getElementById("correct-card").value`)
+			sup.do(chromedp.SendKeys(chromedp.CSS("#correct-card"), "9h"), chromedp.Click(chromedp.CSS("#correct")))
+			sup.waitText("result", "correct: done")
+			st = lt.ctl.Snapshot()
+			assert.Empty(t, st.MisreadsAt)
+			assert.False(t, st.Paused)
+			sup.waitAttr("#correct-at", "data-at", "")
+		})
+	}
 }
 
 // TestBrowserShoeUnplugged: the shoe unplugged in the middle of a round,

@@ -250,6 +250,9 @@ func command(req CommandRequest, by string) (table.Supervisor, error) {
 		}
 	case "resume":
 	case "correct":
+		if strings.TrimSpace(req.Card) == "" {
+			return in, fmt.Errorf("%w: correct needs the card, as read from the card itself (Qh, Ts)", ErrBadCommand)
+		}
 		c, err := card.Parse(strings.TrimSpace(req.Card))
 		if err != nil {
 			return in, fmt.Errorf("%w: card %q: %w", ErrBadCommand, req.Card, err)

@@ -84,16 +84,32 @@
   // so that a double click, or a second supervisor, whose correct reaches
   // the table after that card was corrected is refused (misread_at)
   // instead of filling the next card with this one's value. When the
-  // card shown changes, the card typed for the previous one is cleared.
+  // card shown changes, the card typed for the previous one is cleared,
+  // and kept with its position (typedFor): a click on Correct before
+  // anything is typed again is the second click of a double click the
+  // page heard the first one's answer in between (or a click made before
+  // the supervisor saw the change). It is sent as the card typed, for
+  // the card it was typed for, so the table refuses it and says why
+  // (misread_at: that card was corrected already, and with what), not
+  // as a correct with no card. Typing forgets it, and so does the next
+  // change of the card shown.
   var correctAt = 0;
+  var typedFor = null;
   $("correct").addEventListener("click", function () {
     var body = { command: "correct", card: $("correct-card").value };
     if (correctAt > 0) body.at = correctAt;
+    if (body.card.trim() === "" && typedFor) {
+      body.card = typedFor.card;
+      body.at = typedFor.at;
+    }
     send(body);
   });
+  $("correct-card").addEventListener("input", function () { typedFor = null; });
   function showCorrectAt(st) {
     var at = st.misread_at || 0;
     if (at !== correctAt) {
+      var typed = $("correct-card").value;
+      typedFor = correctAt > 0 && typed.trim() !== "" ? { card: typed, at: correctAt } : null;
       correctAt = at;
       $("correct-card").value = "";
     }
