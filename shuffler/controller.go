@@ -154,8 +154,8 @@ func (c *Controller) State() State { return State(c.state.Load()) }
 // one. The table calls it once the round in play after the cut card is
 // settled and the shoe closed. It returns once the request is accepted
 // (the swap itself completes later, reported by table.ShoeChanged), with
-// ErrNotInPlay or ErrFault when the state does not allow a swap, or with
-// ctx's error.
+// ErrFault when the state does not allow a swap, or with ctx's error.
+// Asked while Starting, the swap is done once the shoe in play is known.
 func (c *Controller) RequestSwap(ctx context.Context) error {
 	return c.call(ctx, command{trigger: request})
 }

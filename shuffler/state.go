@@ -133,6 +133,10 @@ type machine struct {
 	slowWarned  bool                  // the shuffle_slow alarm was raised for this shuffle
 	report      *shufflerproto.Report // the shuffler's last report for the shoe it holds
 	fault       string                // the alarm code that caused Fault
+	// swapAsked is a swap the table asked for while Starting: done once
+	// the shoe in play is known. A table restarted with its shoe finished
+	// asks at once, before the sensors are read.
+	swapAsked bool
 }
 
 // actions is what the acting half must do after a transition. The level of
@@ -156,9 +160,19 @@ func next(m machine, in input, lim limits) (machine, actions) {
 		m.state, m.since, m.absentSince = s, in.now, time.Time{}
 	}
 	fault := func(code, msg string) {
-		m.fault = code
+		m.fault, m.swapAsked = code, false
 		act.inputs = append(act.inputs, alarm(code, msg, true))
 		enter(Fault, code)
+	}
+	// enterInPlay leaves Starting for s, or straight for SwapRequested
+	// when the table asked for a swap meanwhile.
+	enterInPlay := func(s State, reason string) {
+		if m.swapAsked {
+			m.swapAsked = false
+			enter(SwapRequested, reason+"; the swap asked while starting")
+			return
+		}
+		enter(s, reason)
 	}
 	// removed checks the shoe in play is still in its slot, allowing it to
 	// be lifted for lim.removed; it reports whether a fault was raised.
@@ -179,7 +193,7 @@ func next(m machine, in input, lim limits) (machine, actions) {
 
 	switch in.trigger {
 	case reset:
-		m.fault, m.report, m.slowWarned = "", nil, false
+		m.fault, m.report, m.slowWarned, m.swapAsked = "", nil, false, false
 		enter(Starting, "reset")
 		return m, act
 	case report:
@@ -192,6 +206,12 @@ func next(m machine, in input, lim limits) (machine, actions) {
 			enter(SwapRequested, "swap requested")
 		case SwapRequested, Swapping:
 			// Asking twice for the same swap is harmless.
+		case Starting:
+			// The shoe in play is not known yet (the daemon has just
+			// started): the swap is done once it is. Refused, the
+			// table's one request (its shoe closed) was lost, and the
+			// table stayed closed for good.
+			m.swapAsked = true
 		case Fault:
 			act.err = fmt.Errorf("%w (%s)", ErrFault, m.fault)
 		default:
@@ -207,10 +227,10 @@ func next(m machine, in input, lim limits) (machine, actions) {
 		switch {
 		case l.presentA && !l.presentB:
 			m.inPlay = ShoeA
-			enter(AInPlay_BShuffling, "shoe A in the slot")
+			enterInPlay(AInPlay_BShuffling, "shoe A in the slot")
 		case l.presentB && !l.presentA:
 			m.inPlay = ShoeB
-			enter(BInPlay_AShuffling, "shoe B in the slot")
+			enterInPlay(BInPlay_AShuffling, "shoe B in the slot")
 		case in.now.Sub(m.since) >= lim.start && l.presentA:
 			fault(AlarmBothShoes, "both shoes seen in the dealing slot")
 		case in.now.Sub(m.since) >= lim.start:
