@@ -83,22 +83,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 // strayCount adds up the stray cards the runs pulled (rules epoch 3's
 // set-aside list under faults: simulators/world/strays.go).
 type strayCount struct {
-	between, paused, aside, restarts, seeds int
+	between, paused, waiting, aside, restarts, seeds int
 }
 
 func (s *strayCount) add(res world.Result) {
 	s.between += res.StraysBetween
 	s.paused += res.StraysPaused
+	s.waiting += res.StraysWaiting
 	s.aside += res.SetAside
 	s.restarts += res.StrayRestarts
-	if res.StraysBetween+res.StraysPaused > 0 {
+	if res.StraysBetween+res.StraysPaused+res.StraysWaiting > 0 {
 		s.seeds++
 	}
 }
 
 func (s strayCount) String() string {
-	return fmt.Sprintf("stray cards pulled: %d between rounds, %d while paused (%d seeds); %d set aside, as in the fault-free run; %d restarts amid them",
-		s.between, s.paused, s.seeds, s.aside, s.restarts)
+	return fmt.Sprintf("stray cards pulled: %d between rounds, %d while paused, %d while a player's answer waited (%d seeds); %d set aside, as in the fault-free run; %d restarts amid them",
+		s.between, s.paused, s.waiting, s.seeds, s.aside, s.restarts)
 }
 
 // checkFlags refuses what would panic (a negative -seeds), never end (no

@@ -36,13 +36,13 @@ func TestFlags(t *testing.T) {
 }
 
 // TestStrayCardsLine: the summary and a seed's report count the stray
-// cards the runs pulled, of both kinds, and those set aside.
+// cards the runs pulled, of the three kinds, and those set aside.
 func TestStrayCardsLine(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, run([]string{"-seeds", "6", "-steps", "200"}, &out, &errOut), out.String()+errOut.String())
-	assert.Regexp(t, `stray cards pulled: [1-9]\d* between rounds, [1-9]\d* while paused \(\d+ seeds\); [1-9]\d* set aside, as in the fault-free run; \d+ restarts amid them\n6 schedules, 0 violations\n$`, out.String())
+	assert.Regexp(t, `stray cards pulled: [1-9]\d* between rounds, [1-9]\d* while paused, [1-9]\d* while a player's answer waited \(\d+ seeds\); [1-9]\d* set aside, as in the fault-free run; \d+ restarts amid them\n6 schedules, 0 violations\n$`, out.String())
 	out.Reset()
 	require.Equal(t, 0, run([]string{"-seed", "2", "-steps", "400"}, &out, &errOut))
 	assert.Contains(t, out.String(), "strays: the dealer pulls 2 card(s) by mistake before round 13's bets")
-	assert.Regexp(t, `stray cards pulled: [1-9]\d* between rounds, \d+ while paused \(1 seeds\); [1-9]\d* set aside`, out.String())
+	assert.Regexp(t, `stray cards pulled: [1-9]\d* between rounds, \d+ while paused, \d+ while a player's answer waited \(1 seeds\); [1-9]\d* set aside`, out.String())
 }

@@ -28,7 +28,7 @@ func (w *world) finish() {
 	}
 	w.stop()
 	w.res.Refused = w.wl.refused
-	w.res.StraysBetween, w.res.StraysPaused = w.wl.strays.n[0], w.wl.strays.n[1]
+	w.res.StraysBetween, w.res.StraysPaused, w.res.StraysWaiting = w.wl.strays.n[0], w.wl.strays.n[1], w.wl.strays.n[2]
 	asideSeqs := slices.Sorted(maps.Keys(w.aside))
 	liveAside := make([][]card.Card, len(asideSeqs))
 	for i, s := range asideSeqs {

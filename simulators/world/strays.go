@@ -22,6 +22,12 @@ import (
 //     one to three cards pulled while the table is paused. The round
 //     needs one, so they are held; the resume gives the round as many as
 //     it still needs, in the order drawn, and sets the rest aside.
+//   - while a decision or insurance waits: at one point in sixteen where
+//     the round waits for a seat's decision, and one insurance offer in
+//     three (rarer: an Ace up), one to three cards pulled in one go. The round needs no card then:
+//     the first stops the table (unexpected_card) and heads the
+//     set-aside list, the others join it; the supervisor's resume names
+//     them all, and the round goes on waiting for the same answer.
 //
 // Both runs must pull the same cards at the same point of the game, or
 // every later frame is compared one off (the first workload, 1212166,
@@ -45,14 +51,17 @@ type strays struct {
 	between map[int]bool    // rounds whose bets came after their strays (by ordinal)
 	paused  map[[2]int]bool // pauses (round, cards pulled for it) that had strays
 	pending *[2]int         // a pause decided to have strays, not pulled yet
-	n       [2]int          // cards pulled between rounds, while paused
+	// waiting are the points (round, cards pulled for it, insurance or
+	// decision) where strays came while the round waited for a player.
+	waiting map[[3]int]bool
+	n       [3]int // cards pulled between rounds, while paused, while a player's answer waited
 	// pulled, when set (the live run), is told of each pull: the world
 	// cuts the power amid the strays now and then.
 	pulled func()
 }
 
 func newStrays() strays {
-	return strays{between: map[int]bool{}, paused: map[[2]int]bool{}}
+	return strays{between: map[int]bool{}, paused: map[[2]int]bool{}, waiting: map[[3]int]bool{}}
 }
 
 // strayBetween pulls the strays before round wl.round's bets, once, in
@@ -66,15 +75,7 @@ func (wl *workload) strayBetween(t side) bool {
 	wl.strays.between[r] = true
 	n := 1 + wl.roll(3, uint64(r), 'z')
 	t.tracef("strays: the dealer pulls %d card(s) by mistake before round %d's bets", n, r)
-	for range n {
-		if len(wl.shoe) > 0 {
-			wl.strays.n[0]++
-		}
-		wl.pullCard(true)
-	}
-	if wl.strays.pulled != nil {
-		wl.strays.pulled()
-	}
+	wl.pullStrays(n, 0)
 	wl.device(t)
 	return true
 }
@@ -98,16 +99,48 @@ func (wl *workload) pullWhilePaused(t side) {
 	wl.strays.paused[key] = true
 	n := 1 + wl.roll(3, uint64(key[0]), uint64(key[1]), 'W')
 	t.tracef("strays: the dealer pulls %d card(s) while round %d is paused before its card %d", n, key[0], key[1])
+	wl.pullStrays(n, 1)
+	wl.device(t)
+}
+
+// The two answers a round waits for, in strayWaiting's key.
+const (
+	waitInsurance = iota
+	waitDecision
+)
+
+// strayWaiting pulls strays while the round waits for an answer (what:
+// waitInsurance or waitDecision), at one insurance offer in three and
+// one decision point in sixteen, once per point: the round's ordinal, the cards pulled for it and what it waits
+// for, so the first step that finds the round waiting there decides, in
+// both runs alike (every card and answer before it is the same), and a
+// restart neither pulls them again nor skips them. It reports whether
+// it pulled (the answer waits for the next step: the table stops on the
+// first card).
+func (wl *workload) strayWaiting(t side, what int) bool {
+	key := [3]int{wl.round, wl.cards, what}
+	if wl.strays.waiting[key] || wl.roll([...]int{3, 16}[what], uint64(key[0]), uint64(key[1]), uint64(key[2]), 'q') != 0 {
+		return false
+	}
+	wl.strays.waiting[key] = true
+	n := 1 + wl.roll(3, uint64(key[0]), uint64(key[1]), uint64(key[2]), 'Q')
+	t.tracef("strays: the dealer pulls %d card(s) while round %d waits for %s after its card %d", n, key[0], [...]string{"insurance", "a decision"}[what], key[1])
+	wl.pullStrays(n, 2)
+	wl.device(t)
+	return true
+}
+
+// pullStrays pulls n stray cards, counted as kind (strays.n's index).
+func (wl *workload) pullStrays(n, kind int) {
 	for range n {
 		if len(wl.shoe) > 0 {
-			wl.strays.n[1]++
+			wl.strays.n[kind]++
 		}
 		wl.pullCard(true)
 	}
 	if wl.strays.pulled != nil {
 		wl.strays.pulled()
 	}
-	wl.device(t)
 }
 
 // asideCards are the cards a card_set_aside alarm of the set-aside list

@@ -96,6 +96,9 @@ type workload struct {
 	betsID    string         // the last bets accepted
 	tries     map[string]int // command ids refused, and how often
 	strays    strays         // the stray cards the dealer pulls by mistake (strays.go)
+	// cut is the decision whose answer a restart cut off, offered again
+	// as it was before any other (decide).
+	cut *cutDecision
 
 	// Bets per round ordinal (index r-1), for the money checks.
 	roundBets [][]table.Bet
@@ -195,7 +198,41 @@ func (wl *workload) counters(st table.State) {
 		clear(wl.insured)
 		clear(wl.supDone)
 		wl.bets = nil
+		wl.cut = nil
 	}
+}
+
+// cutDecision is a player's decision whose answer a restart cut off.
+type cutDecision struct {
+	p  seatPlayer
+	in table.Decision
+}
+
+// decideAgain offers the decision a restart cut the answer of again, as
+// it was (its id), and reports whether the step is done. Journaled before
+// the restart, it is answered by its id and counts as made; not, the
+// round still waits for it. Drawing the decision anew instead could draw
+// another: the player's count of decisions made had not moved, and when
+// the cut one was a fallback (a stand after a double refused) that the
+// table had applied, the next hand (a split's second) could take the
+// double refused before (seed 968: the fault-free run stood and then
+// stood again, the live run stood and doubled).
+func (wl *workload) decideAgain(t side) bool {
+	c := wl.cut
+	if c == nil {
+		return false
+	}
+	switch err := wl.submit(t, c.in); {
+	case errors.Is(err, errRestarted):
+		return true
+	case err == nil:
+		wl.cut = nil
+		wl.made[c.p]++
+		wl.decisions++
+		return true
+	}
+	wl.cut = nil // refused: the round has moved past it
+	return false
 }
 
 // submit offers one input and checks a refusal: it is typed and changed
@@ -389,9 +426,13 @@ func (wl *workload) play(t side, st table.State) {
 	next := st.Round.Next
 	switch {
 	case st.Round.Phase == "insurance":
-		wl.insurance(t)
+		if !wl.strayWaiting(t, waitInsurance) {
+			wl.insurance(t)
+		}
 	case strings.HasPrefix(next, "wait: seat"):
-		wl.decide(t, st)
+		if !wl.strayWaiting(t, waitDecision) {
+			wl.decide(t, st)
+		}
 	case strings.HasPrefix(next, "card to") || strings.HasPrefix(next, "hole card") || strings.HasPrefix(next, "burn"):
 		if !wl.supDone[wl.cards] {
 			switch wl.roll(60, uint64(wl.round), uint64(wl.cards), 's') {
@@ -444,6 +485,13 @@ func (wl *workload) decide(t side, st table.State) {
 	// Drawn from the round as it stands (not from a count of timeouts
 	// offered: a timer whose input met a failing journal may or may not
 	// have been applied, and the table says which).
+	// First the decision a restart cut the answer of: the timer's draw
+	// and the next decision's are then made at the points the
+	// fault-free run made them, with the player's count of decisions
+	// where it was there.
+	if wl.decideAgain(t) {
+		return
+	}
 	if wl.roll(12, uint64(wl.round), viewKey(st.Round), 't') == 0 {
 		wl.timeouts++
 		t.fire()
@@ -457,10 +505,12 @@ func (wl *workload) decide(t side, st table.State) {
 		k := wl.made[p]
 		a := actions[wl.roll(len(actions), uint64(wl.round), uint64(p.seat), str(p.player), uint64(k), 'a')]
 		for _, action := range []string{a, "stand"} {
-			err := wl.submit(t, table.Decision{Seat: p.seat, Player: p.player, Action: action,
-				ID: fmt.Sprintf("d%d-%d-%s-%d-%s", wl.round, p.seat, p.player, k, action)})
+			d := table.Decision{Seat: p.seat, Player: p.player, Action: action,
+				ID: fmt.Sprintf("d%d-%d-%s-%d-%s", wl.round, p.seat, p.player, k, action)}
+			err := wl.submit(t, d)
 			switch {
 			case errors.Is(err, errRestarted):
+				wl.cut = &cutDecision{p: p, in: d}
 				return
 			case err == nil:
 				wl.made[p]++

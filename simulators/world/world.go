@@ -80,13 +80,15 @@ type Result struct {
 	Violations []Violation
 
 	// Stray cards (strays.go): the cards the dealer pulled by mistake
-	// before a round's bets (StraysBetween) and while the table was
-	// paused before a card of the round (StraysPaused); the cards the
+	// before a round's bets (StraysBetween), while the table was paused
+	// before a card of the round (StraysPaused) and while the round
+	// waited for a player's insurance or decision (StraysWaiting); the cards the
 	// table's card_set_aside alarms named (SetAside, compared with the
 	// fault-free run's); the restarts that came while stray cards were
 	// unanswered in the shoe or in the table's set-aside list.
 	StraysBetween int
 	StraysPaused  int
+	StraysWaiting int
 	SetAside      int
 	StrayRestarts int
 }

@@ -108,26 +108,30 @@ func TestEveryGame(t *testing.T) {
 	assert.Greater(t, sum, 20, "crowd rounds in 002")
 }
 
-// TestStrayCards: the workload pulls stray cards of both kinds (before a
-// round's bets, and while the table is paused before a card of the round)
+// TestStrayCards: the workload pulls stray cards of the three kinds
+// (before a round's bets, while the table is paused before a card of the
+// round, and while the round waits for a player's insurance or decision)
 // in the live run and the fault-free run alike, under restarts, power
 // cuts and journal faults, and the table sets aside the same cards in
 // both (rules epoch 3's set-aside list; strays.go).
 func TestStrayCards(t *testing.T) {
-	var between, paused, aside, restarts int
+	var between, paused, waiting, aside, restarts int
 	world.RunMany(1, 40, 2, world.Options{Steps: 300}, func(res world.Result) {
 		for _, v := range res.Violations {
 			t.Errorf("seed %d: %s (replay: make sim SEED=%d SIMFLAGS=-steps=300)", res.Seed, v, res.Seed)
 		}
 		between += res.StraysBetween
 		paused += res.StraysPaused
+		waiting += res.StraysWaiting
 		aside += res.SetAside
 		restarts += res.StrayRestarts
 	})
-	t.Logf("stray cards: %d between rounds, %d while paused, %d set aside, %d restarts amid them", between, paused, aside, restarts)
+	t.Logf("stray cards: %d between rounds, %d while paused, %d while a player's answer waited, %d set aside, %d restarts amid them",
+		between, paused, waiting, aside, restarts)
 	assert.Positive(t, between, "strays between rounds")
 	assert.Positive(t, paused, "strays while paused")
+	assert.Positive(t, waiting, "strays while a decision or insurance waited")
 	assert.Positive(t, aside, "cards set aside")
-	assert.Less(t, aside, between+paused, "the round takes some of the cards pulled while paused")
+	assert.Less(t, aside, between+paused+waiting, "the round takes some of the cards pulled while paused")
 	assert.Positive(t, restarts, "restarts while stray cards were in the shoe or the set-aside list")
 }
