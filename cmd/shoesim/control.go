@@ -19,15 +19,17 @@ import (
 // controlHelp lists the words --control reads, one command a line.
 const controlHelp = `pull [N] (the dealer pulls N cards, 1 by default; held by the device while unplugged), unplug, replug, misread (the dealer pulls a card the shoe cannot read; the log names it), jam, cut (the cut card), shoe-out, silent, talk`
 
-// controller is what the control commands drive: a *shoe.Device.
+// controller is what the control commands drive: a *shoe.Device. The
+// dealer's actions are queued on the device at once, in the order of
+// the lines, and their ACKs waited for apart.
 type controller interface {
-	PullN(ctx context.Context, n int) error
+	QueuePullN(n int) (shoe.Queued, error)
 	Unplug() error
 	Replug() error
-	PullMisread(ctx context.Context) (card.Card, error)
-	Jam(ctx context.Context) error
-	CutCard(ctx context.Context) error
-	ShoeOut(ctx context.Context) error
+	QueuePullMisread() (card.Card, shoe.Queued, error)
+	QueueJam() (shoe.Queued, error)
+	QueueCutCard() (shoe.Queued, error)
+	QueueShoeOut() (shoe.Queued, error)
 	SetSilent(bool)
 }
 
@@ -84,14 +86,26 @@ func control(ctx context.Context, dev controller, line string, log zerolog.Logge
 	if len(words) == 0 || strings.HasPrefix(words[0], "#") {
 		return nil
 	}
-	waitAck := func(what string, f func(context.Context) error) {
+	// The action is queued on the device now, so the next line's comes
+	// after it on the line; only its ACK is waited for on a goroutine of
+	// its own (an unplugged shoe holds it and still takes the replug).
+	// Each action on a goroutine of its own, queued when that ran, sent
+	// "pull 3", "shoe-out" in either order, and a file's last line often
+	// first.
+	waitAck := func(what string, q shoe.Queued, err error) error {
+		if err != nil {
+			return fmt.Errorf("control: %s: %w", what, err)
+		}
 		go func() {
-			if err := f(ctx); err != nil && ctx.Err() == nil {
-				log.Error().Err(err).Msg("control: " + what)
+			if err := q.Wait(ctx); err != nil {
+				if ctx.Err() == nil {
+					log.Error().Err(err).Msg("control: " + what)
+				}
 				return
 			}
 			log.Info().Msg("control: " + what + " acknowledged by the table")
 		}()
+		return nil
 	}
 	switch cmd, args := words[0], words[1:]; {
 	case cmd == "pull" && len(args) <= 1:
@@ -102,7 +116,8 @@ func control(ctx context.Context, dev controller, line string, log zerolog.Logge
 				return fmt.Errorf("%w: pull %q: a count of cards from 1", errControl, args[0])
 			}
 		}
-		waitAck(fmt.Sprintf("pull %d", n), func(ctx context.Context) error { return dev.PullN(ctx, n) })
+		q, err := dev.QueuePullN(n)
+		return waitAck(fmt.Sprintf("pull %d", n), q, err)
 	case cmd == "unplug" && len(args) == 0:
 		if err := dev.Unplug(); err != nil {
 			return err
@@ -117,9 +132,12 @@ func control(ctx context.Context, dev controller, line string, log zerolog.Logge
 		// The dealer pulls the next card and the shoe cannot read it:
 		// the log names it, as the dealer sees it on the table, for the
 		// supervisor's correct.
+		c, q, err := dev.QueuePullMisread()
+		if err != nil {
+			return fmt.Errorf("control: misread: %w", err)
+		}
 		go func() {
-			c, err := dev.PullMisread(ctx)
-			if err != nil {
+			if err := q.Wait(ctx); err != nil {
 				if ctx.Err() == nil {
 					log.Error().Err(err).Msg("control: misread")
 				}
@@ -128,11 +146,14 @@ func control(ctx context.Context, dev controller, line string, log zerolog.Logge
 			log.Info().Str("card", c.String()).Msg("control: misread acknowledged by the table: the dealer pulled " + c.String() + " and the shoe could not read it (tablectl correct --card " + c.String() + ")")
 		}()
 	case cmd == "jam" && len(args) == 0:
-		waitAck("jam", dev.Jam)
+		q, err := dev.QueueJam()
+		return waitAck("jam", q, err)
 	case cmd == "cut" && len(args) == 0:
-		waitAck("cut card", dev.CutCard)
+		q, err := dev.QueueCutCard()
+		return waitAck("cut card", q, err)
 	case cmd == "shoe-out" && len(args) == 0:
-		waitAck("shoe out", dev.ShoeOut)
+		q, err := dev.QueueShoeOut()
+		return waitAck("shoe out", q, err)
 	case cmd == "silent" && len(args) == 0:
 		dev.SetSilent(true)
 	case cmd == "talk" && len(args) == 0:

@@ -8,11 +8,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/livetable/livetable/shoereader"
+	"github.com/livetable/livetable/shoereader/serialport"
+	"github.com/livetable/livetable/simulators/shoe"
 	"github.com/livetable/livetable/table/card"
 )
 
@@ -31,16 +35,18 @@ func (f *fakeShoe) note(s string) error {
 	return nil
 }
 
-func (f *fakeShoe) PullN(_ context.Context, n int) error { return f.note(fmt.Sprint("pull ", n)) }
-func (f *fakeShoe) Unplug() error                        { return f.note("unplug") }
-func (f *fakeShoe) Replug() error                        { return f.note("replug") }
-func (f *fakeShoe) PullMisread(context.Context) (card.Card, error) {
-	return card.MustParse("Qh"), f.note("misread")
+func (f *fakeShoe) QueuePullN(n int) (shoe.Queued, error) {
+	return shoe.Queued{}, f.note(fmt.Sprint("pull ", n))
 }
-func (f *fakeShoe) Jam(context.Context) error     { return f.note("jam") }
-func (f *fakeShoe) CutCard(context.Context) error { return f.note("cut") }
-func (f *fakeShoe) ShoeOut(context.Context) error { return f.note("shoe-out") }
-func (f *fakeShoe) SetSilent(s bool)              { _ = f.note(fmt.Sprint("silent ", s)) }
+func (f *fakeShoe) Unplug() error { return f.note("unplug") }
+func (f *fakeShoe) Replug() error { return f.note("replug") }
+func (f *fakeShoe) QueuePullMisread() (card.Card, shoe.Queued, error) {
+	return card.MustParse("Qh"), shoe.Queued{}, f.note("misread")
+}
+func (f *fakeShoe) QueueJam() (shoe.Queued, error)     { return shoe.Queued{}, f.note("jam") }
+func (f *fakeShoe) QueueCutCard() (shoe.Queued, error) { return shoe.Queued{}, f.note("cut") }
+func (f *fakeShoe) QueueShoeOut() (shoe.Queued, error) { return shoe.Queued{}, f.note("shoe-out") }
+func (f *fakeShoe) SetSilent(s bool)                   { _ = f.note(fmt.Sprint("silent ", s)) }
 
 // TestControl: each control line drives the device as the dealer would;
 // a line that is no command is an error and drives nothing.
@@ -80,7 +86,7 @@ func TestControl(t *testing.T) {
 				assert.Empty(t, f.did)
 				return
 			}
-			<-f.done // pulls and reports run on their own goroutine
+			<-f.done
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			assert.Equal(t, []string{tt.did}, f.did)
@@ -116,4 +122,40 @@ func TestServeControlFilePlayedOnce(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Equal(t, []string{"unplug", "replug"}, f.did)
+}
+
+// TestControlKeepsOrder: the lines of a control file reach the table in
+// the order written. Each action ran on a goroutine of its own, queued
+// when that ran: "pull 3", "cut", "pull 2", "shoe-out" reached the reader
+// with the shoe out first, then the cards.
+func TestControlKeepsOrder(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmds := filepath.Join(t.TempDir(), "round.txt")
+	require.NoError(t, os.WriteFile(cmds, []byte("pull 3\ncut\npull 2\nshoe-out\n"), 0o600))
+	path, done := startShoesim(ctx, t, []string{"--rate", "0", "--control", cmds, "--log-level", "warn"})
+	events := make(chan shoereader.Event, 64)
+	r := shoereader.New(serialport.Opener(path, serialport.DefaultBaud), shoereader.Options{}, zerolog.Nop())
+	rctx, rcancel := context.WithCancel(ctx)
+	rdone := make(chan error, 1)
+	go func() { rdone <- r.Run(rctx, events) }()
+	var got []string
+	for len(got) < 7 {
+		select {
+		case ev := <-events:
+			switch ev.Kind {
+			case shoereader.Card:
+				got = append(got, "card")
+			case shoereader.ShoeOut, shoereader.CutCard:
+				got = append(got, ev.Kind.String())
+			}
+		case <-ctx.Done():
+			t.Fatalf("shoesim sent %v", got)
+		}
+	}
+	assert.Equal(t, []string{"card", "card", "card", shoereader.CutCard.String(), "card", "card", shoereader.ShoeOut.String()}, got)
+	rcancel()
+	<-rdone
+	cancel()
+	require.NoError(t, <-done)
 }

@@ -620,14 +620,21 @@ func (d *Device) writeLocked(b []byte) {
 
 // send queues m and waits until the host acknowledges it.
 func (d *Device) send(ctx context.Context, m shoeproto.Message) error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return ErrClosed
+	q, err := d.queue(m)
+	if err != nil {
+		return err
 	}
-	p := d.enqueueLocked(m, time.Now())
-	d.mu.Unlock()
-	return wait(ctx, p)
+	return q.Wait(ctx)
+}
+
+// queue puts m in the send queue.
+func (d *Device) queue(m shoeproto.Message) (Queued, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return Queued{}, ErrClosed
+	}
+	return Queued{d.enqueueLocked(m, time.Now())}, nil
 }
 
 func wait(ctx context.Context, p *pending) error {

@@ -112,14 +112,24 @@ func (d *Device) Misread(ctx context.Context) error {
 // seen dealt, and a table that booked the corrected cards raised a
 // count mismatch at shoe out.
 func (d *Device) PullMisread(ctx context.Context) (card.Card, error) {
+	c, q, err := d.QueuePullMisread()
+	if err != nil {
+		return c, err
+	}
+	return c, q.Wait(ctx)
+}
+
+// QueuePullMisread is PullMisread without the wait: the misread is in
+// the send queue when it returns.
+func (d *Device) QueuePullMisread() (card.Card, Queued, error) {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		return card.Card{}, ErrClosed
+		return card.Card{}, Queued{}, ErrClosed
 	}
 	if d.pos >= len(d.cards) {
 		d.mu.Unlock()
-		return card.Card{}, ErrShoeEmpty
+		return card.Card{}, Queued{}, ErrShoeEmpty
 	}
 	now := time.Now()
 	if !d.cutOut && d.pos >= d.cutAt {
@@ -134,7 +144,7 @@ func (d *Device) PullMisread(ctx context.Context) (card.Card, error) {
 	d.dealt = append(d.dealt, c)
 	p := d.enqueueLocked(shoeproto.Message{Type: shoeproto.TypeMisread}, now)
 	d.mu.Unlock()
-	return c, wait(ctx, p)
+	return c, Queued{p}, nil
 }
 
 // DoubleCard reports two cards pulled at once.
@@ -145,6 +155,11 @@ func (d *Device) DoubleCard(ctx context.Context) error {
 // Jam reports a blocked card path.
 func (d *Device) Jam(ctx context.Context) error {
 	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeJam})
+}
+
+// QueueJam is Jam without the wait.
+func (d *Device) QueueJam() (Queued, error) {
+	return d.queue(shoeproto.Message{Type: shoeproto.TypeJam})
 }
 
 // FaceUp reports a card that came out face up (c may be the zero Card).

@@ -134,18 +134,43 @@ func (d *Device) Pull(ctx context.Context) error {
 // send window fills as when a dealer deals a round quickly; it returns
 // when the last is acknowledged. It stops early with ErrShoeEmpty.
 func (d *Device) PullN(ctx context.Context, n int) error {
-	var last *pending
+	q, err := d.QueuePullN(n)
+	if err != nil {
+		return err
+	}
+	return q.Wait(ctx)
+}
+
+// QueuePullN is PullN without the wait: the cards are in the device's
+// send queue when it returns, in order after whatever was queued before
+// (Queued.Wait waits for their ACK). It stops early with ErrShoeEmpty,
+// the cards pulled until then queued.
+func (d *Device) QueuePullN(n int) (Queued, error) {
+	var q Queued
 	for range n {
 		p, err := d.pull()
 		if err != nil {
-			return err
+			return q, err
 		}
-		last = p
+		q.p = p
 	}
-	if last == nil {
+	return q, nil
+}
+
+// Queued is what a dealer's action put in the device's send queue: the
+// device sends it (and sends it again) by itself; Wait waits until the
+// host has acknowledged it. A caller that queues actions one after the
+// other and waits elsewhere (shoesim's --control) keeps their order on
+// the line, which actions each on its own goroutine did not.
+type Queued struct{ p *pending }
+
+// Wait returns once the host has acknowledged what was queued (at once
+// when nothing was), or with ctx's error.
+func (q Queued) Wait(ctx context.Context) error {
+	if q.p == nil {
 		return nil
 	}
-	return wait(ctx, last)
+	return wait(ctx, q.p)
 }
 
 // pull queues the next card (and the cut card before it when due).
@@ -211,10 +236,19 @@ func (d *Device) cardMsgLocked(c card.Card, deck int) shoeproto.Message {
 
 // CutCard makes the cut card come out now, whatever the penetration.
 func (d *Device) CutCard(ctx context.Context) error {
+	q, err := d.QueueCutCard()
+	if err != nil {
+		return err
+	}
+	return q.Wait(ctx)
+}
+
+// QueueCutCard is CutCard without the wait.
+func (d *Device) QueueCutCard() (Queued, error) {
 	d.mu.Lock()
 	d.cutOut = true
 	d.mu.Unlock()
-	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeCutCard})
+	return d.queue(shoeproto.Message{Type: shoeproto.TypeCutCard})
 }
 
 // NewShoe ends the shoe in play (SHOE_OUT with the cards left in it) and
@@ -248,11 +282,20 @@ func (d *Device) NewShoe(ctx context.Context, cards []card.Card) error {
 
 // ShoeOut removes the shoe: SHOE_OUT with the count of cards left in it.
 func (d *Device) ShoeOut(ctx context.Context) error {
+	q, err := d.QueueShoeOut()
+	if err != nil {
+		return err
+	}
+	return q.Wait(ctx)
+}
+
+// QueueShoeOut is ShoeOut without the wait.
+func (d *Device) QueueShoeOut() (Queued, error) {
 	d.mu.Lock()
 	returned := len(d.cards) - d.pos
 	d.shoeIn = false
 	d.mu.Unlock()
-	return d.send(ctx, shoeproto.Message{Type: shoeproto.TypeShoeOut, Returned: uint16(returned)})
+	return d.queue(shoeproto.Message{Type: shoeproto.TypeShoeOut, Returned: uint16(returned)})
 }
 
 // Dealt returns the cards dealt from the shoe in play, in order, including
