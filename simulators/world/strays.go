@@ -23,11 +23,12 @@ import (
 //     needs one, so they are held; the resume gives the round as many as
 //     it still needs, in the order drawn, and sets the rest aside.
 //   - while a decision or insurance waits: at one point in sixteen where
-//     the round waits for a seat's decision, and one insurance offer in
-//     three (rarer: an Ace up), one to three cards pulled in one go. The round needs no card then:
-//     the first stops the table (unexpected_card) and heads the
-//     set-aside list, the others join it; the supervisor's resume names
-//     them all, and the round goes on waiting for the same answer.
+//     the round waits for a seat's decision, and at one insurance offer
+//     in three (rarer: an Ace up), one to three cards pulled in one go.
+//     The round needs no card then: the first stops the table
+//     (unexpected_card) and heads the set-aside list, the others join
+//     it; the supervisor's resume names them all, and the round goes on
+//     waiting for the same answer.
 //
 // Both runs must pull the same cards at the same point of the game, or
 // every later frame is compared one off (the first workload, 1212166,
@@ -111,12 +112,12 @@ const (
 
 // strayWaiting pulls strays while the round waits for an answer (what:
 // waitInsurance or waitDecision), at one insurance offer in three and
-// one decision point in sixteen, once per point: the round's ordinal, the cards pulled for it and what it waits
-// for, so the first step that finds the round waiting there decides, in
-// both runs alike (every card and answer before it is the same), and a
-// restart neither pulls them again nor skips them. It reports whether
-// it pulled (the answer waits for the next step: the table stops on the
-// first card).
+// one decision point in sixteen, once per point: the round's ordinal,
+// the cards pulled for it and what it waits for, so the first step that
+// finds the round waiting there decides, in both runs alike (every card
+// and answer before it is the same), and a restart neither pulls them
+// again nor skips them. It reports whether it pulled (the answer waits
+// for the next step: the table stops on the first card).
 func (wl *workload) strayWaiting(t side, what int) bool {
 	key := [3]int{wl.round, wl.cards, what}
 	if wl.strays.waiting[key] || wl.roll([...]int{3, 16}[what], uint64(key[0]), uint64(key[1]), uint64(key[2]), 'q') != 0 {
