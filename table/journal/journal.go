@@ -91,7 +91,10 @@ type Journal struct {
 	mu      sync.Mutex // guards the following
 	segs    []*segment // oldest first; the last one is active
 	lastSeq uint64
-	newest  int64 // newest record time, Unix ns
+	// newest is "now" for retention by age, Unix ns: the last record's
+	// time (at Open, the newest of the newest segment that has records),
+	// not the newest of all records (see retainLocked).
+	newest int64
 	// rounds is the round index, built on first use (roundsReady): Open
 	// does not read the rounds of sealed segments (see ensureRounds).
 	rounds      roundIndex
@@ -309,8 +312,8 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		}
 		j.f = f
 	}
-	for _, s := range j.segs {
-		j.newest = max(j.newest, s.newest)
+	for i := len(j.segs) - 1; i >= 0 && j.newest == 0; i-- {
+		j.newest = j.segs[i].newest
 	}
 	active := j.segs[len(j.segs)-1]
 	j.lastSeq, j.hash = active.lastSeq, active.lastHash
@@ -645,7 +648,7 @@ func (j *Journal) commit(batch []*Pending) {
 	active.size = base + int64(len(buf))
 	active.lastSeq, active.lastHash, active.lastBatch = last, hash, seq
 	j.lastSeq, j.hash = last, hash
-	j.newest = max(j.newest, active.newest)
+	j.newest = unixNano(batch[len(batch)-1].rec.Time)
 	j.mu.Unlock()
 	if active.size >= j.opts.SegmentBytes {
 		// Rotating before completing the batch makes the files after an
@@ -757,6 +760,15 @@ func (j *Journal) retainLocked() []string {
 			}
 		}
 	}
+	// Ages are measured from the last record's time, not from the
+	// newest record of all: a wall clock stepped forward for a moment (a
+	// box that booted with a wrong clock, a date typed wrong), then
+	// corrected, left records a year ahead, and every later seal (and
+	// Open) retired each segment before the newest checkpoint as a year
+	// old, until size retention took the stepped segment. A seal or a
+	// restart while the clock is still ahead retires them all the same:
+	// the daemon must not start before its clock is set (docs/deploy.md).
+	now := j.newest
 	var retired []string
 	for len(j.segs) > 1 {
 		s := j.segs[0]
@@ -764,7 +776,7 @@ func (j *Journal) retainLocked() []string {
 			break
 		}
 		tooBig := j.opts.MaxBytes > 0 && total > j.opts.MaxBytes
-		tooOld := j.opts.MaxAge > 0 && s.newest != 0 && j.newest-s.newest > int64(j.opts.MaxAge)
+		tooOld := j.opts.MaxAge > 0 && s.newest != 0 && now-s.newest > int64(j.opts.MaxAge)
 		if !tooBig && !tooOld {
 			break
 		}

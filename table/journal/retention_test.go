@@ -190,3 +190,28 @@ func TestRetentionKeepsAnchor(t *testing.T) {
 		})
 	}
 }
+
+// TestRetentionByAgeAfterAClockStep: a wall clock stepped forward a year
+// for a moment, then corrected, left two records a year ahead; measured
+// from the newest record of all, every later seal retired each segment
+// before the newest checkpoint as a year old. Ages are measured from the
+// last record's time.
+func TestRetentionByAgeAfterAClockStep(t *testing.T) {
+	dir := t.TempDir()
+	opts := journal.Options{Dir: dir, SegmentBytes: 500, MaxAge: 24 * time.Hour}
+	j, _ := open(t, opts)
+	for i := range 100 {
+		r := rec(i)
+		r.Time = base.Add(time.Duration(i) * time.Minute)
+		if i == 29 || i == 30 { // inside a segment (4 records each): the seal after them has the corrected time
+			r.Time = r.Time.Add(365 * 24 * time.Hour) // the step, then its correction
+		}
+		_, err := j.Append(r)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, uint64(1), j.FirstSeq(), "nothing is a day old")
+	require.NoError(t, j.Close())
+	j, rep := open(t, opts)
+	assert.Empty(t, rep.Retired, "nor at Open")
+	assert.Equal(t, uint64(1), j.FirstSeq())
+}
