@@ -211,12 +211,22 @@ func cutSegment(fsys vfs.FS, dir, quarantine, name string, off int64, rep *Salva
 	}
 	path := filepath.Join(dir, name)
 	if off > 0 {
+		// A power cut at any point leaves the journal with the segment
+		// whole or cut, never without it: the original is copied aside
+		// first, and the cut one replaces it by a rename.
+		fi, err := fsys.Stat(path)
+		if err != nil {
+			return fmt.Errorf("journal: salvage: %w", err)
+		}
+		if err := copyPrefix(fsys, path, filepath.Join(quarantine, name), fi.Size()); err != nil {
+			return err
+		}
+		if err := syncDir(fsys, quarantine); err != nil {
+			return err
+		}
 		tmp := path + ".salvage"
 		if err := copyPrefix(fsys, path, tmp, off); err != nil {
 			return err
-		}
-		if err := fsys.Rename(path, filepath.Join(quarantine, name)); err != nil {
-			return fmt.Errorf("journal: salvage: %w", err)
 		}
 		if err := fsys.Rename(tmp, path); err != nil {
 			return fmt.Errorf("journal: salvage: %w", err)
