@@ -203,6 +203,10 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: journal sizes and times cannot be negative", ErrConfig)
 	case j.SegmentSize > 0 && j.SegmentSize < 64<<10:
 		return fmt.Errorf("%w: journal.segment_size %s is under 64KiB", ErrConfig, j.SegmentSize)
+	case j.SegmentSize > maxSegment:
+		// Retention deletes whole sealed segments: one of many GiB
+		// would be kept whole past max_size and max_age.
+		return fmt.Errorf("%w: journal.segment_size %s is over %s: retention deletes whole segments", ErrConfig, j.SegmentSize, ByteSize(maxSegment))
 	case j.MaxSize > 0 && j.MaxSize < 2*max(j.SegmentSize, 64<<10):
 		return fmt.Errorf("%w: journal.max_size %s must hold at least two segments of %s", ErrConfig, j.MaxSize, j.SegmentSize)
 	case j.CheckpointEvery < 0:
@@ -218,8 +222,8 @@ func (c Config) check() error {
 		// one heartbeat is lost): a shorter watchdog raises shoe.silent and
 		// shoe.alive every second on a healthy shoe between rounds.
 		return fmt.Errorf("%w: shoe.silence_timeout %s is under two of the shoe's heartbeats (%s): an idle shoe would be declared silent", ErrConfig, c.Shoe.Silence, 2*shoereader.DefaultOptions().Heartbeat)
-	case c.Shoe.Baud <= 0:
-		return fmt.Errorf("%w: shoe.baud %d: the shoe's line speed (115200)", ErrConfig, c.Shoe.Baud)
+	case c.Shoe.Baud < minBaud || c.Shoe.Baud > maxBaud:
+		return fmt.Errorf("%w: shoe.baud %d is out of range: %d to %d (the shoe's line speed, 115200)", ErrConfig, c.Shoe.Baud, minBaud, maxBaud)
 	case c.Demo.MisreadEvery < 0:
 		return fmt.Errorf("%w: demo.misread_every %d cannot be negative", ErrConfig, c.Demo.MisreadEvery)
 	case !(c.Demo.Penetration >= 0 && c.Demo.Penetration < 1):
@@ -287,6 +291,11 @@ const (
 	// minMemoryLimit bounds a memory limit that is set: the daemon's
 	// heap is several MiB at rest.
 	minMemoryLimit = 8 << 20
+	// maxSegment bounds a journal segment (8 MiB by default).
+	maxSegment = 1 << 30
+	// minBaud and maxBaud bound the shoe's serial line speed: the
+	// slowest standard rate and the fastest a USB serial adapter runs.
+	minBaud, maxBaud = 1200, 4000000
 )
 
 // configTime is one time of the configuration and its range.

@@ -54,7 +54,8 @@ func FuzzLoadConfig(f *testing.F) {
 			int64(cfg.Demo.Pace), int64(cfg.Demo.Think), int64(cfg.Demo.Betting)} {
 			require.GreaterOrEqual(t, d, int64(0))
 		}
-		require.Positive(t, cfg.Shoe.Baud)
+		require.True(t, cfg.Shoe.Baud >= minBaud && cfg.Shoe.Baud <= maxBaud, "%d", cfg.Shoe.Baud)
+		require.LessOrEqual(t, int64(j.SegmentSize), int64(maxSegment))
 		for _, d := range cfg.times() {
 			if d.v != 0 {
 				require.True(t, d.v >= d.min && d.v <= d.max, "%s %s", d.key, d.v)

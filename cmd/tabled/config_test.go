@@ -150,6 +150,9 @@ func TestConfigRanges(t *testing.T) {
 		{"a memory limit of 1KiB", "memory_limit: 1KiB", []string{"memory_limit 1KiB", "8MiB"}},
 		{"a checkpoint every million rounds", "journal: {checkpoint_every: 1000000}", []string{"journal.checkpoint_every 1000000", "10000"}},
 		{"a group commit of a second", "journal: {group_commit: 1s}", []string{"journal.group_commit 1s", "100ms"}},
+		{"a segment of 4GiB", "journal: {segment_size: 4GiB, max_size: 16GiB}", []string{"journal.segment_size 4GiB", "1GiB"}},
+		{"a line speed of 1 baud", "shoe: {baud: 1}", []string{"shoe.baud 1", "1200 to 4000000"}},
+		{"a line speed of 10 Mbaud", "shoe: {baud: 10000000}", []string{"shoe.baud 10000000"}},
 		{"a journal kept two hundred years", "journal: {max_age: 1752000h}", []string{"journal.max_age 1752000h0m0s"}},
 	}
 	for _, tc := range tests {

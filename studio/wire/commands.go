@@ -163,7 +163,7 @@ type Reply struct {
 	// Schema is the contract version (2).
 	Schema int `json:"schema" enum:"2"`
 	// ID is the command's id; empty when the command was too broken to
-	// read one.
+	// read one (for one too large to read, see `code`: too_large).
 	ID string `json:"id"`
 	// Accepted is true when the table took the command.
 	Accepted bool `json:"accepted"`
