@@ -34,7 +34,9 @@
 // are checked against the swap and Options.ExpectCards.
 //
 // The controller knows no game rules: the table calls RequestSwap once the
-// round after the cut card is settled.
+// round after the cut card is settled (and tabled once more after a
+// restart that finds the table closed). A request while Starting is kept
+// and carried out once the presence sensors name the shoe in play.
 //
 // # Lines
 //

@@ -252,6 +252,14 @@ func runSalvage(g *globals, args []string, stdout, stderr io.Writer) int {
 	}
 	at := time.Now().UTC()
 	q := filepath.Join(jf.dataDir, "journal-salvaged-"+at.Format("20060102T150405Z"))
+	for i := 2; ; i++ {
+		// A new directory each time: a second salvage in the same
+		// second must not replace what the first moved aside.
+		if _, err := os.Stat(q); os.IsNotExist(err) {
+			break
+		}
+		q = filepath.Join(jf.dataDir, fmt.Sprintf("journal-salvaged-%s-%d", at.Format("20060102T150405Z"), i))
+	}
 	rep, err := journal.Salvage(nil, jf.dir(), q, table.CheckpointKind)
 	switch {
 	case errors.Is(err, journal.ErrLocked):
