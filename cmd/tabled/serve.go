@@ -490,6 +490,7 @@ func (d *tabled) startConsole(ctx context.Context, g *errgroup.Group) error {
 		st := link.Stats()
 		return st.ShortConnections, st.TakeoverSuspected
 	})
+	d.metrics.SetCommandRefusalsFunc(link.Refusals)
 	d.metrics.SetPublishLatencyFunc(func() console.LatencySummary {
 		l := link.PublishLatency()
 		return console.LatencySummary{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}

@@ -630,6 +630,11 @@ func TestMetrics(t *testing.T) {
 	text = scrape(t, f.web.URL)
 	assert.Contains(t, text, "livetable_broker_short_connections_total 7")
 	assert.Contains(t, text, "livetable_broker_takeover_suspected_total 2")
+	assert.NotContains(t, text, "livetable_command_refusals_total", "not reported")
+	m.SetCommandRefusalsFunc(func() map[string]uint64 { return map[string]uint64{"wrong_topic": 3, "too_large": 1} })
+	text = scrape(t, f.web.URL)
+	assert.Contains(t, text, "# TYPE livetable_command_refusals_total counter")
+	assert.Contains(t, text, "livetable_command_refusals_total{code=\"too_large\"} 1\nlivetable_command_refusals_total{code=\"wrong_topic\"} 3\n", "by code, in order")
 }
 
 func scrape(t *testing.T, base string) string {

@@ -45,6 +45,7 @@ type Metrics struct {
 	connectedFn    atomic.Pointer[func() bool]
 	shoeFn         atomic.Pointer[func() bool]
 	takeoverFn     atomic.Pointer[func() (short, suspected uint64)]
+	refusalsFn     atomic.Pointer[func() map[string]uint64]
 	dropped        atomic.Pointer[Dropper]
 }
 
@@ -128,6 +129,19 @@ func (m *Metrics) write(e *expo) {
 			"Runs of three short connections in a row: another client with the table's client id, or an ACL that drops the table.")
 		e.sample("livetable_broker_takeover_suspected_total", l, "", float64(suspected))
 	}
+	if f := m.refusalsFn.Load(); f != nil {
+		counts := (*f)()
+		e.family("livetable_command_refusals_total", "counter",
+			"Commands refused, by the reply's code (too_large, wrong_topic, malformed, rate_limited, misread_at...; other: no code).")
+		codes := make([]string, 0, len(counts))
+		for code := range counts {
+			codes = append(codes, code)
+		}
+		slices.Sort(codes)
+		for _, code := range codes {
+			e.sample("livetable_command_refusals_total", l, label("code", code), float64(counts[code]))
+		}
+	}
 	if f := m.latencyFn.Load(); f != nil {
 		s := (*f)()
 		e.family("livetable_publish_latency_recent_seconds", "gauge", "Recent publish latency by quantile, as the publisher summarises it.")
@@ -180,6 +194,13 @@ func (m *Metrics) SetBrokerConnectedFunc(f func() bool) { m.connectedFn.Store(&f
 // half of such a fight, so livetable_broker_connected alone does not show
 // it, while the table receives no command.
 func (m *Metrics) SetBrokerTakeoverFunc(f func() (short, suspected uint64)) { m.takeoverFn.Store(&f) }
+
+// SetCommandRefusalsFunc makes every scrape read from f the commands the
+// MQTT link refused, by the reply's code
+// (livetable_command_refusals_total{code}): a backend sending commands
+// too large, on a wrong topic or out of turn shows there before anyone
+// reads the replies.
+func (m *Metrics) SetCommandRefusalsFunc(f func() map[string]uint64) { m.refusalsFn.Store(&f) }
 
 // SetShoeConnectedFunc makes every scrape ask f whether the card shoe's
 // link is up (livetable_shoe_connected): an unplugged shoe pauses a round

@@ -113,6 +113,8 @@ func TestCommandsOverBroker(t *testing.T) {
 	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == len(steps)+1 }, waitFor, poll)
 	assert.Contains(t, replies(t, backend, topics.Replies)[len(steps)].Reason, "signature does not verify")
 	assert.Len(t, ctrl.Inputs(), submitted)
+	assert.Equal(t, map[string]uint64{mqttlink.RefusalOther: 1, "id_reused": 2, "malformed": 2, "wrong_topic": 1, "unauthorised": 3},
+		r.link.Refusals(), "the refusals by code, repeats answered from the ledger not counted again")
 
 	// The ledger survives a restart: a redelivered id is answered, not
 	// applied again.

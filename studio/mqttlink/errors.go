@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/livetable/livetable/table"
 )
@@ -134,3 +135,44 @@ func ReplyCodes() []string {
 	}
 	return append(out, table.RefusalCodes()...)
 }
+
+// refusalIndex numbers the codes for the link's counts of refusals by
+// code (refusalCounts); a refusal without a code counts last, as "other".
+var refusalIndex = func() map[string]int {
+	m := map[string]int{}
+	for i, c := range ReplyCodes() {
+		m[c] = i
+	}
+	return m
+}()
+
+// refusalCounts counts refused commands by code.
+type refusalCounts []atomic.Uint64
+
+func newRefusalCounts() refusalCounts { return make(refusalCounts, len(refusalIndex)+1) }
+
+func (r refusalCounts) add(code string) {
+	i, ok := refusalIndex[code]
+	if !ok {
+		i = len(refusalIndex)
+	}
+	r[i].Add(1)
+}
+
+// snapshot is the counts by code, those above zero only.
+func (r refusalCounts) snapshot() map[string]uint64 {
+	out := map[string]uint64{}
+	for code, i := range refusalIndex {
+		if n := r[i].Load(); n > 0 {
+			out[code] = n
+		}
+	}
+	if n := r[len(refusalIndex)].Load(); n > 0 {
+		out[RefusalOther] = n
+	}
+	return out
+}
+
+// RefusalOther is the code Refusals counts a refusal without a code of
+// its own under.
+const RefusalOther = "other"

@@ -81,6 +81,7 @@ type Link struct {
 	gaps        atomic.Uint64
 	accepted    atomic.Uint64
 	rejected    atomic.Uint64
+	refusals    refusalCounts // rejected, by the reply's code
 	repeats     atomic.Uint64
 	limited     atomic.Uint64 // commands refused by the rate limit
 	cmdDropped  atomic.Uint64 // commands dropped unanswered: the queue was full
@@ -102,10 +103,11 @@ func New(opts Options, log zerolog.Logger) (*Link, error) {
 		return nil, err
 	}
 	l := &Link{
-		opts:   opts,
-		log:    log.With().Str("component", "mqttlink").Str("table", opts.Table).Logger(),
-		topics: TopicsFor(opts.Studio, opts.Table),
-		mark:   newMark(),
+		opts:     opts,
+		log:      log.With().Str("component", "mqttlink").Str("table", opts.Table).Logger(),
+		topics:   TopicsFor(opts.Studio, opts.Table),
+		mark:     newMark(),
+		refusals: newRefusalCounts(),
 	}
 	// Twenty rejections a second are logged one by one, then one in a
 	// hundred: Stats.Rejected counts them all.
@@ -722,6 +724,7 @@ func (l *Link) reply(ctx context.Context, client paho.Client, msg paho.Message, 
 			l.accepted.Add(1)
 		} else {
 			l.rejected.Add(1)
+			l.refusals.add(rep.Code)
 		}
 	} else {
 		l.repeats.Add(1)

@@ -143,6 +143,11 @@ func (l *Link) OutboxDepth() int {
 	return 0
 }
 
+// Refusals counts the commands refused (Stats.Rejected) by the reply's
+// code (too_large, wrong_topic, misread_at...; RefusalOther for a
+// refusal without one), those refused at least once only.
+func (l *Link) Refusals() map[string]uint64 { return l.refusals.snapshot() }
+
 // PublishLatency summarises recent publish latencies.
 func (l *Link) PublishLatency() LatencyStats { return l.lat.stats() }
 

@@ -79,6 +79,7 @@ func TestMosquittoCommandTopicsMatchExactly(t *testing.T) {
 		assert.Empty(t, ctrl.Inputs(), "%s reached the table", tc.name)
 	}
 	assert.Equal(t, uint64(len(tests)), r.link.Stats().Rejected)
+	assert.Equal(t, map[string]uint64{"wrong_topic": uint64(len(tests))}, r.link.Refusals(), "counted by code")
 
 	// Not remembered: the first id on its own topic is taken.
 	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", []byte(decision("x1"))))
@@ -126,6 +127,7 @@ func TestMosquittoOversizedCommandReply(t *testing.T) {
 		assert.Equal(t, tc.oversized, r.link.Stats().Oversized, tc.name)
 	}
 	assert.Empty(t, ctrl.Inputs())
+	assert.Equal(t, map[string]uint64{"too_large": uint64(len(tests))}, r.link.Refusals(), "counted by code")
 	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", []byte(`{"schema":2,"id":"huge-1","type":"decision","seat":1,"action":"stand"}`)))
 	require.Eventually(t, func() bool { return len(ctrl.Inputs()) == 1 }, waitFor, poll)
 	assert.Equal(t, []table.Input{table.Decision{Seat: 1, Action: "stand", ID: "huge-1"}}, ctrl.Inputs())
