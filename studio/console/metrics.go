@@ -130,17 +130,9 @@ func (m *Metrics) write(e *expo) {
 		e.sample("livetable_broker_takeover_suspected_total", l, "", float64(suspected))
 	}
 	if f := m.refusalsFn.Load(); f != nil {
-		counts := (*f)()
 		e.family("livetable_command_refusals_total", "counter",
 			"Commands refused, by the reply's code (too_large, wrong_topic, malformed, rate_limited, misread_at...; other: no code).")
-		codes := make([]string, 0, len(counts))
-		for code := range counts {
-			codes = append(codes, code)
-		}
-		slices.Sort(codes)
-		for _, code := range codes {
-			e.sample("livetable_command_refusals_total", l, label("code", code), float64(counts[code]))
-		}
+		e.byLabel("livetable_command_refusals_total", l, "code", (*f)())
 	}
 	if f := m.latencyFn.Load(); f != nil {
 		s := (*f)()
@@ -157,15 +149,20 @@ func (m *Metrics) write(e *expo) {
 	if d := m.dropped.Load(); d != nil {
 		// The subscribers come and go, so no fixed series holds them.
 		e.family("livetable_subscriber_dropped_total", "counter", "Events lost by a table subscriber whose queue was full.")
-		counts := (*d).Dropped()
-		names := make([]string, 0, len(counts))
-		for name := range counts {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		for _, name := range names {
-			e.sample("livetable_subscriber_dropped_total", l, label("subscriber", name), float64(counts[name]))
-		}
+		e.byLabel("livetable_subscriber_dropped_total", l, "subscriber", (*d).Dropped())
+	}
+}
+
+// byLabel writes one sample of name per key of counts, labelled key=...,
+// in the keys' order.
+func (e *expo) byLabel(name, common, key string, counts map[string]uint64) {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		e.sample(name, common, label(key, k), float64(counts[k]))
 	}
 }
 
