@@ -183,6 +183,31 @@ func (c *Controller) SwapOnClose(ctx context.Context, events <-chan table.Event)
 	}
 }
 
+// TableView is what SwapWhenClosed reads of the table controller
+// (*table.Controller has both).
+type TableView interface {
+	// Ping returns once the table's loop runs: its journal is replayed.
+	Ping(ctx context.Context) error
+	// Snapshot is the table's state.
+	Snapshot() table.State
+}
+
+// SwapWhenClosed is SwapOnClose for a table that may be closed already:
+// once tbl's journal is replayed, a table found closed gets its swap
+// asked at once. A table whose shoe finished before a restart (a crash,
+// a power cut, an upgrade) publishes no closed phase again, so
+// SwapOnClose alone never asked and the table stayed closed for good
+// (found by a kill -9 of the demo while it waited for the swap).
+func (c *Controller) SwapWhenClosed(ctx context.Context, tbl TableView, events <-chan table.Event) error {
+	if tbl.Ping(ctx) == nil && tbl.Snapshot().Phase == table.PhaseClosed {
+		c.log.Info().Msg("the table restarted closed (its shoe finished): the swap is asked for")
+		if err := c.RequestSwap(ctx); err != nil && ctx.Err() == nil {
+			c.log.Warn().Err(err).Msg("shuffler: swap request")
+		}
+	}
+	return c.SwapOnClose(ctx, events)
+}
+
 // Reset leaves Fault (or any state): the swap line is released and the
 // presence sensors are read again to find the shoe in play. A supervisor
 // calls it after fixing what the alarm was about.

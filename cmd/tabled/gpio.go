@@ -101,27 +101,5 @@ func runShuffler(ctx context.Context, g *errgroup.Group, h *hardware, rs *rules.
 		}
 	})
 	events, _ := ctrl.Subscribe("shuffler", 256)
-	g.Go(func() error {
-		swapIfClosed(ctx, ctrl, sh, log)
-		return sh.SwapOnClose(ctx, events)
-	})
-}
-
-// swapIfClosed asks for the swap when the table, once its journal is
-// replayed, is closed: its shoe finished before a restart (a crash, a
-// power cut, an upgrade), whose closed phase is not published again, so
-// SwapOnClose never saw it and the table stayed closed for good (found
-// by a kill -9 of the demo while it waited for the swap). The shuffler
-// keeps a request made while it is still starting.
-func swapIfClosed(ctx context.Context, ctrl interface {
-	Ping(context.Context) error
-	Snapshot() table.State
-}, sh interface{ RequestSwap(context.Context) error }, log zerolog.Logger) {
-	if ctrl.Ping(ctx) != nil || ctrl.Snapshot().Phase != table.PhaseClosed {
-		return // stopped, or not closed: SwapOnClose asks when it closes
-	}
-	log.Info().Msg("shuffler: the table restarted closed (its shoe finished): the swap is asked for")
-	if err := sh.RequestSwap(ctx); err != nil && ctx.Err() == nil {
-		log.Warn().Err(err).Msg("shuffler: swap request")
-	}
+	g.Go(func() error { return sh.SwapWhenClosed(ctx, ctrl, events) })
 }
