@@ -100,6 +100,11 @@ type BrokerConfig struct {
 	// with the supervisor's own key (console.supervisors_file). It is read
 	// only to say so instead of failing on an unknown key.
 	SupervisorTokens []string `yaml:"supervisor_tokens"`
+	// StartUnchecked starts the table when the broker cannot be reached
+	// at start, without reading its retained state: the check that the
+	// data directory is not older than what the table published (a
+	// restored backup). By default tabled waits for the broker.
+	StartUnchecked bool `yaml:"start_unchecked"`
 }
 
 // ShoeConfig locates the card shoe.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -184,11 +185,16 @@ func oneContentPerSeq(t *testing.T, sub *mqttlinktest.Subscriber) map[uint64]str
 // tabled reads its retained state at the broker before its table starts,
 // refuses naming the seq published there, and after `tablectl journal
 // accept-loss --published-seq` plays on above it, paused first with the
-// alarm. The backend never receives a seq with two contents.
+// alarm. The backend never receives a seq with two contents. With the
+// broker down at that start, tabled waits for it (it started on its own
+// seqs and, once the broker was back, published seqs 449-544 of a demo
+// table a second time with other content), then refuses the same way.
 func TestRestoredOlderDataDirProcess(t *testing.T) {
 	bin := buildTabled(t)
 	tablectl := buildTablectl(t)
-	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
+	// Persistence: the retained state, the witness, outlives the broker's
+	// restart below.
+	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
 	root := "livetable/it/restore/"
 	sub := mqttlinktest.Subscribe(t, mosq.URL(), root+"events", mqttlinktest.SubscriberOptions{ClientID: "restore-backend"})
 
@@ -233,6 +239,33 @@ demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
 	require.NoError(t, err, "restore: %s", out)
 	code, text := tablectl("journal", "verify", "--data-dir", data)
 	require.Equal(t, 0, code, "journal and outbox of one backup agree: %s", text)
+
+	// With the broker down, tabled waits for it instead of numbering
+	// events from where the backup ends; once it is back, it refuses.
+	mosq.Stop()
+	d.start()
+	waitUntil(t, d, func() bool {
+		b, _ := os.ReadFile(d.logPath)
+		return bytes.Contains(b, []byte("the table waits for it before it starts"))
+	}, "tabled says it waits for the broker")
+	assert.Equal(t, old, published(), "nothing published while the broker was down")
+	mosq.Restart()
+	waited := make(chan error, 1)
+	go func() { waited <- d.cmd.Wait() }()
+	select {
+	case err := <-waited:
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "tabled must refuse once the broker is back: %s", d.logTail())
+		assert.Equal(t, 1, ee.ExitCode())
+	case <-time.After(time.Minute):
+		d.stop()
+		t.Fatalf("tabled did not refuse within a minute of the broker's return; log:\n%s", d.logTail())
+	}
+	_ = d.logf.Close()
+	logged, err := os.ReadFile(d.logPath)
+	require.NoError(t, err)
+	assert.Contains(t, string(logged), fmt.Sprintf("but the table's retained state at the broker names seq %d", high))
+	assert.Equal(t, old, published(), "the wait and the refusal published nothing")
 
 	// tabled refuses, naming the seq the broker holds.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

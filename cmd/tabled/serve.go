@@ -235,7 +235,11 @@ func (d *tabled) newController(ctx context.Context, _ *errgroup.Group) error {
 	if copts.RepublishAfter, err = mqttlink.OutboxLastSeq(nil, absData(cfg, "outbox"), d.log); err != nil {
 		return fmt.Errorf("tabled: outbox: %w", err)
 	}
-	seen := continuity.Numbers{Outbox: copts.RepublishAfter, Broker: d.brokerPublishedSeq(ctx)}
+	brokerSeq, err := d.brokerPublishedSeq(ctx)
+	if err != nil {
+		return err
+	}
+	seen := continuity.Numbers{Outbox: copts.RepublishAfter, Broker: brokerSeq}
 	nums, gap, err := continuity.StartSeen(copts, nil, continuity.AcceptPath(cfg.DataDir), seen, d.clk.Now())
 	if err != nil {
 		return fmt.Errorf("tabled: %w", err)
@@ -277,31 +281,74 @@ func (d *tabled) newController(ctx context.Context, _ *errgroup.Group) error {
 const (
 	brokerCheckTimeout = 10 * time.Second
 	retainedWait       = time.Second
+	// brokerRetry is the pause between two attempts to reach a broker
+	// the start waits for.
+	brokerRetry = 2 * time.Second
 )
 
 // brokerPublishedSeq reads the seq of the newest event the broker saw
 // published, from the table's retained state (mqttlink.BrokerPublishedSeq):
 // the witness of a data directory restored whole from an older backup.
-// 0 when there is none or it cannot be read (the embedded broker starts
-// empty; an external one down or refusing): the table starts all the
-// same, on its own directory's seqs, and says so.
-func (d *tabled) brokerPublishedSeq(ctx context.Context) uint64 {
+// 0 when there is none (the embedded broker starts empty; a new table; a
+// broker without persistence that restarted) or the broker's ACL keeps
+// the table from reading it: the table starts on its own directory's
+// seqs, and says so.
+//
+// A broker that cannot be reached is waited for, with the rest of the
+// start: a table started without the witness numbers its events from
+// where its directory ends, and a directory restored from an older
+// backup while the broker was down then published, once the broker came
+// back, seqs the backend already held with other content (docs/deploy.md,
+// "Restoring a backup": seqs 449-544 of a demo table, a decision_made
+// that became a card_dealt). Waiting costs a table nothing it could do:
+// without the broker no bet or decision reaches it. The wait keeps
+// systemd's start and watchdog timers from ending it, and says why in
+// the log and in systemctl status; broker.start_unchecked starts without
+// the witness, as tabled did before.
+func (d *tabled) brokerPublishedSeq(ctx context.Context) (uint64, error) {
 	if d.cfg.Broker.URL == "" {
-		return 0
+		return 0, nil
 	}
+	var notify *notifier
+	for attempt := 0; ; attempt++ {
+		seq, found, err := d.readBrokerSeq(ctx)
+		switch {
+		case err == nil && found:
+			d.log.Info().Uint64("broker_seq", seq).Msg("the broker's retained state read")
+			return seq, nil
+		case err == nil:
+			d.log.Warn().Str("topic", mqttlink.TopicsFor(d.cfg.Studio, d.cfg.Table).State).
+				Msg("no retained state at the broker: a new table, or a broker ACL that does not let the table read its own state topic (deploy/mosquitto/acl: topic readwrite): this start cannot check that the data directory is not older than what was published")
+			return 0, nil
+		case errors.Is(err, mqttlink.ErrRetainedNotReadable) || d.cfg.Broker.StartUnchecked:
+			d.log.Warn().Err(err).Msg("the broker's retained state not read: this start cannot check that the data directory is not older than what was published (the table starts on its own seqs)")
+			return 0, nil
+		}
+		if attempt == 0 {
+			notify = newNotifier(d.log)
+			d.log.Error().Err(err).Str("broker", d.cfg.Broker.URL).
+				Msg("the broker cannot be reached: the table waits for it before it starts, so that it cannot publish seqs the backend already holds (a data directory restored from an older backup); broker.start_unchecked: true starts without this check")
+		} else if attempt%30 == 0 {
+			d.log.Warn().Err(err).Int("attempts", attempt+1).Msg("still waiting for the broker before the table starts")
+		}
+		// Before READY=1 systemd gives a start TimeoutStartSec (90 s by
+		// default) and WatchdogSec; both are pushed on while we wait.
+		notify.send(fmt.Sprintf("STATUS=waiting for the broker %s before the table starts\nEXTEND_TIMEOUT_USEC=%d\nWATCHDOG=1",
+			d.cfg.Broker.URL, (brokerCheckTimeout + 2*brokerRetry).Microseconds()))
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("tabled: stopped while waiting for the broker to check the data directory: %w", ctx.Err())
+		case <-d.clk.After(brokerRetry):
+		}
+	}
+}
+
+// readBrokerSeq is one attempt of brokerPublishedSeq, bounded by
+// brokerCheckTimeout.
+func (d *tabled) readBrokerSeq(ctx context.Context) (uint64, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, brokerCheckTimeout)
 	defer cancel()
-	seq, found, err := mqttlink.BrokerPublishedSeq(ctx, linkOptions(d.cfg, d.cfg.Broker.URL), retainedWait)
-	switch {
-	case err != nil:
-		d.log.Warn().Err(err).Msg("the broker's retained state not read: this start cannot check that the data directory is not older than what was published (the table starts on its own seqs)")
-	case found:
-		d.log.Info().Uint64("broker_seq", seq).Msg("the broker's retained state read")
-	default:
-		d.log.Warn().Str("topic", mqttlink.TopicsFor(d.cfg.Studio, d.cfg.Table).State).
-			Msg("no retained state at the broker: a new table, or a broker ACL that does not let the table read its own state topic (deploy/mosquitto/acl: topic readwrite): this start cannot check that the data directory is not older than what was published")
-	}
-	return seq
+	return mqttlink.BrokerPublishedSeq(ctx, linkOptions(d.cfg, d.cfg.Broker.URL), retainedWait)
 }
 
 // startBroker takes the configured broker, or starts the embedded one
