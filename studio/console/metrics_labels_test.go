@@ -58,6 +58,7 @@ func TestMonitoringNamesExist(t *testing.T) {
 	m.SetBrokerConnectedFunc(func() bool { return true })
 	m.SetShoeConnectedFunc(func() bool { return true })
 	m.SetBrokerTakeoverFunc(func() (uint64, uint64) { return 0, 0 }) // as tabled sets it (serve.go)
+	m.SetCommandRefusalsFunc(func() map[string]uint64 { return map[string]uint64{"unauthorised": 1} })
 	m.Observe(table.Event{Body: table.Alarm{Code: "jam"}})
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
