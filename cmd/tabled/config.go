@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/livetable/livetable/shoereader"
+	"github.com/livetable/livetable/shoereader/serialport"
 	"github.com/livetable/livetable/shuffler/pinmap"
 	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table"
@@ -181,6 +182,12 @@ func LoadConfig(path string) (Config, error) {
 		return cfg, fmt.Errorf("tabled: config %s: %w", path, err)
 	}
 	cfg.configDataDir = cfg.DataDir
+	if cfg.Shoe.Baud == 0 {
+		// The builds before the range check (2026-11-24) opened the
+		// shoe at its default speed for a baud of 0, as serialport
+		// still does: a file that ran a table then runs it now.
+		cfg.Shoe.Baud = serialport.DefaultBaud
+	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = def
 	}
@@ -227,8 +234,8 @@ func (c Config) check() error {
 		// one heartbeat is lost): a shorter watchdog raises shoe.silent and
 		// shoe.alive every second on a healthy shoe between rounds.
 		return fmt.Errorf("%w: shoe.silence_timeout %s is under two of the shoe's heartbeats (%s): an idle shoe would be declared silent", ErrConfig, c.Shoe.Silence, 2*shoereader.DefaultOptions().Heartbeat)
-	case c.Shoe.Baud < minBaud || c.Shoe.Baud > maxBaud:
-		return fmt.Errorf("%w: shoe.baud %d is out of range: %d to %d (the shoe's line speed, 115200)", ErrConfig, c.Shoe.Baud, minBaud, maxBaud)
+	case c.Shoe.Baud != 0 && (c.Shoe.Baud < minBaud || c.Shoe.Baud > maxBaud):
+		return fmt.Errorf("%w: shoe.baud %d is out of range: %d to %d (0 keeps the default): the shoe's line speed, %d", ErrConfig, c.Shoe.Baud, minBaud, maxBaud, serialport.DefaultBaud)
 	case c.Demo.MisreadEvery < 0:
 		return fmt.Errorf("%w: demo.misread_every %d cannot be negative", ErrConfig, c.Demo.MisreadEvery)
 	case !(c.Demo.Penetration >= 0 && c.Demo.Penetration < 1):
