@@ -79,4 +79,5 @@ func TestSalvageCommand(t *testing.T) {
 	code, out, _ = tablectl(t, "", "journal", "verify", "--data-dir", dataDir)
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, fmt.Sprintf("the journal's events end at seq %d,", want))
+	assert.Contains(t, out, "not checked against the broker", "a restored directory passes all else")
 }
