@@ -41,10 +41,11 @@ func TestSwapWhenClosedAfterRestart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, simshuffler.Options{}, shuffler.Options{ExpectCards: 416, BurnCards: 1})
+			// Events closed: SwapWhenClosed returns once its request (if
+			// any) is taken, so table time runs only after it.
 			events := make(chan table.Event)
-			done := make(chan error, 1)
-			go func() { done <- r.ctl.SwapWhenClosed(r.ctx, tc.table, events) }()
-			defer func() { close(events); assert.NoError(t, <-done) }()
+			close(events)
+			require.NoError(t, r.ctl.SwapWhenClosed(r.ctx, tc.table, events))
 			if !tc.swap {
 				r.untilState(shuffler.AInPlay_BShuffling, time.Second)
 				r.advance(time.Minute)
