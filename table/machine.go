@@ -108,6 +108,11 @@ type Machine struct {
 	misreadUnread bool
 	misreadAt     int // before epochMisreadQueue: the pending misread's position in the shoe (out)
 	link          shoeLink
+	// misreadDealt, before epochPauseFlow, is whether the pending misread
+	// is a card dealt unread (misreadUnread is not kept then): the
+	// journal reaching epochUpgradeMisread with it pending makes it one
+	// the resume is refused for (applyRulesEpoch).
+	misreadDealt bool
 	// corrected are the cards corrected since betting last opened, their
 	// positions and cards: a second correct naming one of them (a double
 	// click, two supervisors) is told it was corrected already
@@ -406,7 +411,7 @@ func (m *Machine) applyCard(v CardDrawn) (fault, err error) {
 		m.aside = append(m.aside, v.Card)
 	} else if m.paused() {
 		m.held = append(m.held, pulled{card: v.Card})
-		m.emit(Alarm{Code: "card_while_paused", Message: fmt.Sprintf("%s pulled while paused: held until resume", v.Card)}, m.roundID)
+		m.emit(Alarm{Code: "card_while_paused", Message: fmt.Sprintf("%s pulled while paused: held until resume", v.Card)}, m.heldCardRound())
 	} else {
 		fault = m.place(v.Card)
 	}
@@ -426,7 +431,7 @@ func (m *Machine) place(c card.Card) error {
 	case m.voided && m.phase == PhaseSettled:
 		// A card on its way when the round was voided: set aside with
 		// the voided round's cards.
-		m.emit(Alarm{Code: "card_after_void", Message: fmt.Sprintf("%s pulled after the void: set aside with the round's cards", c)}, m.roundID)
+		m.emit(Alarm{Code: "card_after_void", Message: fmt.Sprintf("%s pulled after the void: set aside with the round's cards", c)}, m.heldCardRound())
 	default:
 		return m.cardToRound(c)
 	}
@@ -484,7 +489,7 @@ func (m *Machine) cardMissing(what string, unread bool) {
 		return
 	}
 	if need, _, _ := m.rnd.NeedsCard(); need && m.misread == "" {
-		m.misread, m.misreadAt = what, m.out
+		m.misread, m.misreadAt, m.misreadDealt = what, m.out, unread
 	}
 }
 
@@ -538,11 +543,29 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 	return nil
 }
 
+// heldCardRound is the round the alarm of a card held while paused, or
+// set aside after a void, names: the round in play since c4d8cbc
+// (2026-11-25 00:28), none before. That change came 18 minutes before
+// rules epochs, so epoch-0 journals are replayed (and resent) as every
+// build before it published them: without the round.
+func (m *Machine) heldCardRound() string {
+	if m.epoch < epochPauseFlow {
+		return ""
+	}
+	return m.roundID
+}
+
 // CurrentRulesEpoch is the epoch of this build's rules (RulesEpoch). A
 // change that makes the machine judge an input another way than the build
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 5 (2026-11-25): a journal of a build before epochs (0) that stopped
+//     paused on a misread, reaching this epoch, keeps the card dealt
+//     unread as one a resume is refused for (ErrMisreadPending) until it
+//     is corrected. Builds of epochs 1 to 4 carried it over as a card
+//     the integrity book refused: the upgraded table resumed past it and
+//     the round took the next card pulled in its place.
 //   - 4 (2026-11-25): a correct may name the card it corrects
 //     (Supervisor.At, its position in the shoe, published as the state's
 //     misread_at): naming another than the next to correct, one
@@ -577,8 +600,10 @@ func (m *Machine) deviceAlarm(v DeviceAlarm) error {
 //     keeps a table whose shoe is down paused, cards dealt unread are
 //     counted at shoe out, a paused table coalesces a device's repeated
 //     alarms (ErrAlarmRepeated), and an alarm for a reason the table is
-//     paused for already does not announce the pause again.
-const CurrentRulesEpoch = epochCorrectAt
+//     paused for already does not announce the pause again; the alarm
+//     of a card held while paused or set aside after a void names the
+//     round in play (heldCardRound).
+const CurrentRulesEpoch = epochUpgradeMisread
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
 // CurrentRulesEpoch).
@@ -596,6 +621,10 @@ const epochSetAside = 3
 // CurrentRulesEpoch).
 const epochCorrectAt = 4
 
+// epochUpgradeMisread is the epoch of the misread an older build's
+// journal stopped on, kept for correction (see CurrentRulesEpoch).
+const epochUpgradeMisread = 5
+
 // applyRulesEpoch takes the inputs after it to epoch v.Epoch. An epoch
 // above this build's is a journal a newer build wrote (a rollback): its
 // inputs cannot be judged as they were, so it is refused with
@@ -607,6 +636,17 @@ func (m *Machine) applyRulesEpoch(v RulesEpoch) error {
 			ErrRulesEpoch, v.Epoch, CurrentRulesEpoch)
 	case v.Epoch < m.epoch:
 		return fmt.Errorf("%w: rules epoch %d after %d", errIllegal, v.Epoch, m.epoch)
+	}
+	if m.epoch < epochPauseFlow && v.Epoch >= epochUpgradeMisread && m.misread != "" && m.misreadDealt {
+		// An upgrade while an older build's table waits on a misread:
+		// that build let a resume give the round the next card in the
+		// misread one's place; from here a resume is refused until the
+		// card on the table is corrected, as for a misread of this build
+		// (counted unread at shoe out from here on, as unreadCard does).
+		if m.shoeActive() {
+			m.shoe.unread++
+		}
+		m.misreadUnread = true
 	}
 	if m.epoch < epochMisreadQueue && v.Epoch >= epochMisreadQueue {
 		m.queueFromSingle()
