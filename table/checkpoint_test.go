@@ -388,7 +388,9 @@ func TestRetentionWithCheckpoints(t *testing.T) {
 
 	jr = open()
 	defer jr.Close()
-	assert.Equal(t, first, jr.FirstSeq())
+	// Open retains too: a checkpoint journaled after the last seal lets
+	// it retire the segments wholly before that checkpoint.
+	assert.GreaterOrEqual(t, jr.FirstSeq(), first)
 	h2 := startWith(t, "000", NewJournal(jr), clockwork.NewFakeClockAt(clk.Now()), every)
 	h2.ping()
 	after := h2.c.Snapshot()

@@ -560,6 +560,24 @@ func (c *Controller) writeCheckpoint() error {
 		return fmt.Errorf("%w: %w", ErrJournal, err)
 	}
 	c.m.MarkCheckpoint(seq)
+	if c.m.epoch == 0 {
+		return nil
+	}
+	// The epoch again, right after the checkpoint: a build before rules
+	// epochs replays from the newest checkpoint, whose epoch field it
+	// does not know, and never met the rules_epoch record journaled at
+	// the upgrade: put back on a newer build's directory (a rollback) it
+	// judged the inputs by its own rules and published other events
+	// under the seqs to come. It stops on this record (a kind it does not
+	// know); builds of epochs 1 on stop on the checkpoint already. A
+	// replay passes over it (replayInto): the epoch in force again.
+	data, err = EncodeInput(RulesEpoch{Epoch: c.m.epoch})
+	if err != nil {
+		return err
+	}
+	if _, err := c.opts.Journal.Append(Entry{At: c.m.now, Kind: RulesEpoch{}.Kind(), Shoe: c.m.ShoeID(), Data: data}); err != nil {
+		return fmt.Errorf("%w: %w", ErrJournal, err)
+	}
 	return nil
 }
 

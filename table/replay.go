@@ -65,6 +65,12 @@ func replayInto(m *Machine, j Journal, from uint64, log zerolog.Logger, fn func(
 					return err
 				}
 			}
+		case isEpochInForce(in, m.epoch):
+			// The epoch journaled after each checkpoint
+			// (Controller.writeCheckpoint), which the live table did not
+			// apply: it changes nothing.
+			res.inputs++
+			return nil
 		default:
 			// A refused input (journaled by an older build) changed
 			// nothing then and changes nothing now.
@@ -284,4 +290,11 @@ func checkpointBeforeEvent(j Journal, seq uint64) (uint64, error) {
 		at = ck.Prev
 	}
 	return 0, nil
+}
+
+// isEpochInForce reports whether in is a RulesEpoch of epoch, the one the
+// replay is at already (never 0: a build before epochs journals none).
+func isEpochInForce(in Input, epoch int) bool {
+	v, ok := in.(RulesEpoch)
+	return ok && epoch > 0 && v.Epoch == epoch
 }

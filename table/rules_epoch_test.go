@@ -120,12 +120,13 @@ func TestJournalOfNewerRules(t *testing.T) {
 
 // TestControllerJournalsRulesEpoch: the controller journals this build's
 // epoch once, before anything else, on a new journal and on an older
-// build's; a restart on its own journal adds none; nobody else may submit
+// build's; a restart on its own journal adds none (but the one after each
+// checkpoint: TestCheckpointRepeatsRulesEpoch); nobody else may submit
 // one.
 func TestControllerJournalsRulesEpoch(t *testing.T) {
 	epochs := func(j *memJournal) (n int, at []int) {
 		for i, k := range j.kinds {
-			if k == "rules_epoch" {
+			if k == "rules_epoch" && (i == 0 || j.kinds[i-1] != CheckpointKind) {
 				n++
 				at = append(at, i)
 			}
@@ -159,6 +160,51 @@ func TestControllerJournalsRulesEpoch(t *testing.T) {
 		assert.Equal(t, 1, n)
 		assert.Equal(t, []int{old}, at, "after the older build's records")
 	})
+}
+
+// TestCheckpointRepeatsRulesEpoch: every checkpoint is followed by a
+// rules_epoch record of the epoch in force. A build before epochs (625778a,
+// 767ca4d) replays from the newest checkpoint, ignores its epoch field and
+// never met the record journaled at the upgrade: put back on a newer
+// build's data directory it started, judged the inputs by its own rules
+// and published events past the newer build's seqs (seen with those
+// binaries on the demo's directory). The record after the checkpoint is a
+// kind it does not know, so it stops at start. A replay (a restart, a
+// resend) passes over it.
+func TestCheckpointRepeatsRulesEpoch(t *testing.T) {
+	j := &memJournal{}
+	h := start(t, "000", j)
+	h.waitPhase(PhaseBetting)
+	h.stop()
+	h = start(t, "000", j)
+	h.ping()
+	seq := h.c.m.Seq()
+	h.stop()
+
+	j.mu.Lock()
+	var cks int
+	for i, k := range j.kinds {
+		if k != CheckpointKind {
+			continue
+		}
+		cks++
+		require.Less(t, i+1, len(j.kinds), "a record after checkpoint %d", i)
+		require.Equal(t, "rules_epoch", j.kinds[i+1], "after checkpoint %d", i)
+		in, err := DecodeInput(j.recs[i+1])
+		require.NoError(t, err)
+		assert.Equal(t, RulesEpoch{Epoch: CurrentRulesEpoch}, in)
+	}
+	j.mu.Unlock()
+	require.NotZero(t, cks)
+
+	m, _, err := replayed(t, j)
+	require.NoError(t, err)
+	assert.Equal(t, CurrentRulesEpoch, m.Epoch())
+	assert.Equal(t, seq, m.Seq(), "the record derives nothing")
+	h = start(t, "000", j)
+	h.ping()
+	assert.Equal(t, seq, h.c.m.Seq())
+	h.stop()
 }
 
 // TestCheckpointKeepsRulesEpoch: a replay from a checkpoint judges the
