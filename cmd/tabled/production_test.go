@@ -39,4 +39,15 @@ func TestProductionBuild(t *testing.T) {
 	out, err = exec.Command(bin, "--data-dir", t.TempDir(), "--log-format", "json").CombinedOutput()
 	require.Error(t, err, "%s", out)
 	assert.True(t, strings.Contains(string(out), "no embedded broker"), "%s", out)
+	// --check-config says the same before anything starts.
+	for _, args := range [][]string{{"--check-config", "--demo"}, {"--check-config"}} {
+		cmd := exec.Command(bin, args...)
+		out, err = cmd.CombinedOutput()
+		require.Error(t, err, "%s", out)
+		assert.Equal(t, 2, cmd.ProcessState.ExitCode(), "%v: %s", args, out)
+		assert.Contains(t, string(out), "this build has no", "%v", args)
+	}
+	out, err = exec.Command(bin, "--check-config", "--broker", "tcp://127.0.0.1:1883").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "configuration OK")
 }

@@ -23,6 +23,10 @@ import (
 // production build (-tags production: make build) leaves it out, and
 // with it every simulator and periph's gpiotest: see sim_off.go.
 
+// buildRefuses is nil: this build has the simulators and the embedded
+// broker (sim_off.go has the production build's answer).
+func buildRefuses(Config) error { return nil }
+
 // simGPIO is the simulated studio's GPIO: its lines and the simulated
 // shuffler device on them.
 func simGPIO(cfg Config, rs *rules.Set, clk clockwork.Clock, log zerolog.Logger) (*hardware, error) {

@@ -26,6 +26,18 @@ var errNoSimulators = errors.New("tabled: this build has no simulators (built wi
 // configuration without broker.url.
 var errNoEmbeddedBroker = errors.New("tabled: this build has no embedded broker (built with -tags production): set broker.url (--broker) to the studio's mosquitto or cluster (docs/deploy.md)")
 
+// buildRefuses is what this build says, at start, of a configuration that
+// needs a simulator or the embedded broker (--check-config asks it too).
+func buildRefuses(cfg Config) error {
+	switch {
+	case cfg.Demo.Enabled || cfg.GPIO.Sim:
+		return errNoSimulators
+	case cfg.Broker.URL == "":
+		return errNoEmbeddedBroker
+	}
+	return nil
+}
+
 func (d *tabled) startEmbeddedBroker(context.Context, *errgroup.Group) error {
 	if d.cfg.Demo.Enabled {
 		return errNoSimulators
