@@ -6,6 +6,7 @@
 //	tablectl supervisor add NAME      # an account: console login and the key that signs remote commands
 //	tablectl status                   # the running table's state (local socket, or MQTT with --broker)
 //	tablectl pause|resume|void|correct --reason WHY [--card Qh [--at N]]
+//	tablectl shuffler-reset           # the shuffler out of its fault, once fixed
 //	tablectl history [-n 20]          # recent rounds from the table's journal
 //	tablectl round '#2026-11-24 07:35:00'  # one round in full: cards with times, decisions, wagers, payouts
 //	tablectl journal verify           # every checksum, the hash chain, and the journal against the outbox
@@ -41,6 +42,7 @@ commands:
   status            the running table's state
   pause, resume     supervisor: pause the table (--reason) or resume it
   void              supervisor: void the round in play, every initial wager returned (--reason)
+  shuffler-reset    supervisor: take the dual-shoe shuffler out of its fault once it is fixed (local socket)
   correct           supervisor: give the card the shoe misread (--card Qh); several: one at a time, oldest first; it names the card (its position in the shoe, --at N or read off the state) and is refused if that card is no longer the next
   history           recent rounds from the journal, by game code, with results
   round CODE        one round in full from the journal ('#07:35:00', '#2026-11-24 07:35:00')
@@ -100,6 +102,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runStatus(g, args[1:], stdout, stderr)
 	case "pause", "resume", "void", "correct":
 		return runSupervisor(g, args[0], args[1:], stdout, stderr)
+	case "shuffler-reset":
+		return runShufflerReset(g, args[1:], stdout, stderr)
 	case "history":
 		return runHistory(g, args[1:], stdout, stderr)
 	case "round":

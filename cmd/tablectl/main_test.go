@@ -635,3 +635,50 @@ func TestReloadRefusedIsAnError(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "permission denied")
 }
+
+// TestShufflerResetCommand: tablectl shuffler-reset asks the running
+// tabled to take its shuffler out of Fault and says so (exit 0); the
+// daemon's refusal, or no daemon, is exit 1 with the reason.
+func TestShufflerResetCommand(t *testing.T) {
+	c, ctx, _ := startTable(t, t.TempDir(), time.Date(2026, 11, 25, 8, 50, 0, 0, time.UTC))
+	dataDir := t.TempDir()
+	code, _, errOut := tablectl(t, "", "--data-dir", dataDir, "shuffler-reset")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no tabled answered")
+
+	lc, err := localctl.Listen(filepath.Join(dataDir, localctl.SocketName), c, zerolog.Nop())
+	require.NoError(t, err)
+	// The hook runs on the socket's goroutine.
+	var (
+		mu     sync.Mutex
+		resets int
+		fail   error
+	)
+	lc.ShufflerReset = func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		resets++
+		return fail
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return resets }
+	lctx, lstop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- lc.Run(lctx) }()
+	t.Cleanup(func() { lstop(); require.NoError(t, <-done) })
+
+	code, out, errOut := tablectl(t, "", "--data-dir", dataDir, "shuffler-reset")
+	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "shuffler reset by local:")
+	assert.Equal(t, 1, count())
+
+	mu.Lock()
+	fail = fmt.Errorf("shuffler: not running")
+	mu.Unlock()
+	code, _, errOut = tablectl(t, "", "--data-dir", dataDir, "shuffler-reset")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "shuffler not reset: shuffler: not running")
+	assert.Equal(t, 2, count())
+
+	code, _, _ = tablectl(t, "", "--data-dir", dataDir, "shuffler-reset", "now")
+	assert.Equal(t, 2, code, "no arguments")
+}

@@ -61,9 +61,10 @@ func (h *hardware) hasShuffler() bool {
 // alarms and completed swaps go to the table; a closed shoe (cut card
 // out, round over) requests the swap. onSwap is called with each new shoe
 // in play (the demo loads the simulated card shoe with it; a real shoe
-// reports its own SHOE_ID).
+// reports its own SHOE_ID). It returns the controller, for the
+// supervisor's reset of a Fault (tablectl shuffler-reset).
 func runShuffler(ctx context.Context, g *errgroup.Group, h *hardware, rs *rules.Set, cfg Config,
-	ctrl *table.Controller, inputs chan<- table.Input, onSwap func(shoeID string), clk clockwork.Clock, log zerolog.Logger) {
+	ctrl *table.Controller, inputs chan<- table.Input, onSwap func(shoeID string), clk clockwork.Clock, log zerolog.Logger) *shuffler.Controller {
 	so := shuffler.DefaultOptions()
 	so.ExpectCards, so.BurnCards, so.IDPrefix = rs.Decks*52, rs.BurnOnNewShoe, cfg.Table+"-"
 	sh := shuffler.New(shuffler.PinsFromLines(h.lines), so, clk, log.With().Str("part", "shuffler").Logger())
@@ -102,4 +103,5 @@ func runShuffler(ctx context.Context, g *errgroup.Group, h *hardware, rs *rules.
 	})
 	events, _ := ctrl.Subscribe("shuffler", 256)
 	g.Go(func() error { return sh.SwapWhenClosed(ctx, ctrl, events) })
+	return sh
 }

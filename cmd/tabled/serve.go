@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/shoereader/serialport"
+	"github.com/livetable/livetable/shuffler"
 	"github.com/livetable/livetable/shuffler/pinmap"
 	"github.com/livetable/livetable/studio/console"
 	"github.com/livetable/livetable/studio/light"
@@ -56,6 +58,7 @@ type tabled struct {
 	hw       *hardware
 	shoe     *shoereader.LinkHealth
 	dm       *demo
+	shuffler atomic.Pointer[shuffler.Controller] // the dual-shoe shuffler once it runs; nil when not wired
 	inputs   chan table.Input
 	hup      chan os.Signal // SIGHUP, taken from serve's start
 
@@ -501,6 +504,18 @@ func (d *tabled) startLocalControl(ctx context.Context, g *errgroup.Group) error
 		return nil
 	}
 	lc.Reload = d.accounts.Reload
+	lc.ShufflerReset = func(ctx context.Context) error {
+		sh := d.shuffler.Load()
+		if sh == nil {
+			return errors.New("this table's shuffler is not running (not wired, gpio.shuffler: false, or still starting)")
+		}
+		// Only a Fault waits for a supervisor (only a reset leaves it); a
+		// reset in another state would drop a swap under way.
+		if st := sh.State(); st != shuffler.Fault {
+			return fmt.Errorf("the shuffler is not in fault (%s): nothing to reset", st)
+		}
+		return sh.Reset(ctx)
+	}
 	health := healthOf(d.shoe, d.hw, d.link, d.jr)
 	lc.Health = func() []localctl.Check {
 		h := health()
@@ -621,7 +636,7 @@ func (d *tabled) startShuffler(ctx context.Context, g *errgroup.Group) error {
 	if d.dm != nil {
 		onSwap = d.dm.onSwap(ctx, d.log) // the demo's card shoe takes the swapped-in shoe
 	}
-	runShuffler(ctx, g, d.hw, d.rs, d.cfg, d.ctrl, d.inputs, onSwap, d.clk, d.log)
+	d.shuffler.Store(runShuffler(ctx, g, d.hw, d.rs, d.cfg, d.ctrl, d.inputs, onSwap, d.clk, d.log))
 	return nil
 }
 

@@ -45,7 +45,8 @@ type Table interface {
 	Submit(ctx context.Context, in table.Input) error
 }
 
-// Request is one command: pause, resume, void, correct, status or reload.
+// Request is one command: pause, resume, void, correct, status, reload or
+// shuffler-reset.
 type Request struct {
 	Command string `json:"command"`
 	Reason  string `json:"reason,omitempty"`
@@ -98,6 +99,11 @@ type Server struct {
 	// Health, when set, gives the health checks a status reply carries.
 	// It must be quick and must not block. Set it before Run.
 	Health func() []Check
+	// ShufflerReset, when set, answers the "shuffler-reset" request: the
+	// dual-shoe shuffler leaves its Fault (latched until a supervisor has
+	// looked at the table) and reads its presence sensors again. Set it
+	// before Run.
+	ShufflerReset func(ctx context.Context) error
 
 	ln   *net.UnixListener
 	path string
@@ -212,6 +218,21 @@ func (s *Server) handle(ctx context.Context, req Request, by string) Reply {
 		s.log.Info().Str("by", by).Msg("accounts reloaded")
 		rep.Accepted = true
 		return rep
+	case "shuffler-reset":
+		if s.ShufflerReset == nil {
+			rep.Error = "this table has no shuffler"
+			return rep
+		}
+		sctx, cancel := context.WithTimeout(ctx, s.wait)
+		defer cancel()
+		if err := s.ShufflerReset(sctx); err != nil {
+			s.log.Warn().Err(err).Str("by", by).Msg("shuffler reset failed")
+			rep.Error = err.Error()
+			return rep
+		}
+		s.log.Info().Str("by", by).Msg("shuffler reset: it reads its sensors again and takes swap requests")
+		rep.Accepted = true
+		return rep
 	}
 	in, err := Input(req, by)
 	if err != nil {
@@ -268,7 +289,7 @@ func Input(req Request, by string) (table.Supervisor, error) {
 		}
 		in.Card, in.At = c, req.At
 	default:
-		return in, fmt.Errorf("%w: unknown command %q (pause, resume, void, correct, status)", ErrRefused, req.Command)
+		return in, fmt.Errorf("%w: unknown command %q (pause, resume, void, correct, status, reload, shuffler-reset)", ErrRefused, req.Command)
 	}
 	return in, nil
 }
