@@ -1,8 +1,6 @@
 package table
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -24,16 +22,7 @@ import (
 // events 12-14 are lost". Any later change of judgement must keep this
 // test passing.
 func TestOlderBuildsJournalReplays(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "journal")
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	src := filepath.Join("testdata", "epoch0-misread-resume", "journal", "00000000000000000001.ltj")
-	b, err := os.ReadFile(src)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(src)), b, 0o644))
-	jr, err := OpenForHistory(dir, zerolog.Nop())
-	require.NoError(t, err)
-	defer jr.Close()
-
+	jr := fixtureJournal(t, "epoch0-misread-resume")
 	rs, err := rules.Game("000")
 	require.NoError(t, err)
 	opts := DefaultOptions(rs)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/journal"
 	"github.com/livetable/livetable/table/rules"
 )
 
@@ -27,15 +28,7 @@ import (
 // resumed past it and dealt 4c as the dealer's up card: a journal that
 // reached one of those epochs replays so.
 func TestUpgradePausedOnMisread(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "journal")
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	seg := "00000000000000000001.ltj"
-	b, err := os.ReadFile(filepath.Join("testdata", "epoch0-held-card", "journal", seg))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, seg), b, 0o644))
-	jr, err := OpenForHistory(dir, zerolog.Nop())
-	require.NoError(t, err)
-	defer jr.Close()
+	jr := fixtureJournal(t, "epoch0-held-card")
 	rs, err := rules.Game("000")
 	require.NoError(t, err)
 	opts := DefaultOptions(rs)
@@ -77,4 +70,21 @@ func TestUpgradePausedOnMisread(t *testing.T) {
 			assert.Equal(t, "Th 4c", cardsOf(s.Round.Seats[0].Cards), "the held 4c is seat 1's second card")
 		})
 	}
+}
+
+// fixtureJournal opens a copy of testdata/NAME's journal (one segment, as
+// the older build that wrote it left it), closed at the test's end: the
+// copy, so that opening it never changes the committed fixture.
+func fixtureJournal(t *testing.T, name string) *journal.Journal {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "journal")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	seg := "00000000000000000001.ltj"
+	b, err := os.ReadFile(filepath.Join("testdata", name, "journal", seg))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, seg), b, 0o644))
+	jr, err := OpenForHistory(dir, zerolog.Nop())
+	require.NoError(t, err)
+	t.Cleanup(func() { jr.Close() })
+	return jr
 }
