@@ -25,7 +25,7 @@ func TestCheckConfig(t *testing.T) {
 	}{
 		{"a plain table", "", nil, 0, "configuration OK: "},
 		{"a player's decision window of 1ns", "timing: {decision: 1ns}\n", nil, 2, "timing.decision 1ns is out of range"},
-		{"seats past the rule set's", "demo: {seats: 99}\n", nil, 2, "demo.seats"},
+		{"seats past the rule set's", "demo: {enabled: true, seats: 99}\n", nil, 2, "demo.seats"},
 		{"a currency that is none", "console: {currency: XXXX}\n", nil, 2, "console.currency"},
 		{"an unknown key", "timming: {decision: 5s}\n", nil, 2, "timming"},
 		{"a table id that is no topic level", "", []string{"--table", "t/1"}, 2, "table"},

@@ -350,8 +350,18 @@ func (c Config) checkLastCall(rs *rules.Set) error {
 
 // checkSeats holds demo.seats to the game's rule set: its boxes, or for
 // a common-draw game the players sharing seat 1, as many as one batch
-// names (table.MaxBatchEntries).
+// names (table.MaxBatchEntries). Only when the demo runs: a real table
+// never reads the key, and examples before 2026-11-25 shipped seats: 7,
+// which a table of a five-seat game (001, 004) carried without harm; it
+// must not stop that table at an upgrade. A negative count was refused
+// before the ranges and still is.
 func (c Config) checkSeats(rs *rules.Set) error {
+	if c.Demo.Seats < 0 {
+		return fmt.Errorf("%w: demo.seats %d cannot be negative", ErrConfig, c.Demo.Seats)
+	}
+	if !c.Demo.Enabled {
+		return nil
+	}
 	most, what := rs.MaxSeats, fmt.Sprintf("game %s has %d seats", rs.Code, rs.MaxSeats)
 	if rs.CommonDraw {
 		most, what = table.MaxBatchEntries, fmt.Sprintf("game %s's players share seat 1, at most %d (one batch)", rs.Code, table.MaxBatchEntries)

@@ -63,9 +63,12 @@ func FuzzLoadConfig(f *testing.F) {
 		}
 		rs, err := rules.Game(cfg.Game)
 		require.NoError(t, err)
-		require.GreaterOrEqual(t, cfg.Demo.Seats, 1)
-		if !rs.CommonDraw {
-			require.LessOrEqual(t, cfg.Demo.Seats, rs.MaxSeats)
+		require.GreaterOrEqual(t, cfg.Demo.Seats, 0)
+		if cfg.Demo.Enabled { // a real table never reads demo.seats
+			require.GreaterOrEqual(t, cfg.Demo.Seats, 1)
+			if !rs.CommonDraw {
+				require.LessOrEqual(t, cfg.Demo.Seats, rs.MaxSeats)
+			}
 		}
 		if c := cfg.Console.Currency; c != "" {
 			require.Regexp(t, "^[A-WYZ][A-Z]{2}$", c)

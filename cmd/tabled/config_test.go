@@ -133,12 +133,13 @@ func TestConfigRanges(t *testing.T) {
 		{"a last call past the game's betting window", "game: '003'\ntiming: {last_call: 13s}", []string{"timing.last_call 13s", "(12s)"}},
 		{"the shortest windows", "timing: {betting: 1s, last_call: 1s, insurance: 1s, decision: 1s, settle: 10ms}", nil},
 		{"a watchdog of a week", "shoe: {silence_timeout: 168h}", []string{"shoe.silence_timeout 168h0m0s"}},
-		{"99 seats at game 000", "demo: {seats: 99}", []string{"demo.seats 99", "1 to 7", "game 000 has 7 seats"}},
-		{"7 seats at game 001", "game: '001'\ndemo: {seats: 7}", []string{"demo.seats 7", "1 to 5", "game 001 has 5 seats"}},
-		{"5 seats at game 004", "game: '004'\ndemo: {seats: 5}", nil},
-		{"no seats", "demo: {seats: 0}", []string{"demo.seats 0", "1 to 7"}},
-		{"a crowd of 500 at game 002", "game: '002'\ndemo: {seats: 500}", nil},
-		{"a crowd past one batch at game 002", "game: '002'\ndemo: {seats: 10001}", []string{"demo.seats 10001", "1 to 10000"}},
+		{"99 seats at game 000", "demo: {enabled: true, seats: 99}", []string{"demo.seats 99", "1 to 7", "game 000 has 7 seats"}},
+		{"7 seats at game 001", "game: '001'\ndemo: {enabled: true, seats: 7}", []string{"demo.seats 7", "1 to 5", "game 001 has 5 seats"}},
+		{"7 seats at game 001, the demo off (an older example on a real table)", "game: '001'\ndemo: {seats: 7}", nil},
+		{"5 seats at game 004", "game: '004'\ndemo: {enabled: true, seats: 5}", nil},
+		{"no seats", "demo: {enabled: true, seats: 0}", []string{"demo.seats 0", "1 to 7"}},
+		{"a crowd of 500 at game 002", "game: '002'\ndemo: {enabled: true, seats: 500}", nil},
+		{"a crowd past one batch at game 002", "game: '002'\ndemo: {enabled: true, seats: 10001}", []string{"demo.seats 10001", "1 to 10000"}},
 		{"an unknown game", "game: '009'", []string{`game "009"`}},
 		{"a demo dealer at 1ns", "demo: {pace: 1ns}", []string{"demo.pace 1ns", "1ms to"}},
 		{"a demo betting window of 10ms", "demo: {betting: 10ms}", []string{"demo.betting 10ms", "100ms to"}},
@@ -183,8 +184,8 @@ func TestConfigSeatsFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--seats", "8"}, "demo.seats 8"},
-		{[]string{"--game", "001", "--seats", "6"}, "demo.seats 6"},
+		{[]string{"--demo", "--seats", "8"}, "demo.seats 8"},
+		{[]string{"--demo", "--game", "001", "--seats", "6"}, "demo.seats 6"},
 		{[]string{"--game", "x"}, `game "x"`},
 	} {
 		var stdout, stderr strings.Builder
