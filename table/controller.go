@@ -563,6 +563,12 @@ func (c *Controller) writeCheckpoint() error {
 	if c.m.epoch == 0 {
 		return nil
 	}
+	return c.journalEpochMark()
+}
+
+// journalEpochMark journals the epoch in force without applying it, right
+// after a checkpoint.
+func (c *Controller) journalEpochMark() error {
 	// The epoch again, right after the checkpoint: a build before rules
 	// epochs replays from the newest checkpoint, whose epoch field it
 	// does not know, and never met the rules_epoch record journaled at
@@ -571,7 +577,7 @@ func (c *Controller) writeCheckpoint() error {
 	// under the seqs to come. It stops on this record (a kind it does not
 	// know); builds of epochs 1 on stop on the checkpoint already. A
 	// replay passes over it (replayInto): the epoch in force again.
-	data, err = EncodeInput(RulesEpoch{Epoch: c.m.epoch})
+	data, err := EncodeInput(RulesEpoch{Epoch: c.m.epoch})
 	if err != nil {
 		return err
 	}
@@ -631,6 +637,16 @@ func (c *Controller) start() error {
 		// where that starts.
 		if err := c.handle(RulesEpoch{Epoch: CurrentRulesEpoch}); err != nil {
 			return fmt.Errorf("table: journal the rules epoch: %w", err)
+		}
+	} else if res.unmarked {
+		// The power was cut after the newest checkpoint and before the
+		// epoch record after it: the checkpoint names its epoch and the
+		// replay judged by it, but a build before epochs replays from it
+		// too, and must meet the record before any input it would judge
+		// by its own rules. Journaled now, before any other input.
+		c.log.Warn().Int("epoch", c.m.epoch).Msg("the newest checkpoint has no rules_epoch record after it (power cut while it was written): journaling it")
+		if err := c.journalEpochMark(); err != nil {
+			return fmt.Errorf("table: journal the rules epoch after the checkpoint: %w", err)
 		}
 	}
 	if res.inputs == 0 {

@@ -21,6 +21,12 @@ var ErrNoCheckpoint = errors.New("table: journal has no checkpoint")
 type replayResult struct {
 	inputs, skipped int
 	last            time.Time // the last record's time
+	// unmarked is set when the newest checkpoint replayed is not followed
+	// by a rules_epoch record (Controller.writeCheckpoint writes one
+	// right after it): the power was cut between the two appends. The
+	// checkpoint is whole and names its epoch, so the replay trusts it;
+	// the controller journals the missing record at start.
+	unmarked bool
 }
 
 // replayInto applies the journal from record from on to m: the one code
@@ -32,7 +38,7 @@ type replayResult struct {
 // the machine, and wins if they differ.
 func replayInto(m *Machine, j Journal, from uint64, log zerolog.Logger, fn func(Event)) (replayResult, error) {
 	var res replayResult
-	first, restoring := true, false
+	first, restoring, afterCk := true, false, false
 	// A journal's inputs are judged by the rules of the build that wrote
 	// them: those before its first RulesEpoch (or a checkpoint naming
 	// one) by the rules before there were epochs.
@@ -47,6 +53,10 @@ func replayInto(m *Machine, j Journal, from uint64, log zerolog.Logger, fn func(
 		}
 		res.last = at
 		ck, isCk := in.(Checkpoint)
+		if afterCk {
+			_, isEpoch := in.(RulesEpoch)
+			afterCk, res.unmarked = false, !isEpoch
+		}
 		switch {
 		case restoring && !isCk:
 			res.skipped++
@@ -89,6 +99,7 @@ func replayInto(m *Machine, j Journal, from uint64, log zerolog.Logger, fn func(
 		}
 		m.MarkCheckpoint(seq)
 		res.inputs++
+		afterCk, res.unmarked = true, true
 		return nil
 	})
 	if err != nil {
