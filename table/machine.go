@@ -560,6 +560,18 @@ func (m *Machine) heldCardRound() string {
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 6 (2026-11-25): a paused table's coalescing of a device's repeated
+//     alarm (coalesce) takes an alarm whose time is earlier than the
+//     last one raised (the wall clock stepped back: NTP correcting a
+//     clock that was ahead) as outside AlarmRepeatWindow, and the window
+//     starts again from it. Before, the window was judged by the inputs'
+//     times alone, so after a step back of an hour every repeat was
+//     refused (ErrAlarmRepeated) for that hour plus the window: a device
+//     fault a supervisor needed to see never reached them. The change
+//     only accepts what epoch 5 refused, so an epoch-5 journal replays
+//     the same under it; the epoch keeps an epoch-5 build from replaying
+//     an epoch-6 journal (a rollback) whose accepted repeat it would
+//     refuse (testdata/epoch5-clock-back).
 //   - 5 (2026-11-25): a journal of a build before epochs (0) that stopped
 //     paused on a misread, reaching this epoch, keeps the card dealt
 //     unread as one a resume is refused for (ErrMisreadPending) until it
@@ -603,7 +615,7 @@ func (m *Machine) heldCardRound() string {
 //     paused for already does not announce the pause again; the alarm
 //     of a card held while paused or set aside after a void names the
 //     round in play (heldCardRound).
-const CurrentRulesEpoch = epochUpgradeMisread
+const CurrentRulesEpoch = epochClockBack
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
 // CurrentRulesEpoch).
@@ -624,6 +636,10 @@ const epochCorrectAt = 4
 // epochUpgradeMisread is the epoch of the misread an older build's
 // journal stopped on, kept for correction (see CurrentRulesEpoch).
 const epochUpgradeMisread = 5
+
+// epochClockBack is the epoch of the alarm coalescing that a wall clock
+// stepped back does not stretch (see CurrentRulesEpoch).
+const epochClockBack = 6
 
 // applyRulesEpoch takes the inputs after it to epoch v.Epoch. An epoch
 // above this build's is a journal a newer build wrote (a rollback): its

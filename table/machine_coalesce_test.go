@@ -106,3 +106,60 @@ func TestAlarmFloodBounded(t *testing.T) {
 	assert.Equal(t, x.fingerprint(), y.fingerprint())
 	assert.Equal(t, x.m.repeatAt, y.m.repeatAt)
 }
+
+// TestAlarmCoalescedAcrossClockStepBack: a paused table's window for a
+// device's repeated alarm is judged by the inputs' wall times; with the
+// wall clock stepped back an hour (NTP correcting a clock that was
+// ahead) while paused, epoch 5 refused every repeat for that hour and the
+// window: a device fault the supervisor needs never reached them. From
+// epochClockBack an alarm earlier than the last one raised goes, the
+// window starting from it; repeats after it coalesce again.
+func TestAlarmCoalescedAcrossClockStepBack(t *testing.T) {
+	fault := func(n int) DeviceAlarm {
+		return DeviceAlarm{Source: "shuffler", Code: "timeout", Message: fmt.Sprintf("timeout %d", n), Pauses: true}
+	}
+	tests := []struct {
+		name  string
+		epoch int
+		// after the first alarm at x.at: each repeat's offset from it and
+		// whether it is taken.
+		repeats []time.Duration
+		taken   []bool
+	}{
+		{"epoch 5: refused until the clock catches up", epochUpgradeMisread,
+			[]time.Duration{-time.Hour + 10*time.Second, -30 * time.Minute, -time.Second, 30 * time.Second, AlarmRepeatWindow},
+			[]bool{false, false, false, false, true}},
+		{"a step back lets the next repeat go, and the window starts from it", CurrentRulesEpoch,
+			[]time.Duration{-time.Hour + 10*time.Second, -time.Hour + 20*time.Second, -time.Hour + 10*time.Second + AlarmRepeatWindow, -30 * time.Minute},
+			[]bool{true, false, true, true}},
+		{"a step back of a second is a step back", CurrentRulesEpoch,
+			[]time.Duration{-time.Second, 0, 30 * time.Second, -time.Second + AlarmRepeatWindow},
+			[]bool{true, false, false, true}},
+		{"the same time is inside the window", CurrentRulesEpoch,
+			[]time.Duration{0}, []bool{false}},
+		{"forward only: as before", CurrentRulesEpoch,
+			[]time.Duration{10 * time.Second, AlarmRepeatWindow - time.Second, AlarmRepeatWindow, AlarmRepeatWindow + time.Second},
+			[]bool{false, false, true, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := dealing(t)
+			x.m.epoch = tt.epoch
+			x.must(fault(0))
+			t0 := x.at
+			require.True(t, x.m.State().Paused)
+			for i, d := range tt.repeats {
+				before := x.fingerprint()
+				st, err := x.m.Apply(t0.Add(d), fault(i+1))
+				if !tt.taken[i] {
+					require.ErrorIs(t, err, ErrAlarmRepeated, "repeat %d at %v", i+1, d)
+					assert.Equal(t, before, x.fingerprint(), "a coalesced alarm changes nothing")
+					continue
+				}
+				require.NoError(t, err, "repeat %d at %v", i+1, d)
+				alarmCoded(t, st, "shuffler.timeout")
+				assert.Equal(t, t0.Add(d), x.m.repeatAt["shuffler.timeout"], "the window starts from it")
+			}
+		})
+	}
+}

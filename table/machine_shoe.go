@@ -445,9 +445,17 @@ const AlarmRepeatWindow = time.Minute
 // refused at every HELLO of a firmware loop, a fault sent at line rate,
 // journaled and published each time, grew the journal and the event
 // stream without bound while the table stood paused. The first always
-// goes, and one a window after; a resume starts afresh. Alarms about
-// cards (a misread, an unknown or face-up card, an integrity alarm, two
-// cards at once) are never coalesced: each is a card on the table.
+// goes, and one a window after; a resume starts afresh. An alarm whose
+// time is before the last one's (from epochClockBack) goes too, and the
+// window starts from it: the inputs carry wall times only (journaled as
+// the replay has them), and with the wall clock stepped back an hour by
+// NTP while paused (the controller's monotonic anchor holds only while a
+// player's timer runs, and a paused table runs none), the window lasted
+// that hour as well, the supervisor seeing none of the device's alarms
+// meanwhile. A step back lets one more alarm through; it cannot flood.
+// Alarms about cards (a misread, an unknown or face-up card, an
+// integrity alarm, two cards at once) are never coalesced: each is a
+// card on the table.
 func (m *Machine) coalesce(v DeviceAlarm) error {
 	if m.epoch < epochPauseFlow {
 		return nil // an older build's journal: every alarm was taken
@@ -457,7 +465,7 @@ func (m *Machine) coalesce(v DeviceAlarm) error {
 		return nil
 	}
 	key := v.Source + "." + v.Code
-	if at, ok := m.repeatAt[key]; ok && m.now.Sub(at) < AlarmRepeatWindow {
+	if at, ok := m.repeatAt[key]; ok && m.now.Sub(at) < AlarmRepeatWindow && (m.now.Compare(at) >= 0 || m.epoch < epochClockBack) {
 		return fmt.Errorf("%w: %s within %v of the last, the table still paused", ErrAlarmRepeated, key, AlarmRepeatWindow)
 	}
 	m.noteRepeat(v)

@@ -1,7 +1,11 @@
 package table
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,4 +227,87 @@ func TestCheckpointKeepsRulesEpoch(t *testing.T) {
 	ck.Epoch = CurrentRulesEpoch + 1 // a newer build's
 	require.ErrorIs(t, m.Restore(ck), ErrRulesEpoch)
 	assert.Equal(t, 0, m.Epoch(), "refused, unchanged")
+}
+
+// TestEpoch5ClockBackReplays: testdata/epoch5-clock-back is a journal
+// written under rules epoch 5 (the build before epochClockBack, as its
+// live machine journaled only what it applied) and the events it
+// published replaying it: a round paused by a shuffler timeout at
+// 10:00:10, the wall clock stepped back an hour, a supervisor's pause at
+// 09:00:30 (the repeats at 09:00:40 and 09:30:00 were refused: the
+// window judged by the inputs' times), the next repeat at 10:01:10, a
+// resume, the round played out and betting reopened. It replays into the
+// same bytes under this build. Under this build's rules the repeat after
+// the step back, which epoch 5 refused and so never journaled, goes; under
+// epoch 5 it is still refused.
+func TestEpoch5ClockBackReplays(t *testing.T) {
+	j5 := fixtureJSONL(t, "epoch5-clock-back", epochUpgradeMisread)
+	assert.Equal(t, readFixtureLines(t, "epoch5-clock-back", "events.jsonl"), replayedEvents(t, j5),
+		"the events the epoch-5 build published")
+	m, _, err := replayed(t, j5)
+	require.NoError(t, err)
+	assert.Equal(t, epochUpgradeMisread, m.Epoch())
+	assert.False(t, m.State().Paused)
+	assert.Equal(t, PhaseBetting, m.State().Phase)
+
+	// The same inputs journaled under this build's epoch derive the same
+	// events: epoch 6 accepts all epoch 5 did.
+	j6 := fixtureJSONL(t, "epoch5-clock-back", CurrentRulesEpoch)
+	assert.Equal(t, replayedEvents(t, j5), replayedEvents(t, j6))
+
+	// The repeat after the step back, applied on the table as it stood
+	// (records 1-10: paused, the supervisor's pause at 09:00:30).
+	repeat := DeviceAlarm{Source: "shuffler", Code: "timeout", Message: "shuffler: no answer to STATUS for 5s (3)", Pauses: true}
+	at := time.Date(2026, 11, 22, 9, 0, 40, 0, time.UTC)
+	for _, tt := range []struct {
+		epoch int
+		want  error
+	}{{epochUpgradeMisread, ErrAlarmRepeated}, {CurrentRulesEpoch, nil}} {
+		j := fixtureJSONL(t, "epoch5-clock-back", tt.epoch)
+		j.recs, j.kinds, j.at = j.recs[:10], j.kinds[:10], j.at[:10]
+		m, _, err := replayed(t, j)
+		require.NoError(t, err)
+		require.True(t, m.State().Paused)
+		_, err = m.Apply(at, repeat)
+		if tt.want != nil {
+			require.ErrorIs(t, err, tt.want, "epoch %d", tt.epoch)
+			continue
+		}
+		require.NoError(t, err, "epoch %d", tt.epoch)
+		assert.Equal(t, "shuffler.timeout", m.State().Alarms[len(m.State().Alarms)-1].Code)
+	}
+}
+
+// fixtureJSONL is testdata/<name>/journal.jsonl as a journal, its first
+// record (a rules_epoch) naming epoch.
+func fixtureJSONL(t *testing.T, name string, epoch int) *memJournal {
+	t.Helper()
+	j := &memJournal{}
+	for i, l := range readFixtureLines(t, name, "journal.jsonl") {
+		var e struct {
+			At   time.Time       `json:"at"`
+			Kind string          `json:"kind"`
+			Data json.RawMessage `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &e))
+		if i == 0 {
+			require.Equal(t, "rules_epoch", e.Kind)
+			data, err := EncodeInput(RulesEpoch{Epoch: epoch})
+			require.NoError(t, err)
+			e.Data = data
+		}
+		_, err := j.Append(Entry{At: e.At, Kind: e.Kind, Data: e.Data})
+		require.NoError(t, err)
+	}
+	return j
+}
+
+// readFixtureLines is the lines of testdata/<name>/<file>.
+func readFixtureLines(t *testing.T, name, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name, file))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	require.NotEmpty(t, lines)
+	return lines
 }
