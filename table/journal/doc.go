@@ -73,7 +73,8 @@
 // When the active segment passes SegmentBytes it is sealed and a new one
 // starts. Retention deletes whole sealed segments, oldest first, when the
 // journal exceeds MaxBytes or a segment's newest record is older than
-// MaxAge (in record time). Records are never rewritten, and seqs keep
+// MaxAge (in record time, capped by the monotonic time since Open: a wall
+// clock stepped ahead retires nothing early). Records are never rewritten, and seqs keep
 // counting.
 //
 // # Recall

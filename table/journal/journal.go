@@ -95,6 +95,12 @@ type Journal struct {
 	// time (at Open, the newest of the newest segment that has records),
 	// not the newest of all records (see retainLocked).
 	newest int64
+	// ageBase and ageStart cap "now" for retention by age: the newest
+	// record time at Open (no later than the clock then) plus the time
+	// the monotonic clock has run since ageStart. A record time past that
+	// came from a wall clock stepped ahead (retainLocked).
+	ageBase  int64
+	ageStart time.Time
 	// rounds is the round index, built on first use (roundsReady): Open
 	// does not read the rounds of sealed segments (see ensureRounds).
 	rounds      roundIndex
@@ -314,6 +320,14 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 	}
 	for i := len(j.segs) - 1; i >= 0 && j.newest == 0; i-- {
 		j.newest = j.segs[i].newest
+	}
+	j.ageStart = j.opts.Clock.Now()
+	j.ageBase = j.newest
+	if clk := unixNano(j.ageStart); j.ageBase == 0 || clk < j.ageBase {
+		// Records stamped after the clock at Open were written while the
+		// wall clock was ahead (and it has been corrected back since):
+		// they say nothing about how old the others are.
+		j.ageBase = clk
 	}
 	active := j.segs[len(j.segs)-1]
 	j.lastSeq, j.hash = active.lastSeq, active.lastHash
@@ -766,9 +780,18 @@ func (j *Journal) retainLocked() []string {
 	// corrected, left records a year ahead, and every later seal (and
 	// Open) retired each segment before the newest checkpoint as a year
 	// old, until size retention took the stepped segment. A seal or a
-	// restart while the clock is still ahead retires them all the same:
-	// the daemon must not start before its clock is set (docs/deploy.md).
-	now := j.newest
+	// restart while the clock is still ahead retired them all the same.
+	// So "now" is never later than the newest record time at Open (or
+	// the clock then, if earlier) plus the time the monotonic clock has
+	// run since: a seal while the clock is ahead, or an Open after it was
+	// corrected back over records stamped ahead, measures ages in time
+	// that really passed. Time the table was stopped does not count until
+	// its records pass it (a step and a stop look alike), so retention by
+	// age may keep segments longer, never shorter; MaxBytes still bounds
+	// the journal. What this cannot tell: an Open while the clock is
+	// still ahead over records an earlier run stamped ahead: the daemon
+	// must not start before its clock is set (docs/deploy.md).
+	now := min(j.newest, j.ageBase+int64(j.opts.Clock.Since(j.ageStart)))
 	var retired []string
 	for len(j.segs) > 1 {
 		s := j.segs[0]

@@ -18,9 +18,11 @@ type Options struct {
 	// exceed it by one batch).
 	SegmentBytes int64
 	// MaxAge deletes whole sealed segments whose newest record is older
-	// than the newest record in the journal by more than this. Age is
-	// measured in record time (the caller's clock), never the wall clock.
-	// Zero keeps segments regardless of age.
+	// than the last record by more than this. Age is measured in record
+	// time (the caller's clock), capped by Clock's monotonic time since
+	// Open past the newest record time then: records stamped by a wall
+	// clock stepped ahead make no segment older. Zero keeps segments
+	// regardless of age.
 	MaxAge time.Duration
 	// MaxBytes deletes the oldest sealed segments while the journal is
 	// larger than this. The active segment is never deleted. Zero means no

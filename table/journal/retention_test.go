@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -214,4 +215,67 @@ func TestRetentionByAgeAfterAClockStep(t *testing.T) {
 	j, rep := open(t, opts)
 	assert.Empty(t, rep.Retired, "nor at Open")
 	assert.Equal(t, uint64(1), j.FirstSeq())
+}
+
+// TestRetentionWhileTheClockIsAhead: the host's wall clock is a year
+// ahead (a box that booted with a wrong date, an NTP server gone mad)
+// and corrected back later. Neither a segment sealed while it is ahead,
+// nor an Open while it is ahead over a journal written before, nor an
+// Open after the correction over records stamped a year ahead, retires a
+// segment the age limit keeps: ages are measured on the monotonic clock
+// past the newest record time the journal had at Open, and never from a
+// time ahead of the clock at Open. (An Open while the clock is still
+// ahead over records a previous run stamped ahead cannot tell the step
+// from time the table was stopped: docs/deploy.md, Time.)
+//
+// Each run of the journal has a fake clock of its own, as a process has
+// a monotonic clock of its own; a step of the wall clock within a run is
+// an offset on the records' times (the clock measures monotonic time).
+func TestRetentionWhileTheClockIsAhead(t *testing.T) {
+	const year = 365 * 24 * time.Hour
+	run := func(dir string, wall time.Time) (*journal.Journal, journal.RecoveryReport, *clockwork.FakeClock) {
+		clk := clockwork.NewFakeClockAt(wall)
+		j, rep := open(t, journal.Options{Dir: dir, SegmentBytes: 500, MaxAge: 24 * time.Hour, Clock: clk})
+		return j, rep, clk
+	}
+	write := func(j *journal.Journal, clk *clockwork.FakeClock, from, to int, step, every time.Duration) {
+		for i := from; i < to; i++ {
+			r := rec(i)
+			r.Time = clk.Now().Add(step)
+			_, err := j.Append(r)
+			require.NoError(t, err)
+			clk.Advance(every)
+		}
+	}
+
+	dir := t.TempDir()
+	j, _, clk := run(dir, base)
+	write(j, clk, 0, 60, 0, time.Minute) // an hour of honest records
+	require.Greater(t, len(segments(t, dir)), 3)
+	// The wall clock steps a year ahead; the table writes on, and
+	// segments are sealed while it is ahead.
+	write(j, clk, 60, 80, year, time.Minute)
+	assert.Equal(t, uint64(1), j.FirstSeq(), "a seal while the clock is ahead retires nothing a day old")
+	require.NoError(t, j.Close())
+
+	// NTP corrects it back; the table restarts and writes on.
+	j, rep, clk := run(dir, clk.Now())
+	assert.Empty(t, rep.Retired, "nor an Open after the correction")
+	write(j, clk, 80, 100, 0, time.Minute)
+	assert.Equal(t, uint64(1), j.FirstSeq(), "nor the seals after it")
+	require.NoError(t, j.Close())
+
+	// A table booted with its clock ahead over an honest journal.
+	dir = t.TempDir()
+	j, _, clk = run(dir, base)
+	write(j, clk, 0, 40, 0, time.Minute)
+	require.NoError(t, j.Close())
+	j, rep, clk = run(dir, clk.Now().Add(year))
+	assert.Empty(t, rep.Retired, "an Open with the clock ahead")
+	write(j, clk, 40, 60, 0, time.Minute)
+	assert.Equal(t, uint64(1), j.FirstSeq(), "the seals after it")
+	// Real time passes: a day and more of running past the newest honest
+	// record retires the old segments as the policy says.
+	write(j, clk, 60, 100, 0, time.Hour)
+	assert.Greater(t, j.FirstSeq(), uint64(1), "ages still count on the monotonic clock")
 }
