@@ -162,6 +162,15 @@ type Controller struct {
 		mono time.Duration
 	}
 	epoch time.Time // the clock's reading at New, for monotonic
+	// frames are where the machine's deadlines are on the clock (see
+	// shown): the running timer's (by its key) and the phase's, each
+	// with the wall time at monotonic zero of the input that set it.
+	frames struct {
+		timer            string
+		phase            time.Time
+		timerAt, phaseAt time.Time
+	}
+	zero time.Time // the wall time at monotonic zero, as the last input read the clock
 }
 
 type request struct {
@@ -377,7 +386,7 @@ func (c *Controller) handle(in Input) error {
 // it in its queue at once, and writes and publishes them as one batch.
 func (c *Controller) step(in Input) error {
 	c.batch = nil
-	now := c.now()
+	now, lag := c.now()
 	roundID, shoeID := c.m.RoundID(), c.m.ShoeID()
 	if _, ok := in.(SeqGap); ok {
 		// Only the daemon's start-up continuity check journals one, after
@@ -401,6 +410,9 @@ func (c *Controller) step(in Input) error {
 	if st.Repeat {
 		return st.Fault
 	}
+	// Before the memos: the encoder and the subscribers encode the
+	// snapshot as it goes out.
+	state := c.shown(st.Events, now, lag)
 	c.memos(st.Events)
 	if c.enc != nil && len(st.Events) > 0 {
 		select {
@@ -422,7 +434,7 @@ func (c *Controller) step(in Input) error {
 		}
 	}
 	c.hold(st.Events)
-	c.state.Store(c.m.State())
+	c.state.Store(state)
 	c.effects(st.Effects)
 	return st.Fault
 }
@@ -673,8 +685,12 @@ func (c *Controller) start() error {
 		if d := c.m.Timer(); d.Name != "" {
 			// The deadline is on the wall clock: one that passed while
 			// the daemon was down fires at once, and one a step back of
-			// the clock put far away waits no longer than its timer.
-			c.startTimer(d, min(d.At.Sub(c.clk.Now()), c.m.TimerLength(d.Name)))
+			// the clock put far away waits no longer than its timer,
+			// and the state shows it so (see shown).
+			wall := c.clk.Now()
+			after := min(d.At.Sub(wall), c.m.TimerLength(d.Name))
+			c.startTimer(d, after)
+			c.frames.timer, c.frames.timerAt = d.Key, wall.Add(-c.monotonic()).Add(d.At.Sub(wall.Add(after)))
 		}
 	}
 	return nil
@@ -709,13 +725,81 @@ func (c *Controller) monotonic() time.Duration {
 // step takes effect at the first input after the player's timer ends
 // (between decisions, or between rounds), as the journal's times, so a
 // replay judges by the same times.
-func (c *Controller) now() time.Time {
+//
+// lag is the wall clock's lead on that time (0 when it is the wall
+// clock): the step not yet in the journal's times, which the state
+// snapshot published live takes into account (see shown).
+func (c *Controller) now() (at time.Time, lag time.Duration) {
 	wall, mono := c.clk.Now(), c.monotonic()
+	c.zero = wall.Add(-mono)
 	if n := c.m.Timer().Name; (n == TimerDecision || n == TimerInsurance) && !c.anchor.wall.IsZero() {
-		return c.anchor.wall.Add(mono - c.anchor.mono)
+		at = c.anchor.wall.Add(mono - c.anchor.mono)
+		return at, wall.Sub(at)
 	}
 	c.anchor.wall, c.anchor.mono = wall, mono
-	return wall
+	return wall, 0
+}
+
+// frameNoise is the least lag or shift the published state is moved by:
+// below it, the wall and monotonic readings of a real clock taken one
+// after the other, not a step of the clock.
+const frameNoise = time.Millisecond
+
+// shown is the state snapshot the table publishes after an input applied
+// at (lag behind the wall clock): the machine's, with its deadlines put
+// on the wall clock of now. The machine's times are the journal's: while
+// a player's timer runs they are in the frame before a step of the wall
+// clock, and a deadline keeps the frame of the input that set it until
+// it ends, so a deadline the state showed was hours off after a step (a
+// backend counting down from it showed 0 s or hours): the next seat's
+// decision, the pause after a settlement that ended the players'
+// stretch, the betting phase's timers (found by the simulation once its
+// clock had a monotonic reading). Each deadline moves by the steps since
+// the input that set it, and the time left the timer shows follows its
+// deadline; the snapshot's time moves by lag. The numbered events keep
+// the journal's times: a replay derives them again, and a resend must
+// have the same bytes; a snapshot takes no number and no resend derives
+// it. The machine's own snapshot is left as it is (it is shared), and
+// the published one is a copy only when something moves.
+func (c *Controller) shown(evs []Event, at time.Time, lag time.Duration) *State {
+	state := c.m.State()
+	// The frame of this input: the wall time at monotonic zero, as the
+	// anchor it was applied by says; zero (now) is the wall clock's.
+	frame, zero := c.anchor.wall.Add(-c.anchor.mono), c.zero
+	if k := c.m.Timer().Key; k != c.frames.timer {
+		c.frames.timer, c.frames.timerAt = k, frame
+	}
+	if !state.Deadline.Equal(c.frames.phase) {
+		c.frames.phase, c.frames.phaseAt = state.Deadline, frame
+	}
+	moved := func(d time.Duration) time.Duration {
+		if d.Abs() < frameNoise {
+			return 0
+		}
+		return d
+	}
+	ts, ps, lag := moved(zero.Sub(c.frames.timerAt)), moved(zero.Sub(c.frames.phaseAt)), moved(lag)
+	timed := state.Timer != nil && !state.Timer.Deadline.IsZero()
+	if (!timed || ts == 0) && (state.Deadline.IsZero() || ps == 0) && lag == 0 {
+		return state
+	}
+	cp := *state
+	if !cp.Deadline.IsZero() {
+		cp.Deadline = cp.Deadline.Add(ps)
+	}
+	if timed {
+		t := *state.Timer
+		t.Deadline = t.Deadline.Add(ts)
+		t.LeftMS = max(0, t.Deadline.Sub(at.Add(lag)).Milliseconds())
+		cp.Timer = &t
+	}
+	for i := range evs {
+		if evs[i].Body == state {
+			evs[i].Body = &cp
+			evs[i].Time = evs[i].Time.Add(lag)
+		}
+	}
+	return &cp
 }
 
 // startTimer runs the machine's deadline on the clock: when it passes, the

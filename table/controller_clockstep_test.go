@@ -2,6 +2,8 @@ package table
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,4 +134,184 @@ func TestWallClockBackAcrossRestartMidDecision(t *testing.T) {
 	x.must(Supervisor{Command: "resume", By: "anna"})
 	require.NotNil(t, x.m.State().Timer)
 	assert.Equal(t, x.m.cfg.Rules.DecisionTime.Milliseconds(), x.m.State().Timer.LeftMS, "the resume gives the decision's time")
+}
+
+// TestWallClockStepStateOnTheWallClock: after the wall clock steps while
+// a player's timer runs, the state snapshot published live shows its
+// deadline (and its time) on the wall clock of now, as the wire contract
+// says ("when it fires"), while the journal's times, and the numbered
+// events derived from them, stay in the frame before the step until the
+// players' timers end. The snapshot showed the next seat's decision
+// deadline hours off: a backend counting down from it showed 0 s or
+// hours (found by the simulation once its clock had a monotonic reading).
+// The numbered events re-derived from the journal have the bytes the
+// table published.
+func TestWallClockStepStateOnTheWallClock(t *testing.T) {
+	rs, err := rules.Game("000")
+	require.NoError(t, err)
+	const elapsed = 2 * time.Second
+	for _, tc := range []struct {
+		name string
+		step time.Duration
+	}{
+		{"forward 3 hours", 3 * time.Hour},
+		{"back 3 hours", -3 * time.Hour},
+		{"no step", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
+			clk := newSteppedClock(start)
+			j := &memJournal{}
+			opts := DefaultOptions(rs)
+			opts.Clock, opts.Journal = clk, j
+			c, err := New(opts, zerolog.Nop())
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			evs, _ := c.Subscribe("test", 4096)
+			go func() { done <- c.Run(ctx, nil) }()
+			defer func() { cancel(); <-done }()
+			var live []Event
+			take := func() {
+				require.NoError(t, c.Ping(context.Background()))
+				for {
+					select {
+					case ev := <-evs:
+						live = append(live, ev)
+					default:
+						return
+					}
+				}
+			}
+			submit := func(in Input) {
+				require.NoError(t, c.Submit(context.Background(), in))
+				take()
+			}
+
+			submit(BetsClosed{ID: "b1", Bets: []Bet{{Seat: 1, Player: "p1", Main: 1000}, {Seat: 2, Player: "p2", Main: 1000}}})
+			// The dealer shows a 6: no insurance; the seats hold 17 and 18.
+			cards := []string{"Ts", "9h", "6d", "7c", "9d", "5h"}
+			for len(cards) > 0 && !strings.HasPrefix(c.Snapshot().Round.Next, "wait: seat") {
+				submit(CardDrawn{Card: card.MustParse(cards[0])})
+				cards = cards[1:]
+			}
+			require.Equal(t, "wait: seat 1 to decide", c.Snapshot().Round.Next)
+			clk.Advance(elapsed)
+			clk.stepWall(tc.step)
+			before := len(live)
+			submit(Decision{ID: "d1", Seat: 1, Player: "p1", Action: "stand"})
+
+			st := c.Snapshot()
+			require.Equal(t, "wait: seat 2 to decide", st.Round.Next)
+			require.NotNil(t, st.Timer)
+			assert.Equal(t, string(TimerDecision), st.Timer.Name)
+			assert.Equal(t, rs.DecisionTime.Milliseconds(), st.Timer.LeftMS, "seat 2's whole decision time")
+			assert.Equal(t, clk.Now().Add(rs.DecisionTime), st.Timer.Deadline, "seat 2's deadline on the wall clock of now")
+			var published *State
+			for _, ev := range live[before:] {
+				if s, ok := ev.Body.(*State); ok {
+					published = s
+					assert.Equal(t, clk.Now(), ev.Time, "the snapshot's time is the wall clock's")
+					continue
+				}
+				// The journal's frame: the wall time before the step plus
+				// the monotonic time since.
+				assert.Equal(t, start.Add(elapsed), ev.Time, "%s: the journal's time", ev.Body.Kind())
+			}
+			require.NotNil(t, published, "the decision's snapshot went out")
+			assert.Equal(t, st.Timer.Deadline, published.Timer.Deadline)
+			assert.Equal(t, start.Add(elapsed), j.at[len(j.at)-1], "the decision is journaled at the journal's time")
+
+			// Every numbered event the journal derives has what was published.
+			derived := map[uint64]Event{}
+			require.NoError(t, ReplayEventsSince(opts, 0, func(ev Event) {
+				if ev.Seq != 0 {
+					derived[ev.Seq] = ev
+				}
+			}))
+			n := 0
+			for _, ev := range live {
+				if ev.Seq == 0 {
+					continue
+				}
+				n++
+				d, ok := derived[ev.Seq]
+				require.True(t, ok, "seq %d derived", ev.Seq)
+				assert.Equal(t, ev.Time, d.Time, "seq %d", ev.Seq)
+				want, err := json.Marshal(ev.Body)
+				require.NoError(t, err)
+				got, err := json.Marshal(d.Body)
+				require.NoError(t, err)
+				assert.JSONEq(t, string(want), string(got), "seq %d", ev.Seq)
+			}
+			assert.Positive(t, n)
+		})
+	}
+}
+
+// TestWallClockStepTimerArmedBefore: a timer armed before a step of the
+// wall clock (betting's, here) shows, in every state published after the
+// step, its deadline on the wall clock of then and the time it has left
+// on the monotonic clock: the deadline the machine keeps is in the frame
+// of the input that set it, and the state showed it off by the step with
+// 0 s (forward) or hours (back) left.
+func TestWallClockStepTimerArmedBefore(t *testing.T) {
+	rs, err := rules.Game("000")
+	require.NoError(t, err)
+	const elapsed = time.Second
+	for _, step := range []time.Duration{3 * time.Hour, -3 * time.Hour, 0} {
+		t.Run(step.String(), func(t *testing.T) {
+			start := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
+			clk := newSteppedClock(start)
+			opts := DefaultOptions(rs)
+			opts.Clock = clk
+			c, err := New(opts, zerolog.Nop())
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- c.Run(ctx, nil) }()
+			defer func() { cancel(); <-done }()
+			require.NoError(t, c.Ping(context.Background()))
+			st := c.Snapshot()
+			require.Equal(t, PhaseBetting, st.Phase)
+			require.NotNil(t, st.Timer)
+			require.Equal(t, string(TimerLastCall), st.Timer.Name)
+			lastCall, betsEnd := st.Timer.Deadline, st.Deadline
+
+			clk.Advance(elapsed)
+			clk.stepWall(step)
+			// An alarm that does not pause: the betting timer runs on.
+			require.NoError(t, c.Submit(context.Background(), DeviceAlarm{Source: "shoe", Code: "battery_low", Message: "battery low"}))
+			st = c.Snapshot()
+			require.NotNil(t, st.Timer)
+			assert.Equal(t, string(TimerLastCall), st.Timer.Name)
+			assert.Equal(t, lastCall.Add(step), st.Timer.Deadline, "the last call on the wall clock of now")
+			assert.Equal(t, (rs.BettingTime - rs.LastCallTime - elapsed).Milliseconds(), st.Timer.LeftMS, "the time left on the monotonic clock")
+			assert.Equal(t, betsEnd.Add(step), st.Deadline, "betting's end on the wall clock of now")
+		})
+	}
+}
+
+// TestRestartAfterClockStepBackShowsTheTimer: a timer restored after a
+// restart across a step back of the wall clock fires no later than its
+// length (TestRestartAfterClockStepBack), and the states published from
+// the first input on show that: they showed the journal's deadline, an
+// hour away.
+func TestRestartAfterClockStepBackShowsTheTimer(t *testing.T) {
+	j := &memJournal{}
+	clk := clockwork.NewFakeClockAt(ckEpoch)
+	h := startWith(t, "000", j, clk, nil)
+	h.waitPhase(PhaseBetting)
+	h.stop()
+
+	back := clockwork.NewFakeClockAt(clk.Now().Add(-time.Hour))
+	h2 := startWith(t, "000", j, back, nil)
+	h2.ping()
+	rs := h2.c.opts.Rules
+	require.NoError(t, h2.submit(DeviceAlarm{Source: "shoe", Code: "battery_low", Message: "battery low"}))
+	st := h2.c.Snapshot()
+	require.NotNil(t, st.Timer)
+	assert.Equal(t, string(TimerLastCall), st.Timer.Name)
+	assert.Equal(t, back.Now().Add(rs.BettingTime-rs.LastCallTime), st.Timer.Deadline, "when the restored timer fires")
+	assert.Equal(t, (rs.BettingTime - rs.LastCallTime).Milliseconds(), st.Timer.LeftMS)
 }
