@@ -62,6 +62,14 @@ type Machine struct {
 	phase    Phase
 	pauses   []PauseReason // empty: not paused
 	pauseWhy string
+	// pauseWhys is the message each pause reason came with (the first:
+	// pause): from epochPauseWhy, a correction that lifts the misread's
+	// reasons and leaves the table paused for another names that one's
+	// (pauseWhy), as does a void that leaves it paused for its shoe.
+	// Not checkpointed (a checkpoint is never paused): an entry is
+	// written whenever its reason joins the pauses, and read only for a
+	// reason in them.
+	pauseWhys map[PauseReason]string
 	// held are the cards out of the shoe the round has not had yet, in
 	// the order the dealer drew them: pulled while paused (applied on
 	// resume) and, from epochMisreadQueue, the cards the shoe could not
@@ -560,6 +568,14 @@ func (m *Machine) heldCardRound() string {
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 7 (2026-11-25): a supervisor's correction that lifts the last
+//     card waiting and leaves the table paused for another reason (a
+//     supervisor's own pause, a device) gives the table that reason's
+//     message (the state's pause_reason and instruction line, the
+//     refusals of a paused table); a void that leaves the table paused
+//     because its shoe is down publishes the shoe's message in its phase
+//     event. Before, both kept the first cause of the pause: the
+//     misread the correction or the void had dealt with.
 //   - 6 (2026-11-25): a paused table's coalescing of a device's repeated
 //     alarm (coalesce) takes an alarm whose time is earlier than the
 //     last one raised (the wall clock stepped back: NTP correcting a
@@ -615,7 +631,7 @@ func (m *Machine) heldCardRound() string {
 //     paused for already does not announce the pause again; the alarm
 //     of a card held while paused or set aside after a void names the
 //     round in play (heldCardRound).
-const CurrentRulesEpoch = epochClockBack
+const CurrentRulesEpoch = epochPauseWhy
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
 // CurrentRulesEpoch).
@@ -640,6 +656,10 @@ const epochUpgradeMisread = 5
 // epochClockBack is the epoch of the alarm coalescing that a wall clock
 // stepped back does not stretch (see CurrentRulesEpoch).
 const epochClockBack = 6
+
+// epochPauseWhy is the epoch of the pause reason a correction or a void
+// leaves standing (see CurrentRulesEpoch).
+const epochPauseWhy = 7
 
 // applyRulesEpoch takes the inputs after it to epoch v.Epoch. An epoch
 // above this build's is a journal a newer build wrote (a rollback): its
@@ -913,14 +933,24 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 			}
 		}
 		m.pauses, m.misread, m.misreadUnread, m.held, m.voided = m.pauses[:0], "", false, nil, true
+		deviceWhy := m.pauseWhys[PauseDevice]
+		clear(m.pauseWhys)
 		if m.link == shoeDown {
 			// The round is voided and the table stays stopped, its
 			// alarms listed: no round opens without its shoe (the
 			// supervisor resumes once it is back).
 			m.pauses = append(m.pauses, PauseDevice)
+			m.noteWhy(PauseDevice, deviceWhy)
+			if m.epoch >= epochPauseWhy && deviceWhy != "" {
+				// The pause it stays in is the shoe's: the phase event
+				// below and the state name it, not the first cause of
+				// the pause (a misread the void has dealt with).
+				m.pauseWhy = deviceWhy
+			}
 		} else {
 			m.alarms = m.alarms[:0]
 			clear(m.repeatAt)
+			m.pauseWhy = "" // the state names no reason of a pause that ended
 			if wasPaused {
 				m.emit(Resumed{By: v.By}, m.roundID)
 			}
@@ -1011,6 +1041,7 @@ func (m *Machine) roundTakes(c card.Card) ([]round.Event, error) {
 func (m *Machine) resume(by string) {
 	m.alarms = m.alarms[:0]
 	clear(m.repeatAt)
+	clear(m.pauseWhys)
 	m.link = shoeUp
 	m.pauseWhy = ""
 	m.emit(Resumed{By: by}, m.roundID)
@@ -1070,10 +1101,34 @@ func (m *Machine) resumePhase() Phase {
 
 func (m *Machine) paused() bool { return len(m.pauses) > 0 }
 
+// noteWhy records the message a pause reason came with (pauseWhys).
+func (m *Machine) noteWhy(reason PauseReason, why string) {
+	if m.pauseWhys == nil {
+		m.pauseWhys = map[PauseReason]string{}
+	}
+	m.pauseWhys[reason] = why
+}
+
+// liftCardReasons takes away the pause reasons of cards waiting for a
+// correction (the misread's, the integrity book's) once none waits. Left
+// paused for another reason, from epochPauseWhy the state names that
+// one: before, it still named the card just corrected ("stop: table
+// paused (misread #4)" on a table a supervisor had paused to look at
+// the camera), and a later void with the shoe down published it.
+func (m *Machine) liftCardReasons() {
+	m.pauses = slices.DeleteFunc(m.pauses, func(p PauseReason) bool { return p == PauseMisread || p == PauseIntegrity })
+	delete(m.pauseWhys, PauseMisread)
+	delete(m.pauseWhys, PauseIntegrity)
+	if len(m.pauses) > 0 && m.epoch >= epochPauseWhy {
+		m.pauseWhy = m.pauseWhys[m.pauses[0]]
+	}
+}
+
 // pause adds a reason; the first one stops the table.
 func (m *Machine) pause(reason PauseReason, by, why string) {
 	if !slices.Contains(m.pauses, reason) {
 		m.pauses = append(m.pauses, reason)
+		m.noteWhy(reason, why)
 	}
 	if len(m.pauses) > 1 {
 		return
@@ -1242,7 +1297,13 @@ func (m *Machine) buildState() *State {
 	case m.paused() && m.asideNext() != "":
 		st.Round.Next = m.asideNext()
 	case m.paused():
-		st.Round.Next = "stop: table paused (" + m.pauseWhy + ")" + m.heldNote() + m.asideNote()
+		why := m.pauseWhy
+		if why == "" {
+			// A supervisor's pause without a reason (the wire allows
+			// it) showed "stop: table paused ()".
+			why = string(m.pauses[0])
+		}
+		st.Round.Next = "stop: table paused (" + why + ")" + m.heldNote() + m.asideNote()
 	case m.voided && m.phase == PhaseSettled:
 		st.Round.Next = "clear the cards: round voided, next round"
 	case m.burn > 0:

@@ -266,7 +266,7 @@ func (m *Machine) correctQueued(v Supervisor) error {
 	}
 	aside := m.setAsideUnneeded()
 	if _, n := m.awaitingCorrection(); n == 0 {
-		m.pauses = slices.DeleteFunc(m.pauses, func(p PauseReason) bool { return p == PauseMisread || p == PauseIntegrity })
+		m.liftCardReasons()
 		if len(m.pauses) == 0 {
 			m.resume(v.By)
 		}

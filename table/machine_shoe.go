@@ -393,6 +393,10 @@ func (m *Machine) resumeRefused() error {
 	if m.misreadUnread {
 		return fmt.Errorf("%w (%s): correct it with the card on the table, or void the round", ErrMisreadPending, m.misread)
 	}
+	if m.link == shoeDown && m.voided {
+		// Voided already: the only way on is the shoe.
+		return fmt.Errorf("%w: the round is voided; plug the shoe back in and resume once it is back", ErrShoeDown)
+	}
 	if m.link == shoeDown {
 		return fmt.Errorf("%w: plug it back in (the cards pulled meanwhile wait in it and come with it) or void the round; resume once it is back", ErrShoeDown)
 	}
@@ -402,6 +406,15 @@ func (m *Machine) resumeRefused() error {
 // shoeLinkNext is the instruction line of a table paused while the shoe
 // is down or just back: what the dealer and the supervisor do.
 func (m *Machine) shoeLinkNext() string {
+	switch {
+	case m.voided && m.link == shoeDown:
+		// The supervisor voided the round while the shoe was down: the
+		// line told them to void it still, and the dealer nothing of
+		// the cards on the table.
+		return "stop: round voided: clear the cards; shoe not connected: check its cable; supervisor resumes once it is back"
+	case m.voided:
+		return "stop: round voided: clear the cards; shoe connected again: supervisor resumes"
+	}
 	if m.link == shoeDown {
 		return "stop: shoe not connected: check its cable; the cards pulled meanwhile come when it is back; supervisor resumes then, or voids the round" + m.heldNote()
 	}

@@ -68,8 +68,10 @@ func (d Deadline) Fired() TimerFired {
 
 // PauseReason is why the table is paused. A table may be paused for
 // several reasons at once; a supervisor's resume clears them all, a
-// correction clears the misread, a void clears every reason but a
-// lost-event gap's.
+// correction clears the misread's and the integrity book's once no card
+// waits, a void clears every reason (a lost-event gap's too: the
+// supervisor has dealt with the round rebuilt from what was left) but
+// the device's while the shoe is down.
 type PauseReason string
 
 // The pause reasons.

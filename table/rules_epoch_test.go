@@ -311,3 +311,45 @@ func readFixtureLines(t *testing.T, name, file string) []string {
 	require.NotEmpty(t, lines)
 	return lines
 }
+
+// TestEpoch6PauseWhyReplays: testdata/epoch6-pause-why is a journal
+// written by the build before epochPauseWhy (4076047, rules epoch 6) and
+// the events it published replaying it: the hole card misread, a
+// supervisor's pause to look at the camera, the correction (that build
+// left the table paused naming the misread), a resume; then a card of
+// seat 2 misread, the shoe lost, a void (that build's phase event, seq
+// 25, named the misread the void had dealt with), the shoe back, a
+// resume. It replays into the same bytes; under epoch 7 the same inputs
+// name the pause that stands.
+func TestEpoch6PauseWhyReplays(t *testing.T) {
+	want := readFixtureLines(t, "epoch6-pause-why", "events.jsonl")
+	j6 := fixtureJSONL(t, "epoch6-pause-why", epochClockBack)
+	assert.Equal(t, want, replayedEvents(t, j6), "the events the epoch-6 build published")
+
+	got := replayedEvents(t, fixtureJSONL(t, "epoch6-pause-why", epochPauseWhy))
+	require.Len(t, got, len(want))
+	for i := range want {
+		if i == 24 {
+			assert.Equal(t, `{"seq":25,"kind":"phase","round":"#10:00:04","body":{"phase":"paused","reason":"misread #11: card misread"}}`, want[i])
+			assert.Equal(t, `{"seq":25,"kind":"phase","round":"#10:00:04","body":{"phase":"paused","reason":"shoe silent for 10s"}}`, got[i],
+				"the void leaves the table paused for its shoe, and says so")
+			continue
+		}
+		assert.Equal(t, want[i], got[i], "seq %d", i+1)
+	}
+
+	// The correction that leaves the supervisor's pause (records 1-12).
+	for _, tt := range []struct {
+		epoch int
+		why   string
+	}{{epochClockBack, "misread #10: card misread"}, {epochPauseWhy, "camera"}} {
+		j := fixtureJSONL(t, "epoch6-pause-why", tt.epoch)
+		j.recs, j.kinds, j.at = j.recs[:12], j.kinds[:12], j.at[:12]
+		m, _, err := replayed(t, j)
+		require.NoError(t, err)
+		s := m.State()
+		require.Equal(t, []PauseReason{PauseSupervisor}, s.PauseReasons, "epoch %d", tt.epoch)
+		assert.Equal(t, tt.why, s.PauseReason, "epoch %d", tt.epoch)
+		assert.Equal(t, "stop: table paused ("+tt.why+")", s.Round.Next, "epoch %d", tt.epoch)
+	}
+}
