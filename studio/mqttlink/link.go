@@ -354,9 +354,14 @@ func (l *Link) subscribe(ctx context.Context, client paho.Client) error {
 // them.
 func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.Client, gate resendGate, ob *outbox) error {
 	p := l.newPumper(client, gate, ob)
+	p.lazy = true
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
+	defer idle.Stop()
+	idleArmed := false
 	for {
 		held, err := p.turn()
 		if err != nil {
@@ -365,6 +370,10 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 		if d := p.armRetry; d > 0 {
 			p.armRetry = 0
 			retry.Reset(d)
+		}
+		if p.owed && !idleArmed {
+			idleArmed = true
+			idle.Reset(idleWrite)
 		}
 		in := events
 		if !p.room() {
@@ -417,6 +426,11 @@ func (l *Link) pump(ctx context.Context, events <-chan table.Event, client paho.
 			// The loop looks at the gate again.
 		case <-retry.C:
 			p.retrying = false
+		case <-idle.C:
+			idleArmed = false
+			if err := p.writeOwed(); err != nil {
+				return err
+			}
 		case <-acked:
 			// turn, at the top of the loop, takes it from here.
 		}
@@ -445,6 +459,10 @@ type pumper struct {
 	next     []record // launch's batch, kept for its capacity
 	one      [1]entry
 	seen     *recent
+	// lazy: the outbox's bookkeeping for an emptied window waits for
+	// the driver (idleWrite, then writeOwed) instead of being written at
+	// once; owed: some waits. pump sets it; the Stepper writes at once.
+	lazy, owed bool
 }
 
 func (l *Link) newPumper(client paho.Client, gate resendGate, ob *outbox) *pumper {
@@ -501,16 +519,49 @@ const ackSaveLag = 256
 // settle marks the records at the head the broker has acknowledged, and
 // stalls the window at one that failed. The outbox's ack file is written
 // once the window is empty (after a card's state, not between its event
-// and its state, which is on its way to the players then), or every
-// ackSaveLag records.
+// and its state, which is on its way to the players then; idleWrite
+// later when lazy), or every ackSaveLag records.
 func (p *pumper) settle() error {
 	if err := p.ackHeads(); err != nil {
 		return err
 	}
-	if len(p.fl) == 0 || p.ob.AckLag() >= ackSaveLag {
+	lag := p.ob.AckLag()
+	if p.lazy && len(p.fl) == 0 && lag < ackSaveLag {
+		p.owed = p.owed || lag > 0
+		return nil
+	}
+	if len(p.fl) == 0 || lag >= ackSaveLag {
 		return p.ob.SaveAck()
 	}
 	return nil
+}
+
+// idleWrite is how long the pump lets the broker deliver, once it has
+// acknowledged everything in flight, before it writes the outbox's
+// bookkeeping: the records taken since the last write and the ack mark.
+// The broker sends its acknowledgement and the subscribers' copies of a
+// card's state together; written at once, the two writes (and the
+// fsync goroutine they wake) ran on the table's two cores while the
+// players' copy was on its way. A millisecond later the card has
+// arrived, and a real table's next card is a second or more away. The
+// delay costs no durability: the outbox is fsync'd once per
+// OutboxSyncInterval anyway, and a crash before the write is a crash
+// before an fsync (the journal derives the tail again; subscribers drop
+// what they had by seq).
+const idleWrite = time.Millisecond
+
+// writeOwed writes the bookkeeping settle and turn left to the driver
+// (lazy), unless records are in flight again: the window's next
+// emptying owes it then.
+func (p *pumper) writeOwed() error {
+	if !p.owed || len(p.fl) > 0 {
+		return nil
+	}
+	p.owed = false
+	if err := p.ob.SaveAck(); err != nil {
+		return err
+	}
+	return p.ob.Flush()
 }
 
 // ackHeads marks the records at the head the broker has acknowledged.
@@ -608,7 +659,11 @@ func (p *pumper) turn() (held bool, err error) {
 		p.stalled = false
 		p.again()
 	}
-	if len(p.fl) == 0 {
+	if len(p.fl) == 0 && p.lazy && p.ob.Depth() == 0 {
+		// Nothing in flight and nothing to launch: the write waits for
+		// the driver (idleWrite).
+		p.owed = p.owed || p.ob.Unwritten() > 0
+	} else if len(p.fl) == 0 {
 		// Nothing in flight: the outbox file gets what was taken since
 		// its last write (before launch, which may need a record it
 		// holds only there: a spilled one).

@@ -39,8 +39,10 @@ import (
 // wrote but never synced; on restart OutboxLastSeq is lower by that tail,
 // tabled passes it as RepublishAfter, and the controller's replay derives
 // those events again, identical, and publishes them once more
-// (subscribers drop the duplicates by seq). A process crash loses nothing,
-// since written data is in the page cache.
+// (subscribers drop the duplicates by seq). A process crash loses only
+// what the pump had not written yet (at most idleWrite after the broker
+// acknowledged it, or flushBytes of a backlog), the same way; what was
+// written is in the page cache.
 //
 // The other way round, a broker that acknowledges an event and then dies
 // before storing it (mosquitto saves its state on a timer) loses that
