@@ -429,10 +429,15 @@ func (t *benchTable) deal(ctx context.Context, dev *simshoe.Device, n int, measu
 			}
 			want, shoe := cur.Shoe.Dealt+1, cur.Shoe.ID
 			lastCard = time.Now()
-			if err := dev.Pull(ctx); err != nil {
+			// Queued, not waited for: a dealer does not wait for the
+			// shoe's ACK, and a dealing loop woken by it would run on
+			// the daemon's two cores while the card's state is on its
+			// way, counted as the daemon's time. The shoe notes when
+			// it read the ACK.
+			q, err := dev.QueuePullN(1)
+			if err != nil {
 				return fmt.Errorf("pull: %w", err)
 			}
-			acked := time.Since(lastCard)
 			// A table that has not told a shoe id yet (its first card
 			// after starting) takes whichever shoe the state then names.
 			for (shoe != "" && cur.Shoe.ID != shoe) || cur.Shoe.Dealt < want {
@@ -442,7 +447,10 @@ func (t *benchTable) deal(ctx context.Context, dev *simshoe.Device, n int, measu
 				}
 				cur = s.st
 				if (shoe == "" || cur.Shoe.ID == shoe) && cur.Shoe.Dealt >= want {
-					measured(cardTimes{ack: acked, event: time.Unix(0, t.lastCard.Load()).Sub(lastCard), state: s.at.Sub(lastCard)})
+					if err := q.Wait(ctx); err != nil {
+						return fmt.Errorf("card %d of shoe %q: ACK: %w", want, shoe, err)
+					}
+					measured(cardTimes{ack: q.AckedAt().Sub(lastCard), event: time.Unix(0, t.lastCard.Load()).Sub(lastCard), state: s.at.Sub(lastCard)})
 				}
 			}
 			i++

@@ -188,6 +188,7 @@ type pending struct {
 	seq   uint32
 	frame []byte
 	done  chan struct{} // closed when acknowledged or dropped
+	acked time.Time     // when the host's ACK was read; set before done is closed
 	err   error         // set before done is closed when dropped
 }
 
@@ -458,6 +459,7 @@ func (d *Device) handleHostLocked(m *shoeproto.Message, now time.Time) {
 func (d *Device) ackLocked(seq uint32, now time.Time) {
 	i := 0
 	for i < len(d.outstanding) && d.outstanding[i].seq <= seq {
+		d.outstanding[i].acked = now
 		close(d.outstanding[i].done)
 		i++
 	}

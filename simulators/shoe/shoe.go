@@ -173,6 +173,20 @@ func (q Queued) Wait(ctx context.Context) error {
 	return wait(ctx, q.p)
 }
 
+// AckedAt is when the device read the host's ACK of what was queued: zero
+// until Wait has returned nil (and for a frame dropped, or nothing queued).
+func (q Queued) AckedAt() time.Time {
+	if q.p == nil {
+		return time.Time{}
+	}
+	select {
+	case <-q.p.done:
+		return q.p.acked
+	default:
+		return time.Time{}
+	}
+}
+
 // pull queues the next card (and the cut card before it when due).
 func (d *Device) pull() (*pending, error) {
 	d.mu.Lock()

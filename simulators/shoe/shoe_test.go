@@ -267,3 +267,26 @@ func TestPullMisreadTakesTheCard(t *testing.T) {
 	h.send(shoeproto.Message{Type: shoeproto.TypeAck, Seq: seq})
 	require.NoError(t, <-out)
 }
+
+// A queued card tells when the host's ACK was read: not before it was
+// read, and not before the card was queued.
+func TestQueuedAckedAt(t *testing.T) {
+	dev, ctx := startDevice(t, shoe.Options{Seed: 1, Script: []card.Card{card.MustParse("Kd")}})
+	h := openHost(t, dev.Path())
+	h.next(shoeproto.TypeHello)
+	h.send(shoeproto.Message{Type: shoeproto.TypeAck, Seq: 0})
+	seq, _ := h.next(shoeproto.TypeShoeID)
+	h.send(shoeproto.Message{Type: shoeproto.TypeAck, Seq: seq})
+
+	assert.True(t, shoe.Queued{}.AckedAt().IsZero(), "nothing queued, nothing acknowledged")
+	queued := time.Now()
+	q, err := dev.QueuePullN(1)
+	require.NoError(t, err)
+	seq, _ = h.next(shoeproto.TypeCard)
+	assert.True(t, q.AckedAt().IsZero(), "not acknowledged yet")
+	h.send(shoeproto.Message{Type: shoeproto.TypeAck, Seq: seq})
+	require.NoError(t, q.Wait(ctx))
+	at := q.AckedAt()
+	assert.False(t, at.Before(queued), "read after it was queued: %v < %v", at, queued)
+	assert.False(t, at.After(time.Now()))
+}
