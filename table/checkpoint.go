@@ -57,6 +57,10 @@ type Checkpoint struct {
 	// on from it. 0 in checkpoints written before it was kept: Dealt
 	// plus the book's unread cards then.
 	Out int `json:"out,omitempty"`
+	// GapTo is the highest event seq of the accepted losses (SeqGap): a
+	// command whose sender had seen no later one is refused
+	// (ErrStaleCommand). 0: no loss, or a checkpoint before it was kept.
+	GapTo uint64 `json:"gap_to,omitempty"`
 }
 
 // SeenCommand is one remembered command id and its verdict.
@@ -87,7 +91,7 @@ const checkpointCommands = 512
 var verdictClasses = []error{
 	round.ErrIllegalAction, round.ErrOutOfTurn, round.ErrDuplicate, round.ErrUnexpectedCard,
 	round.ErrBetLimit, round.ErrRoundCap, round.ErrBadBet, round.ErrFinished,
-	ErrPaused, ErrJournal, ErrUnknownInput, ErrDuplicateFrame, ErrIntegrity, ErrNotShuffled,
+	ErrPaused, ErrJournal, ErrUnknownInput, ErrDuplicateFrame, ErrIntegrity, ErrNotShuffled, ErrStaleCommand,
 }
 
 // restoredVerdict is a rejection rebuilt from a checkpoint: the same
@@ -135,7 +139,7 @@ func (m *Machine) Checkpoint() Checkpoint {
 		Prev: m.ckSeq, Seq: m.seq, Epoch: m.epoch, Phase: m.phase, Deadline: m.deadline,
 		ShoeID: m.shoeID, CutCard: m.cutCard, Dealt: m.dealt, Out: m.out, Burn: m.burn, Rounds: m.rounds,
 		LastCode: m.lastCode, CodeN: m.codeN, TimerGen: m.timerGen, Timer: string(m.timer.Name), TimerAt: m.timer.At,
-		Alarms: slices.Clone(m.alarms), Devices: maps.Clone(m.devSeen), Shoe: m.shoe.save(),
+		Alarms: slices.Clone(m.alarms), Devices: maps.Clone(m.devSeen), Shoe: m.shoe.save(), GapTo: m.gapTo,
 	}
 	ids := m.cmdOrder[max(0, len(m.cmdOrder)-checkpointCommands):]
 	for _, id := range ids {
@@ -162,7 +166,7 @@ func (m *Machine) Restore(ck Checkpoint) error {
 	m.pauses, m.pauseWhy, m.held, m.misread, m.voided = nil, "", nil, "", false
 	m.aside = nil
 	m.shoeID, m.cutCard, m.dealt, m.burn, m.rounds = ck.ShoeID, ck.CutCard, ck.Dealt, ck.Burn, ck.Rounds
-	m.out = ck.Out
+	m.out, m.gapTo = ck.Out, ck.GapTo
 	if m.out == 0 {
 		m.out = ck.Dealt + m.shoe.unread
 	}

@@ -37,6 +37,8 @@ type Decisions struct {
 	ID      string          `json:"id,omitempty"`
 	Round   string          `json:"round"`
 	Entries []DecisionEntry `json:"entries"`
+	// Seen: as BetsClosed.Seen.
+	Seen uint64 `json:"seen,omitempty"`
 }
 
 // DecisionEntry is one player's decision (hit, stand, double, split) or

@@ -92,6 +92,12 @@ type BetsClosed struct {
 	// ID is the command's id: a command is applied once, however often
 	// it is delivered (also across restarts: the id is journaled).
 	ID string `json:"id,omitempty"`
+	// Seen is the newest event seq the sender had from this table when
+	// it made the command (0: not said). From epochSeenFence a command
+	// made before the table's last accepted loss of events (Seen at or
+	// below the lost seqs: a restore) or after events the table never
+	// numbered is refused (ErrStaleCommand).
+	Seen uint64 `json:"seen,omitempty"`
 }
 
 // Decision is a player's action on the hand that is waiting for it.
@@ -100,6 +106,8 @@ type Decision struct {
 	Player string `json:"player,omitempty"`
 	Action string `json:"action"` // hit, stand, double, split
 	ID     string `json:"id,omitempty"`
+	// Seen: as BetsClosed.Seen.
+	Seen uint64 `json:"seen,omitempty"`
 }
 
 // InsuranceAnswer is a player's answer to the insurance offer.
@@ -108,6 +116,8 @@ type InsuranceAnswer struct {
 	Player string `json:"player,omitempty"`
 	Take   bool   `json:"take"`
 	ID     string `json:"id,omitempty"`
+	// Seen: as BetsClosed.Seen.
+	Seen uint64 `json:"seen,omitempty"`
 }
 
 // TimerFired is a deadline passing (betting closes, a decision times out).
@@ -151,6 +161,22 @@ func DeviceFrame(in Input) (session string, seq uint64, ok bool) {
 	}
 	session, seq = d.deviceFrame()
 	return session, seq, true
+}
+
+// commandSeen returns the event seq a command says its sender had seen
+// (BetsClosed.Seen), 0 for other inputs and for commands that say none.
+func commandSeen(in Input) uint64 {
+	switch v := in.(type) {
+	case BetsClosed:
+		return v.Seen
+	case Decision:
+		return v.Seen
+	case Decisions:
+		return v.Seen
+	case InsuranceAnswer:
+		return v.Seen
+	}
+	return 0
 }
 
 // commandID returns the id of a command input, "" for other inputs.

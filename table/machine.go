@@ -99,7 +99,11 @@ type Machine struct {
 	devSeen  map[string]uint64 // last applied frame per device session
 	cmds     map[string]ledgerEntry
 	cmdOrder []string // ids in cmds, oldest first
-	shoe     shoeBook
+	// gapTo is the highest event seq of the accepted losses (SeqGap):
+	// from epochSeenFence a command whose sender had seen no later event
+	// was made for the table before the restore (checkSeen).
+	gapTo uint64
+	shoe  shoeBook
 
 	// out is how many cards came out of this shoe as the table heard of
 	// them, read or not (each card drawn, booked or refused, each card the
@@ -243,6 +247,15 @@ func (m *Machine) Apply(at time.Time, in Input) (Step, error) {
 			// Delivered again (a retry, a redelivery after a restart):
 			// applied once, answered the same.
 			return Step{Repeat: true, Fault: e.verdict, Batch: e.batch}, nil
+		}
+	}
+	if seen := commandSeen(in); seen != 0 && m.epoch >= epochSeenFence {
+		if err := m.checkSeen(seen); err != nil {
+			if v, ok := in.(Decisions); ok {
+				m.batch = BatchResult{Entries: len(v.Entries)}
+				return Step{Batch: &m.batch}, err
+			}
+			return Step{}, err
 		}
 	}
 	if d, ok := in.(deviceRef); ok {
@@ -568,6 +581,17 @@ func (m *Machine) heldCardRound() string {
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 8 (2026-11-25): a command that says the newest event seq its
+//     sender had seen (BetsClosed.Seen...) is refused (ErrStaleCommand)
+//     when that seq is at or below the highest seq of an accepted loss
+//     (SeqGap: a restore, accept-loss): made for the table before the
+//     restore, it may have been applied in what was lost (the command
+//     ledger lost its id too) or be meant for a round that is gone; and
+//     when it is above every seq the table numbered. Before, a bets_closed
+//     or a decision of the lost stretch, sent again with its id after the
+//     supervisor's resume, was applied to the table's next round. Epochs 6
+//     and 7 journals hold no seen (no build before took it), so they replay
+//     the same (testdata/epoch6-seq-gap).
 //   - 7 (2026-11-25): a supervisor's correction that lifts the last
 //     card waiting and leaves the table paused for another reason (a
 //     supervisor's own pause, a device) gives the table that reason's
@@ -631,7 +655,7 @@ func (m *Machine) heldCardRound() string {
 //     paused for already does not announce the pause again; the alarm
 //     of a card held while paused or set aside after a void names the
 //     round in play (heldCardRound).
-const CurrentRulesEpoch = epochPauseWhy
+const CurrentRulesEpoch = epochSeenFence
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
 // CurrentRulesEpoch).
@@ -660,6 +684,10 @@ const epochClockBack = 6
 // epochPauseWhy is the epoch of the pause reason a correction or a void
 // leaves standing (see CurrentRulesEpoch).
 const epochPauseWhy = 7
+
+// epochSeenFence is the epoch of the commands judged by the event seq
+// their sender had seen (see CurrentRulesEpoch, checkSeen).
+const epochSeenFence = 8
 
 // applyRulesEpoch takes the inputs after it to epoch v.Epoch. An epoch
 // above this build's is a journal a newer build wrote (a rollback): its
@@ -694,10 +722,35 @@ func (m *Machine) applyRulesEpoch(v RulesEpoch) error {
 // Epoch is the rules epoch the machine judges inputs by (RulesEpoch).
 func (m *Machine) Epoch() int { return m.epoch }
 
+// ErrStaleCommand refuses a command made for another table than this
+// one (from epochSeenFence): its sender had seen no event after the
+// table's last accepted loss of events (a restore: the round it was meant
+// for may be lost, and the command may have been applied there already),
+// or had seen events this table never numbered (a table behind its
+// backend). Nothing changed: read the table's state and send a new
+// command under a new id.
+var ErrStaleCommand = errors.New("table: command made before the table's restore")
+
+// checkSeen judges a command by the newest event seq its sender had seen.
+func (m *Machine) checkSeen(seen uint64) error {
+	switch {
+	case seen <= m.gapTo:
+		return fmt.Errorf("%w: the sender had seen event %d, and events up to %d were lost from this table's journal (restored); the command may have been applied in what was lost, or be for a round that is gone: read the state (seq %d) and send a new command",
+			ErrStaleCommand, seen, m.gapTo, m.seq)
+	case seen > m.seq:
+		return fmt.Errorf("%w: the sender had seen event %d, and this table has numbered only %d: the table is behind what was published (restored from an older backup?)",
+			ErrStaleCommand, seen, m.seq)
+	}
+	return nil
+}
+
 func (m *Machine) applySeqGap(v SeqGap) error {
 	if v.LostFrom == 0 || v.LostTo < v.LostFrom {
 		return fmt.Errorf("%w: seq gap %d-%d", errIllegal, v.LostFrom, v.LostTo)
 	}
+	// Kept at every epoch (judged from epochSeenFence): a journal that
+	// reaches that epoch after its gap fences the commands of before.
+	m.gapTo = max(m.gapTo, v.LostTo)
 	// Numbering continues above every seq that was published: a seq the
 	// backend may already have is never given to another event.
 	m.seq = max(m.seq, v.LostTo)

@@ -62,7 +62,7 @@ var refusalCodes = []struct {
 	{"stale_timer", ErrStaleTimer}, {"integrity", ErrIntegrity}, {"not_shuffled", ErrNotShuffled},
 	{"illegal_action", round.ErrIllegalAction}, {"out_of_turn", round.ErrOutOfTurn}, {"duplicate", round.ErrDuplicate},
 	{"unexpected_card", round.ErrUnexpectedCard}, {"bet_limit", round.ErrBetLimit}, {"round_cap", round.ErrRoundCap},
-	{"bad_bet", round.ErrBadBet}, {"finished", round.ErrFinished},
+	{"bad_bet", round.ErrBadBet}, {"finished", round.ErrFinished}, {"stale", ErrStaleCommand},
 }
 
 // RefusalCode is the code of the sentinel a refusal wraps ("paused",

@@ -124,7 +124,7 @@ func runVerify(g *globals, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "trailers: %d sealed segment(s) match their trailer, %d sealed before trailers\n", rep.Trailers, rep.Untrailed)
 	for _, bt := range rep.BadTrailers {
 		// No record is lost; tabled reads such a segment record by record.
-		fmt.Fprintf(stdout, "WARNING: trailer not usable: %s\n", bt)
+		fmt.Fprintf(stdout, "WARNING: trailer not usable: %s (no record is lost: tabled checks that segment record by record at start, as verify did; nothing to do)\n", bt)
 	}
 	switch {
 	case errors.Is(err, journal.ErrTornTail):
@@ -230,8 +230,10 @@ func runAcceptLoss(g *globals, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "accepted: events %d-%d lost from the journal (by %s: %s), recorded in %s\n"+
-		"tabled will journal the loss at its next start, number events from %d and start paused with an alarm\n",
-		from, to, *by, *reason, continuity.AcceptPath(jf.dataDir), to+1)
+		"tabled will journal the loss at its next start, number events from %d and start paused with an alarm\n"+
+		"the commands applied in the lost stretch are forgotten with it: a command saying seen %d or less is refused (stale);\n"+
+		"one without seen, sent again, is applied anew: before resuming, make sure the backend sends seen or stopped retrying (docs/deploy.md, restore)\n",
+		from, to, *by, *reason, continuity.AcceptPath(jf.dataDir), to+1, to)
 	return 0
 }
 

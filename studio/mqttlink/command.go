@@ -131,6 +131,8 @@ type wireCommand struct {
 
 	Round   string             `json:"round"`
 	Entries *[]json.RawMessage `json:"entries"`
+	// Seen is the newest event seq the sender had (wire.BetsClosedCommand).
+	Seen *uint64 `json:"seen"`
 }
 
 // wireEntry is one entry of a decisions batch, decoded alone: a bad
@@ -219,9 +221,9 @@ func (w *wireCommand) onlyFields(allowed ...string) error {
 		"action": w.Action != "", "take": w.Take != nil, "by": w.By != "",
 		"reason": w.Reason != "", "card": w.Card != "", "at": w.At != nil, "token": w.Token != "",
 		"from": w.From != nil, "to": w.To != nil, "ts": w.TS != nil, "sig": w.Sig != "",
-		"round": w.Round != "", "entries": w.Entries != nil,
+		"round": w.Round != "", "entries": w.Entries != nil, "seen": w.Seen != nil,
 	}
-	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "at", "token", "from", "to", "ts", "sig", "round", "entries"} {
+	for _, name := range []string{"bets", "seat", "player", "action", "take", "by", "reason", "card", "at", "token", "from", "to", "ts", "sig", "round", "entries", "seen"} {
 		if present[name] && !set[name] {
 			return reject("", ErrMalformedCommand, fmt.Sprintf("field %q does not belong to %s", name, w.Type))
 		}
@@ -230,7 +232,11 @@ func (w *wireCommand) onlyFields(allowed ...string) error {
 }
 
 func (w *wireCommand) betsClosed() (table.Input, error) {
-	if err := w.onlyFields("bets"); err != nil {
+	if err := w.onlyFields("bets", "seen"); err != nil {
+		return nil, err
+	}
+	seen, err := w.seen()
+	if err != nil {
 		return nil, err
 	}
 	if w.Bets == nil {
@@ -271,7 +277,18 @@ func (w *wireCommand) betsClosed() (table.Input, error) {
 			Behind: wb.Behind, FollowDouble: wb.FollowDouble, FollowSplit: wb.FollowSplit,
 		})
 	}
-	return table.BetsClosed{Bets: bets, ID: w.ID}, nil
+	return table.BetsClosed{Bets: bets, ID: w.ID, Seen: seen}, nil
+}
+
+// seen reads the optional seen: the newest event seq the sender had.
+func (w *wireCommand) seen() (uint64, error) {
+	if w.Seen == nil {
+		return 0, nil
+	}
+	if *w.Seen == 0 {
+		return 0, reject("", ErrMalformedCommand, "seen 0 (the newest event seq the sender had, from 1; leave it out when none)")
+	}
+	return *w.Seen, nil
 }
 
 // batchActions are the actions of a decisions entry.
@@ -283,7 +300,11 @@ var batchActions = map[string]bool{"hit": true, "stand": true, "double": true, "
 // slot, an unknown action) goes to the table with no action, whose
 // verdict on it is `malformed`: it does not sink the batch.
 func (w *wireCommand) decisions() (table.Input, error) {
-	if err := w.onlyFields("round", "entries"); err != nil {
+	if err := w.onlyFields("round", "entries", "seen"); err != nil {
+		return nil, err
+	}
+	seen, err := w.seen()
+	if err != nil {
 		return nil, err
 	}
 	if w.Round == "" {
@@ -295,7 +316,7 @@ func (w *wireCommand) decisions() (table.Input, error) {
 	if n := len(*w.Entries); n > table.MaxBatchEntries {
 		return nil, reject("", ErrMalformedCommand, fmt.Sprintf("%d entries: a batch has at most %d", n, table.MaxBatchEntries))
 	}
-	d := table.Decisions{ID: w.ID, Round: w.Round, Entries: make([]table.DecisionEntry, len(*w.Entries))}
+	d := table.Decisions{ID: w.ID, Round: w.Round, Seen: seen, Entries: make([]table.DecisionEntry, len(*w.Entries))}
 	for i, raw := range *w.Entries {
 		var e wireEntry
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -324,7 +345,11 @@ func (w *wireCommand) seat() (int, error) {
 var decisionActions = map[string]bool{"hit": true, "stand": true, "double": true, "split": true}
 
 func (w *wireCommand) decision() (table.Input, error) {
-	if err := w.onlyFields("seat", "player", "action"); err != nil {
+	if err := w.onlyFields("seat", "player", "action", "seen"); err != nil {
+		return nil, err
+	}
+	seen, err := w.seen()
+	if err != nil {
 		return nil, err
 	}
 	seat, err := w.seat()
@@ -337,11 +362,15 @@ func (w *wireCommand) decision() (table.Input, error) {
 	if !decisionActions[w.Action] {
 		return nil, reject("", ErrMalformedCommand, fmt.Sprintf("unknown action %q (hit, stand, double, split)", w.Action))
 	}
-	return table.Decision{Seat: seat, Player: w.Player, Action: w.Action, ID: w.ID}, nil
+	return table.Decision{Seat: seat, Player: w.Player, Action: w.Action, ID: w.ID, Seen: seen}, nil
 }
 
 func (w *wireCommand) insurance() (table.Input, error) {
-	if err := w.onlyFields("seat", "player", "take"); err != nil {
+	if err := w.onlyFields("seat", "player", "take", "seen"); err != nil {
+		return nil, err
+	}
+	seen, err := w.seen()
+	if err != nil {
 		return nil, err
 	}
 	seat, err := w.seat()
@@ -351,7 +380,7 @@ func (w *wireCommand) insurance() (table.Input, error) {
 	if w.Take == nil {
 		return nil, reject("", ErrMissingField, "missing take")
 	}
-	return table.InsuranceAnswer{Seat: seat, Player: w.Player, Take: *w.Take, ID: w.ID}, nil
+	return table.InsuranceAnswer{Seat: seat, Player: w.Player, Take: *w.Take, ID: w.ID, Seen: seen}, nil
 }
 
 func (w *wireCommand) supervisor() (table.Input, error) {

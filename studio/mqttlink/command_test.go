@@ -101,6 +101,17 @@ var commandCases = []struct {
 	{name: "resend too many", payload: `{"schema":1,"id":"x30","type":"resend","from":1,"to":10001}`, errIs: mqttlink.ErrMalformedCommand, reason: "at most 10000", id: "x30"},
 	{name: "resend negative", payload: `{"schema":1,"id":"x31","type":"resend","from":-1}`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON", id: "x31"},
 	{name: "resend with seat", payload: `{"schema":1,"id":"x32","type":"resend","from":1,"seat":2}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x32"},
+	{name: "bets closed seen", payload: `{"schema":2,"id":"s1","type":"bets_closed","bets":[{"seat":1,"player":"p1","main":1000}],"seen":4711}`,
+		want: table.BetsClosed{Bets: []table.Bet{{Seat: 1, Player: "p1", Main: 1000}}, ID: "s1", Seen: 4711}},
+	{name: "decision seen", payload: `{"schema":2,"id":"s2","type":"decision","seat":1,"action":"hit","seen":9}`,
+		want: table.Decision{Seat: 1, Action: "hit", ID: "s2", Seen: 9}},
+	{name: "insurance seen", payload: `{"schema":2,"id":"s3","type":"insurance","seat":1,"take":true,"seen":9}`,
+		want: table.InsuranceAnswer{Seat: 1, Take: true, ID: "s3", Seen: 9}},
+	{name: "decisions seen", payload: `{"schema":2,"id":"s4","type":"decisions","round":"r","entries":[],"seen":9}`,
+		want: table.Decisions{ID: "s4", Round: "r", Entries: []table.DecisionEntry{}, Seen: 9}},
+	{name: "seen 0", payload: `{"schema":2,"id":"x41","type":"decision","seat":1,"action":"hit","seen":0}`, errIs: mqttlink.ErrMalformedCommand, reason: "seen 0", id: "x41"},
+	{name: "seen negative", payload: `{"schema":2,"id":"x42","type":"decision","seat":1,"action":"hit","seen":-1}`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON", id: "x42"},
+	{name: "seen on resend", payload: `{"schema":2,"id":"x43","type":"resend","from":1,"seen":5}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x43"},
 	{name: "card on pause", payload: `{"schema":1,"id":"x26","type":"pause","by":"a","card":"As"}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x26"},
 }
 

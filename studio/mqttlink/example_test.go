@@ -26,6 +26,6 @@ func ExampleDecodeCommand() {
 		fmt.Printf("%s rejected: %s (missing field: %v)\n", ce.ID, ce.Reason, errors.Is(err, mqttlink.ErrMissingField))
 	}
 	// Output:
-	// c-17 decision {Seat:3 Player: Action:double ID:c-17} <nil>
+	// c-17 decision {Seat:3 Player: Action:double ID:c-17 Seen:0} <nil>
 	// c-18 rejected: missing action (missing field: true)
 }

@@ -26,6 +26,16 @@ type BetsClosedCommand struct {
 	Type string `json:"type" enum:"bets_closed"`
 	// Bets are the round's bets, at most one per seat and player.
 	Bets []Bet `json:"bets"`
+	// Seen is the newest event seq the sender had received from this
+	// table when it made the command (the last event's `seq`, or a
+	// state's `data.seq`). Optional, and strongly advised: the table
+	// refuses the command (code `stale`, nothing changed) when Seen is
+	// at or below the seqs of events it lost (a restore from an older
+	// backup: the `seq_gap` alarm names them), since it was made for
+	// the table before the restore and may have been applied already,
+	// or when Seen is above every seq the table numbered. Without it a
+	// command sent again after such a restore is applied anew.
+	Seen uint64 `json:"seen,omitempty" minimum:"1"`
 }
 
 // Bet is one player's initial wagers.
@@ -62,6 +72,8 @@ type DecisionCommand struct {
 	Player string `json:"player,omitempty"`
 	// Action is the decision.
 	Action string `json:"action" enum:"hit,stand,double,split"`
+	// Seen is the newest event seq the sender had (see BetsClosedCommand).
+	Seen uint64 `json:"seen,omitempty" minimum:"1"`
 }
 
 // InsuranceCommand is a player's answer to the insurance offer.
@@ -78,6 +90,8 @@ type InsuranceCommand struct {
 	Player string `json:"player,omitempty"`
 	// Take is true to take insurance.
 	Take bool `json:"take"`
+	// Seen is the newest event seq the sender had (see BetsClosedCommand).
+	Seen uint64 `json:"seen,omitempty" minimum:"1"`
 }
 
 // SupervisorCommand pauses, resumes or voids the round in play.
@@ -190,11 +204,13 @@ type Reply struct {
 	// the same id). The table's: `paused`, `misread_at` (a correct for a
 	// card that is not the next to correct), `no_misread`, `not_paused`,
 	// `shoe_down`, `misread_pending`, `illegal_action`, `out_of_turn`,
-	// `duplicate`, `bet_limit`, `round_cap`, `bad_bet`, `finished`, and
+	// `duplicate`, `bet_limit`, `round_cap`, `bad_bet`, `finished`, `stale` (the command's `seen` is before the
+	// table's restore, or past every seq it numbered: read the state and
+	// send a new command under a new id), and
 	// `stale_timer`, `integrity`, `not_shuffled`, `unexpected_card` (the
 	// table's own inputs'). A backend treats a code it does not know as
 	// a refusal like any other.
-	Code string `json:"code,omitempty" enum:"too_large,wrong_topic,malformed,unknown_type,unauthorised,rate_limited,retained,id_reused,timeout,paused,misread_at,no_misread,not_paused,shoe_down,misread_pending,stale_timer,integrity,not_shuffled,illegal_action,out_of_turn,duplicate,unexpected_card,bet_limit,round_cap,bad_bet,finished"`
+	Code string `json:"code,omitempty" enum:"too_large,wrong_topic,malformed,unknown_type,unauthorised,rate_limited,retained,id_reused,timeout,paused,misread_at,no_misread,not_paused,shoe_down,misread_pending,stale_timer,integrity,not_shuffled,illegal_action,out_of_turn,duplicate,unexpected_card,bet_limit,round_cap,bad_bet,finished,stale"`
 	// Note says what an accepted command will do when the command alone
 	// does not tell (a resend: "resending events 120 to 135").
 	Note string `json:"note,omitempty"`

@@ -38,6 +38,8 @@ type DecisionsCommand struct {
 	Round string `json:"round" minLength:"1"`
 	// Entries are the decisions, at most 10000.
 	Entries []DecisionEntry `json:"entries"`
+	// Seen is the newest event seq the sender had (see BetsClosedCommand).
+	Seen uint64 `json:"seen,omitempty" minimum:"1"`
 }
 
 // DecisionEntry is one player's decision in a batch.
