@@ -181,9 +181,21 @@ func (m *Machine) unreadWaiting() (next string, n int) {
 // misreadNext is the instruction line while cards wait for a correction.
 func (m *Machine) misreadNext(next string, n int) string {
 	if n == 1 {
-		return "stop: card not read (" + next + "): supervisor corrects it or voids the round" + m.heldNote()
+		return "stop: card not read (" + next + "): supervisor corrects it" + m.orVoid(" or voids the round") + m.heldNote()
 	}
-	return fmt.Sprintf("stop: %d cards not read (next to correct: %s): supervisor corrects them in the order the dealer drew them, or voids the round", n, next) + m.heldNote()
+	return fmt.Sprintf("stop: %d cards not read (next to correct: %s): supervisor corrects them in the order the dealer drew them", n, next) +
+		m.orVoid(", or voids the round") + m.heldNote()
+}
+
+// orVoid is s when a void is one of the supervisor's ways on: a round is
+// in play. A misread of the burn a new shoe owes (003) or a shoe lost
+// between rounds told the supervisor to void a round there was none of,
+// and the void was refused ("no round in play to void").
+func (m *Machine) orVoid(s string) string {
+	if !m.MidRound() {
+		return ""
+	}
+	return s
 }
 
 // dropRefused sets aside, on a resume, the cards the integrity book

@@ -386,19 +386,20 @@ func (m *Machine) correctedUnread() {
 func (m *Machine) resumeRefused() error {
 	switch next, n := m.unreadWaiting(); {
 	case n == 1:
-		return fmt.Errorf("%w (%s): correct it with the card on the table, or void the round", ErrMisreadPending, next)
+		return fmt.Errorf("%w (%s): correct it with the card on the table%s", ErrMisreadPending, next, m.orVoid(", or void the round"))
 	case n > 1:
-		return fmt.Errorf("%w (%d cards, the next to correct: %s): correct them with the cards on the table, in the order the dealer drew them, or void the round", ErrMisreadPending, n, next)
+		return fmt.Errorf("%w (%d cards, the next to correct: %s): correct them with the cards on the table, in the order the dealer drew them%s",
+			ErrMisreadPending, n, next, m.orVoid(", or void the round"))
 	}
 	if m.misreadUnread {
-		return fmt.Errorf("%w (%s): correct it with the card on the table, or void the round", ErrMisreadPending, m.misread)
+		return fmt.Errorf("%w (%s): correct it with the card on the table%s", ErrMisreadPending, m.misread, m.orVoid(", or void the round"))
 	}
 	if m.link == shoeDown && m.voided {
 		// Voided already: the only way on is the shoe.
 		return fmt.Errorf("%w: the round is voided; plug the shoe back in and resume once it is back", ErrShoeDown)
 	}
 	if m.link == shoeDown {
-		return fmt.Errorf("%w: plug it back in (the cards pulled meanwhile wait in it and come with it) or void the round; resume once it is back", ErrShoeDown)
+		return fmt.Errorf("%w: plug it back in (the cards pulled meanwhile wait in it and come with it)%s; resume once it is back", ErrShoeDown, m.orVoid(" or void the round"))
 	}
 	return nil
 }
@@ -416,7 +417,7 @@ func (m *Machine) shoeLinkNext() string {
 		return "stop: round voided: clear the cards; shoe connected again: supervisor resumes"
 	}
 	if m.link == shoeDown {
-		return "stop: shoe not connected: check its cable; the cards pulled meanwhile come when it is back; supervisor resumes then, or voids the round" + m.heldNote()
+		return "stop: shoe not connected: check its cable; the cards pulled meanwhile come when it is back; supervisor resumes then" + m.orVoid(", or voids the round") + m.heldNote()
 	}
 	return "stop: shoe connected again: supervisor checks the cards on the table and resumes" + m.heldNote()
 }

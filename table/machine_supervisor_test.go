@@ -195,6 +195,36 @@ func TestSupervisorAdversarial(t *testing.T) {
 			check: func(t *testing.T, x *mt) {
 				assert.Equal(t, "shoe silent for 10s", x.m.State().PauseReason, "the pause that stands is the shoe's (epoch 7)")
 			}},
+		{name: "the shoe lost between rounds: the line offers no void, which is refused",
+			start: func(t *testing.T) *mt {
+				x := dealing(t)
+				x.cards("5h")
+				x.must(Decision{Seat: 1, Player: "p1", Action: "stand", ID: "d1"})
+				x.cards("Kh") // settled
+				return x
+			},
+			batch: ins(advSilent, sup("void"), sup("resume")), refused: errs(nil, round.ErrIllegalAction, ErrShoeDown),
+			next:   "stop: shoe not connected: check its cable; the cards pulled meanwhile come when it is back; supervisor resumes then",
+			paused: true,
+			check: func(t *testing.T, x *mt) {
+				_, err := x.apply(sup("resume"))
+				assert.NotContains(t, err.Error(), "void")
+			}},
+		{name: "003: the burn a new shoe owes misread between rounds: correct it, no void offered",
+			start: func(t *testing.T) *mt {
+				x := newGameMT(t, "003")
+				x.must(ShoeIn{}, ShoeChanged{ShoeID: "S1"})
+				return x
+			},
+			batch: ins(advMisread, sup("void"), sup("resume")), refused: errs(nil, round.ErrIllegalAction, ErrMisreadPending),
+			next:   "stop: card not read (misread #4: card misread): supervisor corrects it",
+			paused: true,
+			check: func(t *testing.T, x *mt) {
+				_, err := x.apply(sup("resume"))
+				assert.NotContains(t, err.Error(), "void")
+				x.must(sup("correct", withCard("9s")))
+				assert.Zero(t, x.m.State().Shoe.BurnPending, "burned")
+			}},
 		{name: "a void of a round already settled",
 			batch: ins(CardDrawn{Card: card.MustParse("5h")}, Decision{Seat: 1, Player: "p1", Action: "stand", ID: "d1"},
 				CardDrawn{Card: card.MustParse("Kh")}, sup("void", why("late"))),
@@ -359,6 +389,9 @@ func assertPrompt(t *testing.T, x *mt) {
 	if s.Paused {
 		assert.True(t, strings.HasPrefix(s.Round.Next, "stop:"), "paused: %q", s.Round.Next)
 		assert.NotContains(t, s.Round.Next, "()", "a pause names its reason")
+	}
+	if strings.Contains(s.Round.Next, "voids the round") {
+		assert.True(t, x.m.MidRound(), "%q offers a void: a round must be in play", s.Round.Next)
 	}
 }
 
