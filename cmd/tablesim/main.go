@@ -31,6 +31,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "runs at once")
 	powerOnly := fs.Bool("power-cuts-only", false, "only power cuts, no EIO or full disk")
 	noJumps := fs.Bool("no-clock-jumps", false, "the wall clock never steps")
+	jumpEvery := fs.Int("clock-jumps", 0, "the wall clock steps in 1 of n steps in every seed (at least 2; 0: half the seeds, in 1 of 20-80)")
 	noSerial := fs.Bool("no-serial", false, "the shoe's frames go straight to the controller (no serial line, no reader)")
 	noNet := fs.Bool("no-network", false, "no MQTT link, broker nor backend: the backend's view is what the controller hands out")
 	game := fs.String("game", "all", "the game (000..004), or all: the seed picks it (seed mod 5)")
@@ -40,15 +41,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if err := checkFlags(*seeds, *steps, *workers, *game); err != nil {
+	if err := checkFlags(*seeds, *steps, *workers, *game); err == nil && (*jumpEvery < 0 || *jumpEvery == 1) {
+		fmt.Fprintf(stderr, "tablesim: -clock-jumps %d: 0, or at least 2\n", *jumpEvery)
+		return 2
+	} else if err != nil {
 		fmt.Fprintln(stderr, "tablesim:", err)
 		return 2
 	}
 	if *seed != 0 {
-		res := world.Run(world.Options{Seed: *seed, Steps: *steps, Trace: stdout, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial, NoNetwork: *noNet})
+		res := world.Run(world.Options{Seed: *seed, Steps: *steps, Trace: stdout, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, JumpEvery: *jumpEvery, NoSerial: *noSerial, NoNetwork: *noNet})
 		var st strayCount
 		st.add(res)
 		fmt.Fprintln(stdout, st)
+		fmt.Fprintln(stdout, st.clock)
 		fmt.Fprintf(stdout, "1 schedules, %d violations\n", len(res.Violations))
 		return exit(len(res.Violations))
 	}
@@ -65,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	start, violations := time.Now(), 0
 	var st strayCount
-	world.RunMany(1, *seeds, *workers, world.Options{Steps: *steps, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, NoSerial: *noSerial, NoNetwork: *noNet}, func(res world.Result) {
+	world.RunMany(1, *seeds, *workers, world.Options{Steps: *steps, PowerCutsOnly: *powerOnly, Game: *game, NoClockJumps: *noJumps, JumpEvery: *jumpEvery, NoSerial: *noSerial, NoNetwork: *noNet}, func(res world.Result) {
 		st.add(res)
 		for _, v := range res.Violations {
 			violations++
@@ -76,6 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "%d seeds in %v (%.0f schedules/s on %d workers)\n", *seeds, el.Round(time.Millisecond),
 		float64(*seeds)/el.Seconds(), *workers)
 	fmt.Fprintln(stdout, st)
+	fmt.Fprintln(stdout, st.clock)
 	fmt.Fprintf(stdout, "%d schedules, %d violations\n", *seeds, violations)
 	return exit(violations)
 }
@@ -84,6 +90,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 // set-aside list under faults: simulators/world/strays.go).
 type strayCount struct {
 	between, paused, waiting, aside, restarts, seeds int
+	clock                                            clockCount
+}
+
+// clockCount adds up the wall clock's steps and the checks of the
+// table's timers across them (simulators/world/timers.go).
+type clockCount struct {
+	steps, paused, shown, seeds int
+}
+
+func (c clockCount) String() string {
+	return fmt.Sprintf("wall clock steps: %d (%d seeds); a player's timer paused after a step: %d; a running timer shown again after a step: %d",
+		c.steps, c.seeds, c.paused, c.shown)
 }
 
 func (s *strayCount) add(res world.Result) {
@@ -94,6 +112,12 @@ func (s *strayCount) add(res world.Result) {
 	s.restarts += res.StrayRestarts
 	if res.StraysBetween+res.StraysPaused+res.StraysWaiting > 0 {
 		s.seeds++
+	}
+	s.clock.steps += res.ClockSteps
+	s.clock.paused += res.PausedAcrossSteps
+	s.clock.shown += res.ShownAcrossSteps
+	if res.ClockSteps > 0 {
+		s.clock.seeds++
 	}
 }
 

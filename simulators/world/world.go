@@ -49,6 +49,10 @@ type Options struct {
 	NoSerial bool
 	// NoClockJumps keeps the wall clock with the monotonic one.
 	NoClockJumps bool
+	// JumpEvery steps the wall clock in 1 of JumpEvery steps in every
+	// seed (at least 2); 0 leaves it to the seed: half the seeds step it,
+	// in 1 of 20 to 80 steps.
+	JumpEvery int
 	// NoNetwork leaves the MQTT link, the broker and the backend out: the
 	// backend's view is what the controller hands out (net.go).
 	NoNetwork bool
@@ -91,6 +95,16 @@ type Result struct {
 	StraysWaiting int
 	SetAside      int
 	StrayRestarts int
+
+	// The wall clock's steps (ClockSteps), the pauses of a player's
+	// timer after a step since the world first saw it running
+	// (PausedAcrossSteps: the time kept checked against the monotonic
+	// clock), and the snapshots that showed a running timer again after
+	// a step since it was first seen (ShownAcrossSteps: its deadline
+	// checked to be where it was on the monotonic clock); timers.go.
+	ClockSteps        int
+	PausedAcrossSteps int
+	ShownAcrossSteps  int
 }
 
 // Games are the games the simulation plays.
@@ -145,8 +159,8 @@ type world struct {
 	jumps   int // a step of the wall clock in 1 of jumps steps; 0 never
 	jumpRng *rand.Rand
 	lengths *table.Machine // the timers' lengths
-	tmKey   string         // the timer deadline last seen (tmMono: on the monotonic clock)
-	tmMono  time.Time
+	grace   time.Duration  // the least time a resume gives a player back
+	seen    seenTimer      // the table's timer as last seen (timers.go)
 }
 
 // inventory is the shoe as the table books it, at a point of the workload.
@@ -179,6 +193,7 @@ func Run(opts Options) Result {
 	w.rs = rs
 	w.res.Game = rs.Code
 	o := table.DefaultOptions(rs)
+	w.grace = o.ResumeGrace
 	if w.lengths, err = table.NewMachine(table.MachineConfig{Rules: rs, SettleDelay: o.SettleDelay, BetsGrace: o.BetsGrace}); err != nil {
 		w.violate("setup", err.Error())
 		return w.res
@@ -212,6 +227,11 @@ func Run(opts Options) Result {
 	w.jumpRng = rand.New(rand.NewPCG(opts.Seed, 0xc10c))
 	if w.jumpRng.IntN(2) == 0 && !opts.NoClockJumps {
 		w.jumps = 20 + w.jumpRng.IntN(60)
+	}
+	if opts.JumpEvery > 0 && !opts.NoClockJumps {
+		w.jumps = max(opts.JumpEvery, 2)
+	}
+	if w.jumps > 0 {
 		w.trace("clock: the wall clock steps 1 in %d steps", w.jumps)
 	}
 	if !opts.NoSerial {
@@ -325,10 +345,16 @@ func (w *world) start() bool {
 	}
 	// The new controller arms the timer the replay left on the wall clock
 	// of now, for no longer than the timer's length (table.Controller).
-	w.tmKey = ""
-	if st := c.Snapshot(); st.Timer != nil && !st.Timer.Stopped && !st.Timer.Deadline.IsZero() {
-		left := min(max(st.Timer.Deadline.Sub(w.clk.Now()), 0), w.lengths.TimerLength(table.TimerName(st.Timer.Name)))
-		w.tmKey, w.tmMono = st.Timer.Name+"@"+st.Timer.Deadline.String(), w.clk.Mono().Add(left)
+	// The snapshot the start published shows the journal's deadline and
+	// its time left at the journal's last input: the world's account of
+	// the timer starts from the controller's rule, not from it (observe).
+	w.seen = seenTimer{}
+	if st := c.Snapshot(); st.Timer != nil {
+		w.seen = seenTimer{ptr: st.Timer, name: st.Timer.Name, left: time.Duration(st.Timer.LeftMS) * time.Millisecond}
+		if !st.Timer.Stopped && !st.Timer.Deadline.IsZero() {
+			left := min(max(st.Timer.Deadline.Sub(w.clk.Now()), 0), w.lengths.TimerLength(table.TimerName(st.Timer.Name)))
+			w.seen.running, w.seen.mono = true, w.clk.Mono().Add(left)
+		}
 	}
 	if w.serial != nil {
 		w.serial.startReader()
@@ -573,25 +599,18 @@ func (w *world) state() table.State {
 }
 
 // deadline is the running timer's deadline on the monotonic clock (where
-// it fires), zero when none runs. The table shows it on the wall clock as
-// it was when the timer was armed: the world reads it before any step of
-// the wall clock (tick), so it knows the step in force then.
+// it fires), zero when none runs. The world reads it before it moves
+// the clock or steps the wall clock, so it sees every snapshot at the
+// monotonic time the table published it (observe).
 func (w *world) deadline() time.Time { return w.deadlineOf(w.c.Snapshot()) }
 
 // deadlineOf is deadline as snapshot st shows it.
 func (w *world) deadlineOf(st table.State) time.Time {
-	if st.Timer == nil || st.Timer.Stopped || st.Timer.Deadline.IsZero() {
-		w.tmKey = ""
+	w.observe(st)
+	if !w.seen.running {
 		return time.Time{}
 	}
-	if key := st.Timer.Name + "@" + st.Timer.Deadline.String(); key != w.tmKey {
-		w.tmKey, w.tmMono = key, st.Timer.Deadline.Add(-w.clk.offset())
-		if left := w.tmMono.Sub(w.clk.Mono()); left > w.longest() {
-			w.violate("a deadline is never further than its timer",
-				fmt.Sprintf("timer %s fires in %v, the longest timer is %v", st.Timer.Name, left, w.longest()))
-		}
-	}
-	return w.tmMono
+	return w.seen.mono
 }
 
 // tick lets 50-550 ms pass, never as far as the running timer's
@@ -608,6 +627,7 @@ func (w *world) tick() {
 			j = -j
 		}
 		w.clk.Jump(j)
+		w.res.ClockSteps++
 		w.trace("clock: the wall clock steps %+v", j)
 	}
 	d := time.Duration(50+w.rng.IntN(500)) * time.Millisecond

@@ -135,3 +135,27 @@ func TestStrayCards(t *testing.T) {
 	assert.Less(t, aside, between+paused+waiting, "the round takes some of the cards pulled while paused")
 	assert.Positive(t, restarts, "restarts while stray cards were in the shoe or the set-aside list")
 }
+
+// TestClockSteps: with the wall clock stepped (an hour or two, forward or
+// back) in one step in three, the controller runs its anchoring on the
+// world's monotonic clock, and the timer checks (timers.go) hold where
+// the steps meet a player's timer: pauses that keep its time left, and
+// snapshots that show a running timer again after a step. A controller
+// without its anchoring, or showing deadlines in the time before a step,
+// fails them (TestObserveTimers; docs/simulation.md says how the whole
+// simulation caught both).
+func TestClockSteps(t *testing.T) {
+	var steps, paused, shown int
+	world.RunMany(1, 20, 2, world.Options{Steps: 300, JumpEvery: 3}, func(res world.Result) {
+		for _, v := range res.Violations {
+			t.Errorf("seed %d: %s (replay: make sim SEED=%d SIMFLAGS='-steps=300 -clock-jumps=3')", res.Seed, v, res.Seed)
+		}
+		steps += res.ClockSteps
+		paused += res.PausedAcrossSteps
+		shown += res.ShownAcrossSteps
+	})
+	t.Logf("%d steps of the wall clock, %d pauses of a player's timer after one, %d running timers shown again after one", steps, paused, shown)
+	assert.Positive(t, steps, "steps of the wall clock")
+	assert.Positive(t, paused, "pauses of a player's timer after a step")
+	assert.Positive(t, shown, "running timers shown again after a step")
+}
