@@ -110,7 +110,15 @@ func (o *Options) ensureDefaults() {
 type command struct {
 	trigger trigger
 	report  shufflerproto.Report
-	reply   chan error
+	by      string
+	reason  string
+	reply   chan result
+}
+
+// result is the Run loop's answer to a command.
+type result struct {
+	err     error
+	cleared string // the fault a resetFault cleared
 }
 
 // Controller is the dual-shoe swap controller: the acting half around the
@@ -125,7 +133,11 @@ type Controller struct {
 	cmds  chan command
 	done  chan struct{} // closed when Run returns
 	state atomic.Uint32 // the machine's State, for State()
+	fault atomic.Value  // the machine's fault code (a string), for Fault()
 	ran   atomic.Bool   // Run was called
+	// resets tells the swap loop (SwapOnClose) that a reset dropped
+	// whatever swap was asked: a table closed waits for one.
+	resets chan struct{}
 }
 
 // New returns a controller. It touches no line until Run.
@@ -140,15 +152,23 @@ func New(pins Pins, opts Options, clk clockwork.Clock, log zerolog.Logger) *Cont
 		lim: limits{start: opts.StartTimeout, ready: opts.ReadyTimeout, shuffle: opts.ShuffleTimeout,
 			swap: opts.SwapTimeout, removed: opts.RemovedGrace, expectCards: opts.ExpectCards,
 			burnCards: opts.BurnCards, idPrefix: opts.IDPrefix},
-		clk:  clk,
-		log:  log.With().Str("component", "shuffler").Logger(),
-		cmds: make(chan command),
-		done: make(chan struct{}),
+		clk:    clk,
+		log:    log.With().Str("component", "shuffler").Logger(),
+		cmds:   make(chan command),
+		done:   make(chan struct{}),
+		resets: make(chan struct{}, 1),
 	}
 }
 
 // State is the controller's current state.
 func (c *Controller) State() State { return State(c.state.Load()) }
+
+// Fault is the alarm code that latched Fault ("swap_not_acknowledged"),
+// "" in any other state.
+func (c *Controller) Fault() string {
+	s, _ := c.fault.Load().(string)
+	return s
+}
 
 // RequestSwap asks for the shoe in play to be swapped for the shuffled
 // one. The table calls it once the round in play after the cut card is
@@ -157,30 +177,19 @@ func (c *Controller) State() State { return State(c.state.Load()) }
 // ErrFault when the state does not allow a swap, or with ctx's error.
 // Asked while Starting, the swap is done once the shoe in play is known.
 func (c *Controller) RequestSwap(ctx context.Context) error {
-	return c.call(ctx, command{trigger: request})
+	_, err := c.call(ctx, command{trigger: request})
+	return err
 }
 
 // SwapOnClose requests a swap (RequestSwap) each time the table's events
 // say it closed: the cut card came out and the round after it is settled,
 // so the shoe is finished. It returns when events closes or ctx is done;
 // tabled gives it a subscription to the table controller. A refused
-// request is logged: the shuffler's own alarms say why.
+// request is logged: the shuffler's own alarms say why. After a reset
+// (which drops any swap asked) of a table whose last phase was closed,
+// the swap is asked again.
 func (c *Controller) SwapOnClose(ctx context.Context, events <-chan table.Event) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-events:
-			if !ok {
-				return nil
-			}
-			if pc, isPhase := ev.Body.(table.PhaseChanged); isPhase && pc.Phase == table.PhaseClosed {
-				if err := c.RequestSwap(ctx); err != nil && ctx.Err() == nil {
-					c.log.Warn().Err(err).Msg("shuffler: swap request")
-				}
-			}
-		}
-	}
+	return c.swapLoop(ctx, nil, false, events)
 }
 
 // TableView is what SwapWhenClosed reads of the table controller
@@ -197,44 +206,96 @@ type TableView interface {
 // asked at once. A table whose shoe finished before a restart (a crash,
 // a power cut, an upgrade) publishes no closed phase again, so
 // SwapOnClose alone never asked and the table stayed closed for good
-// (found by a kill -9 of the demo while it waited for the swap).
+// (found by a kill -9 of the demo while it waited for the swap). The same
+// holds after a supervisor's reset of a Fault: the swap that failed is
+// dropped, and tbl found closed has it asked again.
 func (c *Controller) SwapWhenClosed(ctx context.Context, tbl TableView, events <-chan table.Event) error {
+	closed := false
 	if tbl.Ping(ctx) == nil && tbl.Snapshot().Phase == table.PhaseClosed {
+		closed = true
 		c.log.Info().Msg("the table restarted closed (its shoe finished): the swap is asked for")
-		if err := c.RequestSwap(ctx); err != nil && ctx.Err() == nil {
-			c.log.Warn().Err(err).Msg("shuffler: swap request")
+		c.askSwap(ctx)
+	}
+	return c.swapLoop(ctx, tbl, closed, events)
+}
+
+// swapLoop is SwapOnClose's and SwapWhenClosed's loop. closed is whether
+// the table's last phase seen was closed; tbl, when not nil, is read
+// instead after a reset (an event may have been dropped).
+func (c *Controller) swapLoop(ctx context.Context, tbl TableView, closed bool, events <-chan table.Event) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.resets:
+			if tbl != nil {
+				closed = tbl.Snapshot().Phase == table.PhaseClosed
+			}
+			if closed {
+				c.log.Info().Msg("shuffler reset while the table is closed: the swap is asked again")
+				c.askSwap(ctx)
+			}
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			if pc, isPhase := ev.Body.(table.PhaseChanged); isPhase {
+				closed = pc.Phase == table.PhaseClosed
+				if closed {
+					c.askSwap(ctx)
+				}
+			}
 		}
 	}
-	return c.SwapOnClose(ctx, events)
+}
+
+// askSwap is RequestSwap with a refusal logged.
+func (c *Controller) askSwap(ctx context.Context) {
+	if err := c.RequestSwap(ctx); err != nil && ctx.Err() == nil {
+		c.log.Warn().Err(err).Msg("shuffler: swap request")
+	}
 }
 
 // Reset leaves Fault (or any state): the swap line is released and the
-// presence sensors are read again to find the shoe in play. A supervisor
-// calls it after fixing what the alarm was about.
+// presence sensors are read again to find the shoe in play. It drops a
+// swap under way; a supervisor's reset is ResetFault.
 func (c *Controller) Reset(ctx context.Context) error {
-	return c.call(ctx, command{trigger: reset})
+	_, err := c.call(ctx, command{trigger: reset})
+	return err
+}
+
+// ResetFault is a supervisor's reset, after fixing what the alarm was
+// about: it leaves Fault as Reset does, and is refused with ErrNotInFault
+// in any other state (so that no swap under way is dropped, whoever asks
+// twice). by names the supervisor and reason, which may be empty, what
+// was fixed: the table journals a non-pausing DeviceAlarm (AlarmReset)
+// naming them and the fault cleared, which it returns. A table closed
+// meanwhile gets its swap asked again (see SwapWhenClosed).
+func (c *Controller) ResetFault(ctx context.Context, by, reason string) (cleared string, err error) {
+	return c.call(ctx, command{trigger: resetFault, by: by, reason: reason})
 }
 
 // Report passes the shuffler's report of a shuffled shoe (read from its
 // serial line by the caller); it is checked when that shoe is swapped in.
 func (c *Controller) Report(ctx context.Context, r shufflerproto.Report) error {
-	return c.call(ctx, command{trigger: report, report: r})
+	_, err := c.call(ctx, command{trigger: report, report: r})
+	return err
 }
 
-func (c *Controller) call(ctx context.Context, cmd command) error {
-	cmd.reply = make(chan error, 1)
+func (c *Controller) call(ctx context.Context, cmd command) (string, error) {
+	cmd.reply = make(chan result, 1)
 	select {
 	case c.cmds <- cmd:
 	case <-c.done:
-		return ErrStopped
+		return "", ErrStopped
 	case <-ctx.Done():
-		return fmt.Errorf("shuffler: %w", ctx.Err())
+		return "", fmt.Errorf("shuffler: %w", ctx.Err())
 	}
 	select {
-	case err := <-cmd.reply:
-		return err
+	case res := <-cmd.reply:
+		return res.cleared, res.err
 	case <-ctx.Done():
-		return fmt.Errorf("shuffler: %w", ctx.Err())
+		return "", fmt.Errorf("shuffler: %w", ctx.Err())
 	}
 }
 
@@ -299,6 +360,7 @@ func (c *Controller) Run(ctx context.Context, out chan<- table.Input, bodies cha
 	for _, d := range []*debouncer{&r.ready, &r.done, &r.a, &r.b, &r.cut} {
 		d.hold = c.opts.Debounce
 	}
+	c.fault.Store("")
 	r.step(input{trigger: tick, now: c.clk.Now(), lines: r.sample(c.clk.Now())})
 	for {
 		timer := c.clk.NewTimer(c.opts.Poll)
@@ -309,7 +371,7 @@ func (c *Controller) Run(ctx context.Context, out chan<- table.Input, bodies cha
 		case cmd := <-c.cmds:
 			timer.Stop()
 			now := c.clk.Now()
-			cmd.reply <- r.step(input{trigger: cmd.trigger, now: now, report: cmd.report})
+			cmd.reply <- r.step(input{trigger: cmd.trigger, now: now, report: cmd.report, by: cmd.by, reason: cmd.reason})
 		case now := <-timer.Chan():
 			l := r.sample(now)
 			r.step(input{trigger: tick, now: now, lines: l})
@@ -350,11 +412,14 @@ func (r *runner) sample(now time.Time) lines {
 }
 
 // step runs the transition function and carries out its actions.
-func (r *runner) step(in input) error {
-	before := r.m.state
+func (r *runner) step(in input) result {
+	before, fault := r.m.state, r.m.fault
 	m, act := next(r.m, in, r.c.lim)
 	r.m = m
 	r.c.state.Store(uint32(m.state))
+	if m.fault != fault {
+		r.c.fault.Store(m.fault)
+	}
 	if m.state != before {
 		r.c.log.Info().Str("from", before.String()).Str("to", m.state.String()).
 			Str("in_play", m.inPlay.String()).Msg("shuffler state")
@@ -370,14 +435,21 @@ func (r *runner) step(in input) error {
 			select {
 			case r.bodies <- b:
 			case <-r.ctx.Done():
-				return act.err
+				return result{err: act.err, cleared: act.cleared}
 			}
 		}
 	}
 	for _, in := range act.inputs {
 		r.emitInput(in)
 	}
-	return act.err
+	if (in.trigger == reset || in.trigger == resetFault) && act.err == nil {
+		select {
+		case r.c.resets <- struct{}{}:
+
+		default: // one waiting is enough: the loop reads the table then
+		}
+	}
+	return result{err: act.err, cleared: act.cleared}
 }
 
 func (r *runner) emitInput(in table.Input) {

@@ -400,3 +400,77 @@ func TestFaultBlinksLight(t *testing.T) {
 	r.settle()
 	assert.True(t, red.Asserted())
 }
+
+// closedTable is a TableView whose phase the test sets.
+type closedTable struct {
+	mu    sync.Mutex
+	phase table.Phase
+}
+
+func (c *closedTable) Ping(context.Context) error { return nil }
+func (c *closedTable) Snapshot() table.State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return table.State{Phase: c.phase}
+}
+
+// TestResetFaultAsksTheSwapAgain: a swap whose acknowledgement never
+// comes latches Fault, where a supervisor's ResetFault (refused before,
+// while the swap is under way) takes the controller out, journals who did
+// it, and, the table still closed for the swap that failed, asks for the
+// swap again: the next swap completes. Without the new request the table
+// stayed closed for good after the reset (nothing asked again).
+func TestResetFaultAsksTheSwapAgain(t *testing.T) {
+	r := newRig(t, simshuffler.Options{Fault: simshuffler.LostAck}, shuffler.Options{ReadyTimeout: 2 * time.Minute})
+	tbl := &closedTable{phase: table.PhaseDealing}
+	events := make(chan table.Event)
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		assert.NoError(t, r.ctl.SwapWhenClosed(r.ctx, tbl, events))
+	}()
+	r.untilState(shuffler.AInPlay_BShuffling, time.Second)
+	_, err := r.ctl.ResetFault(r.ctx, "anna", "")
+	require.ErrorIs(t, err, shuffler.ErrNotInFault, "nothing to reset while dealing")
+	r.advance(100 * time.Second) // B is shuffled
+
+	tbl.mu.Lock()
+	tbl.phase = table.PhaseClosed
+	tbl.mu.Unlock()
+	events <- table.Event{Body: table.PhaseChanged{Phase: table.PhaseClosed}}
+	r.untilState(shuffler.Swapping, time.Minute)
+	_, err = r.ctl.ResetFault(r.ctx, "anna", "")
+	require.ErrorIs(t, err, shuffler.ErrNotInFault, "a reset would drop the swap under way")
+	r.untilState(shuffler.Fault, time.Minute)
+	assert.Equal(t, shuffler.AlarmNoAck, r.ctl.Fault())
+	r.drain()
+
+	// The technician fixes the shuffler; the supervisor resets it.
+	r.dev.SetFault(simshuffler.NoFault)
+	cleared, err := r.ctl.ResetFault(r.ctx, "anna", "swap_done wire reseated")
+	require.NoError(t, err)
+	assert.Equal(t, shuffler.AlarmNoAck, cleared)
+	assert.Empty(t, r.ctl.Fault())
+	_, err = r.ctl.ResetFault(r.ctx, "bob", "")
+	require.ErrorIs(t, err, shuffler.ErrNotInFault, "a second reset finds nothing to reset")
+
+	// The shoe B the failed swap seated is in play; the swap is asked
+	// again and A comes in once shuffled.
+	r.untilState(shuffler.Swapping, 2*time.Minute)
+	r.untilState(shuffler.AInPlay_BShuffling, time.Minute)
+	inputs, bodies := r.drain()
+	al := alarms(inputs)
+	require.NotEmpty(t, al)
+	assert.Equal(t, shuffler.AlarmReset, al[0].Code)
+	assert.False(t, al[0].Pauses)
+	assert.Equal(t, "shuffler reset by anna after swap_not_acknowledged (swap_done wire reseated): it reads its presence sensors again", al[0].Message)
+	var changed []string
+	for _, in := range inputs {
+		if sc, ok := in.(table.ShoeChanged); ok {
+			changed = append(changed, sc.ShoeID)
+		}
+	}
+	assert.Len(t, changed, 1, "the swap asked again completed")
+	assert.Equal(t, []string{"Starting", "SwapRequested", "Swapping", "AInPlay_BShuffling"}, transitions(bodies),
+		"B found in play, the swap asked while starting done at once")
+}

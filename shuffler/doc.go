@@ -10,7 +10,7 @@
 //	                                                               │ shuffler.ready
 //	BInPlay_AShuffling ◀──swap_done, B in slot, A out── Swapping ◀─┘ (swap_request asserted)
 //	   ... and the same from B to A.
-//	any wait timed out, shoe pulled, presence wrong ──▶ Fault ──Reset──▶ Starting
+//	any wait timed out, shoe pulled, presence wrong ──▶ Fault ──ResetFault──▶ Starting
 //
 // The transitions are decided by one pure function, next(machine, input),
 // where time is part of the input; Controller.Run samples the lines,
@@ -22,7 +22,11 @@
 // (RemovedGrace). Each sends a table.DeviceAlarm{Source: "shuffler",
 // Pauses: true} input, which the table controller journals, publishes as a
 // table.Alarm and turns into a pause (so the light blinks and the round
-// waits), and latches Fault until a supervisor calls Reset. A shuffle
+// waits), and latches Fault until a supervisor calls ResetFault (refused
+// in any other state, so no swap under way is dropped): the table then
+// journals a non-pausing "shuffler.reset" alarm naming the supervisor and
+// the fault, and a table closed for the swap that failed gets its swap
+// asked again. A shuffle
 // slower than ShuffleTimeout raises a non-pausing alarm: the table can go
 // on dealing meanwhile.
 //

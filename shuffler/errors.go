@@ -12,6 +12,10 @@ var (
 	// ErrFault is a swap requested while the controller is in Fault; a
 	// supervisor must Reset it first.
 	ErrFault = errors.New("shuffler: in fault")
+	// ErrNotInFault is a supervisor's ResetFault while the controller is
+	// not in Fault: nothing to reset, and a reset would drop the swap
+	// under way.
+	ErrNotInFault = errors.New("shuffler: not in fault")
 	// ErrRunTwice is a second call of Run: one controller owns one set of
 	// lines for its lifetime.
 	ErrRunTwice = errors.New("shuffler: Run called twice")
@@ -46,4 +50,9 @@ const (
 	// AlarmWrongShoe: the shuffler's report names the shoe in play, not the
 	// one that was swapped in.
 	AlarmWrongShoe = "shoe_report_mismatch"
+	// AlarmReset is not a fault: a supervisor took the controller out of
+	// Fault (ResetFault). It does not pause; the table journals and
+	// publishes it ("shuffler.reset", the message names who and which
+	// fault), so the audit trail holds who reset the shuffler when.
+	AlarmReset = "reset"
 )

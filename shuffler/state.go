@@ -100,10 +100,11 @@ func (l lines) present(s Shoe) bool {
 type trigger uint8
 
 const (
-	tick    trigger = iota // a periodic sample of the lines
-	request                // RequestSwap
-	reset                  // Reset
-	report                 // a shuffler report arrived
+	tick       trigger = iota // a periodic sample of the lines
+	request                   // RequestSwap
+	reset                     // Reset
+	report                    // a shuffler report arrived
+	resetFault                // ResetFault: a supervisor's reset, from Fault only
 )
 
 // input is one thing that happens to the machine. Time is part of it, so
@@ -113,6 +114,8 @@ type input struct {
 	now     time.Time
 	lines   lines
 	report  shufflerproto.Report
+	by      string // who asked, for resetFault
+	reason  string // and why (what was fixed), for resetFault
 }
 
 // limits are the options next needs: the waits and the checks.
@@ -146,6 +149,8 @@ type actions struct {
 	inputs []table.Input // to the table controller, in order (alarms included)
 	bodies []table.Body  // reports for the journal and console, in order
 	err    error         // the answer to a command (request, reset)
+	// cleared is the fault code a resetFault cleared.
+	cleared string
 }
 
 // next is the pure transition function: from a machine and an input, the
@@ -195,6 +200,26 @@ func next(m machine, in input, lim limits) (machine, actions) {
 	case reset:
 		m.fault, m.report, m.slowWarned, m.swapAsked = "", nil, false, false
 		enter(Starting, "reset")
+		return m, act
+	case resetFault:
+		if m.state != Fault {
+			// Only a Fault waits for a supervisor; a reset in another
+			// state would drop a swap under way (or asked while
+			// starting), and nothing would ask for it again.
+			act.err = fmt.Errorf("%w (%s)", ErrNotInFault, m.state)
+			return m, act
+		}
+		cleared := m.fault
+		m.fault, m.report, m.slowWarned, m.swapAsked = "", nil, false, false
+		// The table journals who took the shuffler out of which fault:
+		// the audit trail, beside the alarm that latched it.
+		msg := fmt.Sprintf("shuffler reset by %s after %s", in.by, cleared)
+		if in.reason != "" {
+			msg += " (" + in.reason + ")"
+		}
+		act.inputs = append(act.inputs, alarm(AlarmReset, msg+": it reads its presence sensors again", false))
+		enter(Starting, "reset by "+in.by)
+		act.cleared = cleared
 		return m, act
 	case report:
 		r := in.report

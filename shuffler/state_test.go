@@ -77,7 +77,8 @@ func TestNext(t *testing.T) {
 		inputs     []string // kinds of the table inputs, in order
 		shoeID     string   // ShoeChanged id, when one is emitted
 		err        error
-		noSnapshot bool // the machine must be unchanged (a refused command)
+		noSnapshot bool   // the machine must be unchanged (a refused command)
+		cleared    string // the fault a supervisor's reset cleared
 	}{
 		{name: "start finds A", m: machine{since: t0}, in: tick(0, aIn), want: AInPlay_BShuffling, wantShoe: ShoeA},
 		{name: "start finds B", m: machine{since: t0}, in: tick(0, lines{presentB: true}), want: BInPlay_AShuffling, wantShoe: ShoeB},
@@ -127,6 +128,15 @@ func TestNext(t *testing.T) {
 			want: Fault, wantShoe: ShoeA, alarms: []string{AlarmSwapPresence}, inputs: []string{"device_alarm"}},
 		{name: "fault is latched", m: machine{state: Fault, inPlay: ShoeA, fault: AlarmNoAck}, in: tick(time.Hour, aInReady), want: Fault, wantShoe: ShoeA},
 		{name: "reset", m: machine{state: Fault, inPlay: ShoeA, fault: AlarmNoAck}, in: input{trigger: reset, now: t0}, want: Starting, wantShoe: ShoeA},
+		{name: "supervisor's reset", m: machine{state: Fault, inPlay: ShoeA, fault: AlarmNoAck, swapAsked: true},
+			in: input{trigger: resetFault, now: t0, by: "anna"}, want: Starting, wantShoe: ShoeA,
+			alarms: []string{AlarmReset}, inputs: []string{"device_alarm"}, cleared: AlarmNoAck},
+		{name: "supervisor's reset while dealing", m: inPlayA, in: input{trigger: resetFault, now: t0, by: "anna"},
+			want: AInPlay_BShuffling, err: ErrNotInFault, noSnapshot: true},
+		{name: "supervisor's reset during a swap", m: swapping, in: input{trigger: resetFault, now: t0, by: "anna"},
+			want: Swapping, err: ErrNotInFault, noSnapshot: true},
+		{name: "supervisor's reset while starting keeps the request", m: machine{since: t0, swapAsked: true},
+			in: input{trigger: resetFault, now: t0, by: "anna"}, want: Starting, err: ErrNotInFault, noSnapshot: true},
 		{name: "report stored", m: inPlayA, in: input{trigger: report, now: t0, report: shufflerproto.Report{Shoe: "B"}},
 			want: AInPlay_BShuffling, wantShoe: ShoeA},
 	}
@@ -157,7 +167,12 @@ func TestNext(t *testing.T) {
 					assert.Equal(t, tt.shoeID, b.ShoeID)
 				}
 			}
-			if got.state != tt.m.state || tt.in.trigger == reset {
+			assert.Equal(t, tt.cleared, act.cleared)
+			if tt.in.trigger == resetFault && act.err == nil {
+				assert.Empty(t, got.fault)
+				assert.False(t, got.swapAsked)
+			}
+			if got.state != tt.m.state || (tt.in.trigger == reset || tt.in.trigger == resetFault) && act.err == nil {
 				assert.Equal(t, 1, changes, "one StateChanged per transition")
 			} else {
 				assert.Zero(t, changes)
@@ -171,8 +186,11 @@ func TestNext(t *testing.T) {
 				case table.DeviceAlarm:
 					alarms = append(alarms, in.Code)
 					assert.Equal(t, "shuffler", in.Source)
-					assert.Equal(t, in.Code != AlarmShuffleSlow, in.Pauses, in.Code)
+					assert.Equal(t, in.Code != AlarmShuffleSlow && in.Code != AlarmReset, in.Pauses, in.Code)
 					assert.NotEmpty(t, in.Message)
+					if in.Code == AlarmReset {
+						assert.Equal(t, "shuffler reset by anna after swap_not_acknowledged: it reads its presence sensors again", in.Message)
+					}
 				}
 			}
 			assert.Equal(t, tt.inputs, kinds)

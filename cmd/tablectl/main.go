@@ -42,7 +42,7 @@ commands:
   status            the running table's state
   pause, resume     supervisor: pause the table (--reason) or resume it
   void              supervisor: void the round in play, every initial wager returned (--reason)
-  shuffler-reset    supervisor: take the dual-shoe shuffler out of its fault once it is fixed (local socket)
+  shuffler-reset    supervisor: take the dual-shoe shuffler out of its fault once it is fixed (--reason: what was fixed), then resume
   correct           supervisor: give the card the shoe misread (--card Qh); several: one at a time, oldest first; it names the card (its position in the shoe, --at N or read off the state) and is refused if that card is no longer the next
   history           recent rounds from the journal, by game code, with results
   round CODE        one round in full from the journal ('#07:35:00', '#2026-11-24 07:35:00')
@@ -100,10 +100,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runSupervisorAdmin(g, args[1:], stdin, stdout, stderr)
 	case "status":
 		return runStatus(g, args[1:], stdout, stderr)
-	case "pause", "resume", "void", "correct":
+	case "pause", "resume", "void", "correct", "shuffler-reset":
 		return runSupervisor(g, args[0], args[1:], stdout, stderr)
-	case "shuffler-reset":
-		return runShufflerReset(g, args[1:], stdout, stderr)
 	case "history":
 		return runHistory(g, args[1:], stdout, stderr)
 	case "round":

@@ -251,11 +251,12 @@ func TestLocalSupervisorCommands(t *testing.T) {
 	code, _, _ = tablectl(t, "", "void", "--data-dir", dataDir)
 	assert.Equal(t, 2, code, "void needs a reason")
 	code, _, errOut = tablectl(t, "", "correct", "--card", "Qh", "--data-dir", dataDir)
-	assert.Equal(t, 1, code, "nothing to correct: tablectl reads it off the state, and says so")
+	assert.Equal(t, 5, code, "nothing to correct: tablectl reads it off the state, and says so (no_misread's status)")
 	assert.Contains(t, errOut, "no card waits for a correction")
 	code, out, _ = tablectl(t, "", "correct", "--card", "Qh", "--at", "3", "--data-dir", dataDir)
-	assert.Equal(t, 1, code, "nothing to correct: the table refuses, and says so")
-	assert.Contains(t, out, "correct refused: table: correct names a card that is not the next to correct: card 3 of the shoe: no card waits for a correction")
+	assert.Equal(t, 4, code, "nothing to correct: the table refuses the card named (misread_at), and says so")
+	assert.Contains(t, out, "correct refused (misread_at): table: correct names a card that is not the next to correct: card 3 of the shoe: no card waits for a correction")
+	assert.Contains(t, out, "the card named is not the next to correct")
 
 	// A misread mid-round: corrected, then the round voided, from the box.
 	misreadMidRound(t, ctx, c)
@@ -284,9 +285,9 @@ func TestCorrectSaysWhatIsLeft(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "MISREAD: 2 waiting for a correction (cards 3 4 of the shoe), the next to correct: card 3, misread #3: card misread")
 	code, out, errOut := tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "7c", "--at", "4", "--reason", "not next")
-	assert.Equal(t, 1, code, out+errOut)
+	assert.Equal(t, 4, code, out+errOut)
 	assert.Contains(t, out, "correcting card 4 of the shoe with 7c")
-	assert.Contains(t, out, "correct refused: table: correct names a card that is not the next to correct: card 4 of the shoe waits, but card 3 (misread #3: card misread) is corrected first")
+	assert.Contains(t, out, "correct refused (misread_at): table: correct names a card that is not the next to correct: card 4 of the shoe waits, but card 3 (misread #3: card misread) is corrected first")
 	assert.Contains(t, out, "still waiting for a correction: 2 (cards 3 4 of the shoe), the next: card 3 (misread #3: card misread)")
 
 	code, out, errOut = tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "7c", "--reason", "first")
@@ -296,7 +297,7 @@ func TestCorrectSaysWhatIsLeft(t *testing.T) {
 	// A second supervisor corrects what he saw as the next card: the
 	// first one's.
 	code, out, errOut = tablectl(t, "", "--data-dir", dataDir, "correct", "--card", "7c", "--at", "3", "--reason", "again")
-	assert.Equal(t, 1, code, out+errOut)
+	assert.Equal(t, 4, code, "misread_at: a script tells it from any other refusal: "+out+errOut)
 	assert.Contains(t, out, "card 3 of the shoe was corrected already (7c); the next to correct is card 4 (misread #4: card misread): nothing changed")
 	assert.Equal(t, []int{4}, c.Snapshot().MisreadsAt, "nothing changed")
 	code, out, _ = tablectl(t, "", "status", "--data-dir", dataDir)
@@ -644,7 +645,7 @@ func TestShufflerResetCommand(t *testing.T) {
 	dataDir := t.TempDir()
 	code, _, errOut := tablectl(t, "", "--data-dir", dataDir, "shuffler-reset")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "no tabled answered")
+	assert.Contains(t, errOut, "no tabled answers on")
 
 	lc, err := localctl.Listen(filepath.Join(dataDir, localctl.SocketName), c, zerolog.Nop())
 	require.NoError(t, err)
@@ -653,11 +654,13 @@ func TestShufflerResetCommand(t *testing.T) {
 		mu     sync.Mutex
 		resets int
 		fail   error
+		asked  string
 	)
-	lc.ShufflerReset = func(context.Context) error {
+	lc.ShufflerReset = func(_ context.Context, by, reason string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		resets++
+		asked = by + "/" + reason
 		return fail
 	}
 	count := func() int { mu.Lock(); defer mu.Unlock(); return resets }
@@ -666,19 +669,28 @@ func TestShufflerResetCommand(t *testing.T) {
 	go func() { done <- lc.Run(lctx) }()
 	t.Cleanup(func() { lstop(); require.NoError(t, <-done) })
 
-	code, out, errOut := tablectl(t, "", "--data-dir", dataDir, "shuffler-reset")
+	code, out, errOut := tablectl(t, "", "--data-dir", dataDir, "shuffler-reset", "--reason", "shoe B reseated")
 	assert.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "shuffler reset by local:")
 	assert.Equal(t, 1, count())
+	mu.Lock()
+	assert.Contains(t, asked, "/shoe B reseated")
+	mu.Unlock()
 
 	mu.Lock()
 	fail = fmt.Errorf("shuffler: not running")
 	mu.Unlock()
-	code, _, errOut = tablectl(t, "", "--data-dir", dataDir, "shuffler-reset")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "shuffler not reset: shuffler: not running")
+	code, out, errOut = tablectl(t, "", "--data-dir", dataDir, "shuffler-reset")
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, out, "shuffler not reset: shuffler: not running")
 	assert.Equal(t, 2, count())
 
 	code, _, _ = tablectl(t, "", "--data-dir", dataDir, "shuffler-reset", "now")
 	assert.Equal(t, 2, code, "no arguments")
+	code, _, _ = tablectl(t, "", "--data-dir", dataDir, "shuffler-reset", "--card", "Qh")
+	assert.Equal(t, 2, code, "--card is for correct")
+	code, out, _ = tablectl(t, "", "shuffler-reset", "-h")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "Takes the dual-shoe shuffler out of its fault")
+	assert.Contains(t, out, "exit status: 0 accepted")
 }

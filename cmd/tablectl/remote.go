@@ -379,10 +379,89 @@ func printHealth(w io.Writer, checks []localctl.Check) {
 	}
 }
 
-// runSupervisor sends pause, resume, void or correct and prints the
-// table's answer: through the local socket, or signed over MQTT.
+// The exit statuses of a supervisor command, past 0 (accepted) and 2
+// (usage): what a script branches on, from the reply's code (contract
+// 2.3.0). The usage of each command lists them.
+const (
+	// exitRefused: the table refused the command (its verdict), or
+	// tablectl could not send it.
+	exitRefused = 1
+	// exitNoVerdict: no verdict (timeout, rate_limited): the table may
+	// still apply the command; send it again with the same --id.
+	exitNoVerdict = 3
+	// exitMisreadAt: a correct for a card that is not the next to
+	// correct (misread_at): corrected already, by someone else or an
+	// earlier try, or another card waits first. Nothing changed.
+	exitMisreadAt = 4
+	// exitNoMisread: a correct while no card waits for one (no_misread).
+	exitNoMisread = 5
+)
+
+// shufflerResetAbout heads shuffler-reset's usage.
+const shufflerResetAbout = `Takes the dual-shoe shuffler out of its fault. A shuffler alarm (a swap not
+acknowledged, a shoe missing from its slot, a wrong card count) pauses the
+table and latches the shuffler in Fault, where it refuses every swap, so
+that someone looks at the table first. Once the shuffler is fixed, this
+resets it: it reads its presence sensors again to find the shoe in play, a
+table closed for the swap gets it asked again, and the table journals who
+reset it, after which fault (--reason: what was fixed). Refused when the
+shuffler is in no fault (nothing to reset). Then resume the table.
+Over the local socket (recorded with your Unix account) or, with --broker,
+signed over MQTT (--as NAME).
+
+`
+
+// supervisorExits is the exit statuses' part of a supervisor command's
+// usage.
+func supervisorExits(cmd string) string {
+	s := "\nexit status: 0 accepted, 1 refused (the table's verdict) or not sent, 2 usage,\n" +
+		"3 no verdict (timeout, rate_limited): the table may still apply it; send it again with the same --id"
+	if cmd == "correct" {
+		s += ",\n4 misread_at: the card named is no longer the next to correct (corrected already, or another\n" +
+			"waits first; nothing changed), 5 no_misread: no card waits for a correction"
+	}
+	return s + "\n"
+}
+
+// refusal prints a refused command's verdict on w: its code, the table's
+// reason and, for the codes a script must tell apart, what they mean;
+// it returns the exit status the code calls for.
+func refusal(w io.Writer, cmd, id, code, reason string) int {
+	label := cmd + " refused"
+	if cmd == "shuffler-reset" {
+		label = "shuffler not reset"
+	}
+	if code != "" {
+		label += " (" + code + ")"
+	}
+	fmt.Fprintf(w, "%s: %s\n", label, reason)
+	switch {
+	case code == "timeout" || code == "rate_limited":
+		fmt.Fprintf(w, "not a verdict: the table may still apply it; send the same command again with --id %s to learn the outcome\n", id)
+		return exitNoVerdict
+	case cmd == "correct" && code == "misread_at":
+		fmt.Fprintln(w, "the card named is not the next to correct (corrected already, by someone else or an earlier try, or another card waits first): nothing changed")
+		return exitMisreadAt
+	case cmd == "correct" && code == "no_misread":
+		fmt.Fprintln(w, "no card waits for a correction: nothing changed")
+		return exitNoMisread
+	}
+	return exitRefused
+}
+
+// runSupervisor sends pause, resume, void, correct or shuffler-reset and
+// prints the table's answer: through the local socket, or signed over
+// MQTT.
 func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(cmd, "[flags]", g)
+	usage := fs.Usage
+	fs.Usage = func() {
+		if cmd == "shuffler-reset" {
+			fmt.Fprint(fs.Output(), shufflerResetAbout)
+		}
+		usage()
+		fmt.Fprint(fs.Output(), supervisorExits(cmd))
+	}
 	var rf remoteFlags
 	rf.register(fs, g)
 	reason := fs.String("reason", "", "why (recorded in the journal; required for pause and void)")
@@ -391,8 +470,13 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 	as := fs.String("as", os.Getenv("USER"), "MQTT: the supervisor account that signs")
 	signKey := fs.String("sign-key", "", "MQTT: the account's signing key (default ~/.config/livetable/NAME.key)")
 	id := fs.String("id", "", "command id (default: a new one); the table applies an id once")
-	if _, code, ok := parseCmd(fs, args, stdout, stderr); !ok {
+	pos, code, ok := parseCmd(fs, args, stdout, stderr)
+	if !ok {
 		return code
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "tablectl %s: unexpected argument %q (a reason goes in --reason)\n", cmd, pos[0])
+		return 2
 	}
 	rf.parsed(fs)
 	if (cmd == "pause" || cmd == "void") && strings.TrimSpace(*reason) == "" {
@@ -411,8 +495,8 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 			fmt.Fprintf(stderr, "tablectl correct: --at %d: a position in the shoe counts from 1\n", *at)
 			return 2
 		}
-	} else if *at != 0 {
-		fmt.Fprintf(stderr, "tablectl %s: --at is for correct\n", cmd)
+	} else if *at != 0 || *cardText != "" {
+		fmt.Fprintf(stderr, "tablectl %s: --card and --at are for correct\n", cmd)
 		return 2
 	}
 	if rf.local() {
@@ -428,7 +512,7 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 			w := waitingOf(*st.State)
 			if req.At, err = correctTarget(stdout, w, *at, correct); err != nil {
 				fmt.Fprintln(stderr, "tablectl correct:", err)
-				return 1
+				return noTarget(w)
 			}
 		}
 		rep, err := rf.localDo(req)
@@ -437,11 +521,15 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 			return 1
 		}
 		if !rep.Accepted {
-			fmt.Fprintf(stdout, "%s refused: %s\n", cmd, rep.Error)
+			code := refusal(stdout, cmd, rep.ID, rep.Code, rep.Error)
 			if cmd == "correct" && rep.State != nil {
 				printLeft(stdout, waitingOf(*rep.State))
 			}
-			return 1
+			return code
+		}
+		if cmd == "shuffler-reset" {
+			fmt.Fprintf(stdout, "shuffler reset by %s: it reads its sensors again and takes swap requests; resume the table if it is paused (tablectl resume)\n", rep.By)
+			return 0
 		}
 		fmt.Fprintf(stdout, "%s accepted (%s, by %s)\n", cmd, rep.ID, rep.By)
 		if cmd == "correct" && rep.State != nil {
@@ -471,6 +559,9 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 		return 1
 	}
 	sc := mqttlink.SupervisorCommand{ID: *id, Type: cmd, By: *as, Reason: *reason, Time: time.Now()}
+	if cmd == "shuffler-reset" {
+		sc.Type = mqttlink.CmdShufflerReset
+	}
 	if sc.ID == "" {
 		sc.ID = fmt.Sprintf("tablectl-%d", time.Now().UnixNano())
 	}
@@ -490,7 +581,7 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 		}
 		if sc.At, err = correctTarget(stdout, before, *at, correct); err != nil {
 			fmt.Fprintln(stderr, "tablectl correct:", err)
-			return 1
+			return noTarget(before)
 		}
 		sc.Time = time.Now()
 	}
@@ -517,13 +608,24 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 				ID       string `json:"id"`
 				Accepted bool   `json:"accepted"`
 				Reason   string `json:"reason"`
+				Code     string `json:"code"`
 			}
 			if json.Unmarshal(b, &r) != nil || r.ID != sc.ID {
 				continue
 			}
 			if !r.Accepted {
-				fmt.Fprintf(stdout, "%s refused: %s\n", cmd, r.Reason)
-				return 1
+				code := refusal(stdout, cmd, sc.ID, r.Code, r.Reason)
+				if code == exitMisreadAt {
+					// What waits now, as the retained state says.
+					if left, err := rf.retainedWaiting(cl); err == nil {
+						printLeft(stdout, left)
+					}
+				}
+				return code
+			}
+			if cmd == "shuffler-reset" {
+				fmt.Fprintf(stdout, "shuffler reset (%s, by %s): it reads its sensors again and takes swap requests; resume the table if it is paused\n", sc.ID, sc.By)
+				return 0
 			}
 			fmt.Fprintf(stdout, "%s accepted (%s, by %s)\n", cmd, sc.ID, sc.By)
 			if cmd == "correct" {
@@ -618,6 +720,16 @@ func correctTarget(w io.Writer, st waiting, at int, c card.Card) (int, error) {
 		return 0, nil
 	}
 	return 0, errors.New("no card waits for a correction (status says what the table waits for)")
+}
+
+// noTarget is the exit status of a correct tablectl does not send, having
+// found no card to name in the state: none waits (exitNoMisread, what the
+// table would answer), or the state could not say.
+func noTarget(st waiting) int {
+	if st.n == 0 && len(st.at) == 0 {
+		return exitNoMisread
+	}
+	return exitRefused
 }
 
 // printLeft says what still waits for a correction.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -248,48 +247,4 @@ func readLine(r io.Reader) (string, error) {
 		}
 	}
 	return strings.TrimRight(b.String(), "\r"), nil
-}
-
-const shufflerResetUsage = `usage: tablectl [--config FILE] [--data-dir DIR] shuffler-reset
-
-Takes the dual-shoe shuffler out of its fault. A shuffler alarm (a swap not
-acknowledged, a shoe missing from its slot, a wrong card count) pauses the
-table and latches the shuffler in Fault, where it refuses every swap, so
-that someone looks at the table first. Once the shuffler is fixed, this
-resets it: it reads its presence sensors again to find the shoe in play and
-takes swap requests; then resume the table (tablectl resume). Over the local
-socket of the table box only; the reset is logged with your Unix account.
-
-exit status: 0 reset, 1 refused (no shuffler, no tabled, the reset failed)
-`
-
-// runShufflerReset asks the running tabled to reset its shuffler.
-func runShufflerReset(g *globals, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("shuffler-reset", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, shufflerResetUsage) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprint(stderr, shufflerResetUsage)
-		return 2
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	sock := filepath.Join(g.dataDir, localctl.SocketName)
-	rep, err := localctl.Do(ctx, sock, localctl.Request{Command: "shuffler-reset"})
-	switch {
-	case err != nil:
-		fmt.Fprintf(stderr, "tablectl: no tabled answered on %s: %v\n", sock, err)
-		return 1
-	case !rep.Accepted:
-		fmt.Fprintf(stderr, "tablectl: shuffler not reset: %s\n", rep.Error)
-		return 1
-	}
-	fmt.Fprintf(stdout, "shuffler reset by %s: it reads its sensors again and takes swap requests; resume the table if it is paused (tablectl resume)\n", rep.By)
-	return 0
 }

@@ -101,8 +101,9 @@ func TestRemoteOverTLSWithACL(t *testing.T) {
 	// A correct naming a card that does not wait (signed with it, message
 	// v2): the table refuses it, and nothing changes.
 	code, out, errOut = remote("anna", annaKey, "supervisor", "sup-pass", supCert, supKey, "correct", "--card", "7c", "--at", "9", "--reason", "misread")
-	assert.Equal(t, 1, code, out+errOut)
-	assert.Contains(t, out, "correct refused: table: correct names a card that is not the next to correct: no card 9 of the shoe waits for a correction; the next to correct is card 3")
+	assert.Equal(t, 4, code, "misread_at's status: "+out+errOut)
+	assert.Contains(t, out, "correct refused (misread_at): table: correct names a card that is not the next to correct: no card 9 of the shoe waits for a correction; the next to correct is card 3")
+	assert.Contains(t, out, "still waiting for a correction: 1 (cards 3 of the shoe), the next: card 3", "what waits, read off the retained state")
 	assert.Equal(t, []int{3}, c.Snapshot().MisreadsAt)
 	correctAndVoid(t, c, func(args ...string) (int, string, string) {
 		return remote("anna", annaKey, "supervisor", "sup-pass", supCert, supKey, args[0], args[1:]...)

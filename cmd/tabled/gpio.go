@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jonboulle/clockwork"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/livetable/livetable/shuffler"
 	"github.com/livetable/livetable/shuffler/pinmap"
+	"github.com/livetable/livetable/studio/console"
+	"github.com/livetable/livetable/studio/mqttlink"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/rules"
 )
@@ -104,4 +107,75 @@ func runShuffler(ctx context.Context, g *errgroup.Group, h *hardware, rs *rules.
 	events, _ := ctrl.Subscribe("shuffler", 256)
 	g.Go(func() error { return sh.SwapWhenClosed(ctx, ctrl, events) })
 	return sh
+}
+
+// errNoShuffler is a supervisor's shuffler reset on a daemon whose
+// shuffler does not run.
+var errNoShuffler = errors.New("this table's shuffler is not running (not wired, gpio.shuffler: false, or still starting)")
+
+// resetShuffler is the supervisor's reset of the shuffler's Fault, the
+// one door of every path a supervisor has to it: tablectl over the local
+// socket, the console, a signed shuffler_reset over MQTT. The shuffler's
+// own machine refuses it unless in Fault (a reset in another state would
+// drop a swap under way), and has the table journal who reset it, after
+// which fault (a non-pausing shuffler.reset alarm): the audit trail.
+func (d *tabled) resetShuffler(ctx context.Context, by, reason string) error {
+	sh := d.shuffler.Load()
+	if sh == nil {
+		return errNoShuffler
+	}
+	cleared, err := sh.ResetFault(ctx, by, reason)
+	if err != nil {
+		return err
+	}
+	d.log.Info().Str("by", by).Str("reason", reason).Str("fault", cleared).
+		Msg("shuffler reset: it reads its sensors again and takes swap requests; the table stays paused until a resume")
+	return nil
+}
+
+// shufflerCheck adds the shuffler's health check (console.CheckShuffler)
+// to health, once the shuffler runs: failing while it is latched in its
+// fault, so that /healthz, tablectl status and the supervisor view (which
+// offers the reset then) say so.
+func (d *tabled) shufflerCheck(health console.HealthFunc) console.HealthFunc {
+	return func() console.Health {
+		h := health()
+		sh := d.shuffler.Load()
+		if sh == nil {
+			return h
+		}
+		c := console.Check{Name: console.CheckShuffler, OK: true, Detail: sh.State().String()}
+		if st := sh.State(); st == shuffler.Fault {
+			c.OK, c.Detail = false, sh.Fault()
+		}
+		h.Checks = append(h.Checks, c)
+		return h
+	}
+}
+
+// consoleShufflerReset is resetShuffler for the console: its refusals
+// wrap the console's sentinels, which name them to the page.
+func (d *tabled) consoleShufflerReset(ctx context.Context, by, reason string) error {
+	err := d.resetShuffler(ctx, by, reason)
+	switch {
+	case errors.Is(err, shuffler.ErrNotInFault):
+		return fmt.Errorf("%w: %w", console.ErrShufflerNotInFault, err)
+	case errors.Is(err, errNoShuffler), errors.Is(err, shuffler.ErrStopped):
+		return fmt.Errorf("%w: %w", console.ErrNoShuffler, err)
+	}
+	return err
+}
+
+// linkShufflerReset is resetShuffler for a signed shuffler_reset over
+// MQTT: its refusals wrap the link's sentinels, which give the reply's
+// code (shuffler_not_in_fault, no_shuffler).
+func (d *tabled) linkShufflerReset(ctx context.Context, by, reason string) error {
+	err := d.resetShuffler(ctx, by, reason)
+	switch {
+	case errors.Is(err, shuffler.ErrNotInFault):
+		return fmt.Errorf("%w: %w", mqttlink.ErrShufflerNotInFault, err)
+	case errors.Is(err, errNoShuffler), errors.Is(err, shuffler.ErrStopped):
+		return fmt.Errorf("%w: %w", mqttlink.ErrNoShuffler, err)
+	}
+	return err
 }

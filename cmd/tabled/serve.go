@@ -370,6 +370,7 @@ func (d *tabled) newLink(context.Context, *errgroup.Group) error {
 	cfg := d.cfg
 	mopts := linkOptions(cfg, d.broker)
 	mopts.Supervisors = d.accounts
+	mopts.ShufflerReset = d.linkShufflerReset
 	mopts.History = mqttlink.JournalHistory{Dir: journalOptions(cfg).Dir, Options: d.copts, Log: d.log.With().Str("part", "resend").Logger()}
 	mopts.ObservePublish = d.metrics.ObservePublishLatency // the histogram; the link keeps its own summary too
 	link, err := mqttlink.New(mopts, d.log.With().Str("part", "mqtt").Logger())
@@ -504,19 +505,8 @@ func (d *tabled) startLocalControl(ctx context.Context, g *errgroup.Group) error
 		return nil
 	}
 	lc.Reload = d.accounts.Reload
-	lc.ShufflerReset = func(ctx context.Context) error {
-		sh := d.shuffler.Load()
-		if sh == nil {
-			return errors.New("this table's shuffler is not running (not wired, gpio.shuffler: false, or still starting)")
-		}
-		// Only a Fault waits for a supervisor (only a reset leaves it); a
-		// reset in another state would drop a swap under way.
-		if st := sh.State(); st != shuffler.Fault {
-			return fmt.Errorf("the shuffler is not in fault (%s): nothing to reset", st)
-		}
-		return sh.Reset(ctx)
-	}
-	health := healthOf(d.shoe, d.hw, d.link, d.jr)
+	lc.ShufflerReset = d.resetShuffler
+	health := d.shufflerCheck(healthOf(d.shoe, d.hw, d.link, d.jr))
 	lc.Health = func() []localctl.Check {
 		h := health()
 		out := make([]localctl.Check, len(h.Checks))
@@ -571,7 +561,8 @@ func (d *tabled) startConsole(ctx context.Context, g *errgroup.Group) error {
 	cc := cfg.Console
 	cons, err := console.New(console.Options{Addr: addr, Accounts: users, GameName: d.rs.Name,
 		TLSCert: cc.TLSCert, TLSKey: cc.TLSKey, SecureCookie: cc.SecureCookie, Insecure: cc.Insecure, Currency: cc.Currency,
-		Clock: d.clk, Metrics: d.metrics}, d.ctrl, d.recall, healthOf(d.shoe, d.hw, link, d.jr), consoleLog(d.log))
+		Clock: d.clk, Metrics: d.metrics, ShufflerReset: d.consoleShufflerReset},
+		d.ctrl, d.recall, d.shufflerCheck(healthOf(d.shoe, d.hw, link, d.jr)), consoleLog(d.log))
 	if err != nil {
 		return fmt.Errorf("tabled: console: %w", err)
 	}

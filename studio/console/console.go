@@ -129,6 +129,13 @@ type Options struct {
 	// Metrics receives the counters of the event stream; nil makes one
 	// (Server.Metrics returns it, for the integrator's gauges).
 	Metrics *Metrics
+	// ShufflerReset takes the dual-shoe shuffler out of its fault for the
+	// supervisor by (the command shuffler_reset; reason, which may be
+	// empty, says what was fixed), within ctx
+	// (SubmitTimeout). Its error wraps ErrShufflerNotInFault or
+	// ErrNoShuffler when it is one of those. Nil: the table runs no
+	// shuffler, and the command is refused (no_shuffler).
+	ShufflerReset func(ctx context.Context, by, reason string) error
 }
 
 // DefaultOptions returns the defaults: loopback port 8080, 12-hour

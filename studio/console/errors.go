@@ -20,4 +20,10 @@ var (
 	ErrInsecure = errors.New("console: insecure listen address")
 	// ErrViewer is a command from an account that may only look.
 	ErrViewer = errors.New("console: this account may not command the table")
+	// ErrShufflerNotInFault is a shuffler reset while the shuffler is in
+	// no fault: nothing to reset (a reset would drop a swap under way).
+	// Options.ShufflerReset wraps it.
+	ErrShufflerNotInFault = errors.New("console: the shuffler is not in fault")
+	// ErrNoShuffler is a shuffler reset on a table that runs no shuffler.
+	ErrNoShuffler = errors.New("console: this table runs no shuffler")
 )

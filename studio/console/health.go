@@ -14,6 +14,11 @@ const (
 	CheckBroker  = "broker"
 	CheckJournal = "journal"
 	CheckClock   = "clock"
+	// CheckShuffler is the dual-shoe shuffler, on a table that runs one:
+	// failing exactly while it is latched in its fault, which only a
+	// supervisor's reset clears. The supervisor view offers the reset
+	// while it fails.
+	CheckShuffler = "shuffler"
 )
 
 // Check is one part of the table and whether it works.

@@ -79,7 +79,7 @@ func TestCatalogues(t *testing.T) {
 	outcomes := []string{"blackjack", "win", "push", "lose", "bust", "charlie", "surrender", "void"}
 	alarms := []string{"misread", "double_card", "jam", "face_up", "unknown_card", "device_fault", "disconnected",
 		"silent", "connected", "alive", "integrity_alarm", "shuffle_alarm", "device_refused", "unexpected_card", "card_while_paused", "card_set_aside",
-		"torn_tail", "seq_gap", "shuffler", "cut_card", "other"}
+		"torn_tail", "seq_gap", "shuffler", "shuffler.reset", "cut_card", "other"}
 	var want []string
 	for _, p := range phases {
 		want = append(want, "phase."+string(p))

@@ -217,7 +217,9 @@ func (s *Server) handleSupervisorPage(w http.ResponseWriter, r *http.Request) {
 
 // CommandRequest is the body of POST /api/command.
 type CommandRequest struct {
-	// Command is pause, resume, void or correct.
+	// Command is pause, resume, void, correct or shuffler_reset (the
+	// dual-shoe shuffler out of its fault: a device's, not the table's;
+	// the table journals who did it).
 	Command string `json:"command"`
 	// Reason is required for pause and void.
 	Reason string `json:"reason,omitempty"`
@@ -305,6 +307,10 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request, sess *ses
 		writeJSON(w, http.StatusForbidden, apiError{Error: ErrViewer.Error(), Kind: "viewer"})
 		return
 	}
+	if req.Command == cmdShufflerReset {
+		s.resetShuffler(w, r, req, sess)
+		return
+	}
 	in, err := command(req, sess.user)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: err.Error(), Kind: "bad_request"})
@@ -368,4 +374,45 @@ func (s *Server) handleAlarms(w http.ResponseWriter, _ *http.Request, _ *session
 
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request, _ *session, _ string) {
 	writeJSON(w, http.StatusOK, s.health())
+}
+
+// cmdShufflerReset is the supervisor's reset of the shuffler's fault.
+const cmdShufflerReset = "shuffler_reset"
+
+// resetShuffler answers the shuffler_reset command through
+// Options.ShufflerReset: the same session, CSRF and role checks as every
+// command (handleCommand's), its verdict as a kind the page branches on,
+// and a log line naming the supervisor either way.
+func (s *Server) resetShuffler(w http.ResponseWriter, r *http.Request, req CommandRequest, sess *session) {
+	if req.Card != "" || req.At != 0 {
+		writeJSON(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("%v: shuffler_reset takes no card", ErrBadCommand), Kind: "bad_request"})
+		return
+	}
+	reason := strings.TrimSpace(req.Reason)
+	log := s.log.With().Str("user", sess.user).Str("command", req.Command).Str("reason", reason).Logger()
+	if s.opts.ShufflerReset == nil {
+		log.Warn().Msg("shuffler reset refused: this table runs no shuffler")
+		writeJSON(w, http.StatusConflict, apiError{Error: ErrNoShuffler.Error(), Kind: "no_shuffler"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.SubmitTimeout)
+	defer cancel()
+	if err := s.opts.ShufflerReset(ctx, sess.user, reason); err != nil {
+		log.Warn().Err(err).Msg("shuffler reset refused")
+		code, kind := http.StatusConflict, "error"
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			code, kind = http.StatusGatewayTimeout, "timeout"
+		case errors.Is(err, ErrShufflerNotInFault):
+			kind = "shuffler_not_in_fault"
+		case errors.Is(err, ErrNoShuffler):
+			kind = "no_shuffler"
+		}
+		writeJSON(w, code, apiError{Error: err.Error(), Kind: kind})
+		return
+	}
+	// The table journals and publishes the reset (alarm shuffler.reset,
+	// naming the supervisor); this line is the console's own record.
+	log.Info().Msg("shuffler reset: it reads its sensors again and takes swap requests")
+	writeJSON(w, http.StatusOK, map[string]string{"ok": req.Command})
 }

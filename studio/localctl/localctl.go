@@ -65,6 +65,12 @@ type Request struct {
 type Reply struct {
 	Accepted bool   `json:"accepted"`
 	Error    string `json:"error,omitempty"`
+	// Code names why the table refused the command, as the MQTT reply's
+	// code does (table.RefusalCode: misread_at, no_misread, paused...;
+	// timeout when the table did not answer in time, which is not a
+	// verdict), for tablectl to branch on; absent when accepted and on a
+	// refusal without a code.
+	Code string `json:"code,omitempty"`
 	// ID is the command id the table saw.
 	ID string `json:"id,omitempty"`
 	// By is who the command was recorded as.
@@ -101,9 +107,10 @@ type Server struct {
 	Health func() []Check
 	// ShufflerReset, when set, answers the "shuffler-reset" request: the
 	// dual-shoe shuffler leaves its Fault (latched until a supervisor has
-	// looked at the table) and reads its presence sensors again. Set it
+	// looked at the table) and reads its presence sensors again, for the
+	// account by (the request's reason says what was fixed). Set it
 	// before Run.
-	ShufflerReset func(ctx context.Context) error
+	ShufflerReset func(ctx context.Context, by, reason string) error
 
 	ln   *net.UnixListener
 	path string
@@ -225,7 +232,7 @@ func (s *Server) handle(ctx context.Context, req Request, by string) Reply {
 		}
 		sctx, cancel := context.WithTimeout(ctx, s.wait)
 		defer cancel()
-		if err := s.ShufflerReset(sctx); err != nil {
+		if err := s.ShufflerReset(sctx, by, strings.TrimSpace(req.Reason)); err != nil {
 			s.log.Warn().Err(err).Str("by", by).Msg("shuffler reset failed")
 			rep.Error = err.Error()
 			return rep
@@ -254,7 +261,10 @@ func (s *Server) handle(ctx context.Context, req Request, by string) Reply {
 	}
 	if err != nil {
 		log.Warn().Err(err).Msg("local supervisor command refused")
-		rep.Error = err.Error()
+		rep.Error, rep.Code = err.Error(), table.RefusalCode(err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			rep.Code = "timeout"
+		}
 		return rep
 	}
 	log.Debug().Msg("local supervisor command accepted") // the table's event says it (PAUSED by ...)

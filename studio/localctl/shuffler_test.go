@@ -26,17 +26,22 @@ func TestShufflerReset(t *testing.T) {
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name   string
-		hook   func(calls *atomic.Int32) func(context.Context) error
+		hook   func(calls *atomic.Int32) func(context.Context, string, string) error
 		ok     bool
 		err    string
 		called int32
 	}{
 		{"no shuffler", nil, false, "no shuffler", 0},
-		{"reset", func(calls *atomic.Int32) func(context.Context) error {
-			return func(context.Context) error { calls.Add(1); return nil }
+		{"reset", func(calls *atomic.Int32) func(context.Context, string, string) error {
+			return func(_ context.Context, by, reason string) error {
+				if by == "local:"+me.Username && reason == "shoe B reseated" {
+					calls.Add(1)
+				}
+				return nil
+			}
 		}, true, "", 1},
-		{"the reset fails", func(calls *atomic.Int32) func(context.Context) error {
-			return func(context.Context) error { calls.Add(1); return errors.New("shuffler: stopped") }
+		{"the reset fails", func(calls *atomic.Int32) func(context.Context, string, string) error {
+			return func(context.Context, string, string) error { calls.Add(1); return errors.New("shuffler: stopped") }
 		}, false, "shuffler: stopped", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,7 +58,7 @@ func TestShufflerReset(t *testing.T) {
 			go func() { done <- s.Run(ctx) }()
 			defer func() { cancel(); require.NoError(t, <-done) }()
 
-			rep, err := localctl.Do(context.Background(), path, localctl.Request{Command: "shuffler-reset"})
+			rep, err := localctl.Do(context.Background(), path, localctl.Request{Command: "shuffler-reset", Reason: " shoe B reseated "})
 			require.NoError(t, err)
 			assert.Equal(t, tc.ok, rep.Accepted, rep.Error)
 			if tc.err != "" {

@@ -58,6 +58,10 @@ const (
 	CmdResend = wire.CmdResend
 	// CmdDecisions is the crowd's batch of decisions (common draw).
 	CmdDecisions = wire.CmdDecisions
+	// CmdShufflerReset takes the dual-shoe shuffler out of its fault: a
+	// supervisor command the link answers through
+	// Options.ShufflerReset, not the table controller (command_shuffler.go).
+	CmdShufflerReset = wire.CmdShufflerReset
 )
 
 // MaxResend is the most events one resend command may ask for; a backend
@@ -72,7 +76,8 @@ type Command struct {
 	ID string
 	// Type is one of the Cmd... constants.
 	Type string
-	// Input is what the controller is given.
+	// Input is what the controller is given; nil for a resend and a
+	// shuffler_reset, which the link answers itself.
 	Input table.Input
 	// Supervisor marks a command that needs the supervisor role.
 	Supervisor bool
@@ -191,6 +196,12 @@ func DecodeCommand(b []byte) (Command, error) {
 			c.At = *w.At
 		}
 		c.Input, err = w.supervisor()
+		if err == nil {
+			c.TS, c.Sig, err = w.signature()
+		}
+	case CmdShufflerReset:
+		c.Supervisor, c.By, c.Reason = true, w.By, w.Reason
+		err = w.shufflerReset()
 		if err == nil {
 			c.TS, c.Sig, err = w.signature()
 		}

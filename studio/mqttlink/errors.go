@@ -62,6 +62,14 @@ var (
 	// Nothing was applied; the same id may be sent again later.
 	ErrRateLimited = errors.New("mqttlink: rate limited")
 
+	// ErrShufflerNotInFault is a shuffler_reset while the shuffler is in
+	// no fault: nothing to reset, and a reset would drop a swap under way.
+	ErrShufflerNotInFault = errors.New("mqttlink: the shuffler is not in fault")
+
+	// ErrNoShuffler is a shuffler_reset on a table that runs no shuffler
+	// (Options.ShufflerReset nil, or its shuffler not wired or stopped).
+	ErrNoShuffler = errors.New("mqttlink: this table runs no shuffler")
+
 	// ErrRetainedCommand is a command the broker delivered as a retained
 	// message (its sender set the retain flag): the broker would deliver
 	// it again at every subscription, and once its id had left the
@@ -113,6 +121,7 @@ var replyCodes = []struct {
 	{"too_large", ErrTooLarge}, {"wrong_topic", ErrWrongTopic}, {"unknown_type", ErrUnknownCommand},
 	{"malformed", ErrMalformedCommand}, {"unauthorised", ErrUnauthorised}, {"rate_limited", ErrRateLimited},
 	{"retained", ErrRetainedCommand}, {codeIDReused, table.ErrCommandIDReused}, {codeTimeout, context.DeadlineExceeded},
+	{"shuffler_not_in_fault", ErrShufflerNotInFault}, {"no_shuffler", ErrNoShuffler},
 }
 
 // ReplyCode is the code a reply gives a refusal (wire.Reply.Code): the

@@ -901,7 +901,9 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 		sctx, cancel := context.WithTimeout(ctx, l.opts.SubmitTimeout)
 		var serr error
 		d, isBatch := cmd.Input.(table.Decisions)
-		if bs, ok := sub.(BatchSubmitter); ok && isBatch {
+		if cmd.Type == CmdShufflerReset {
+			serr = l.resetShuffler(sctx, cmd)
+		} else if bs, ok := sub.(BatchSubmitter); ok && isBatch {
 			var res table.BatchResult
 			res, serr = bs.SubmitBatch(sctx, d)
 			if serr == nil || len(res.Rejected) > 0 {
@@ -961,7 +963,7 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 // commandLevels are the levels under commands/ a command may come on:
 // its type, or supervisor for every supervisor command.
 var commandLevels = []string{CmdBetsClosed, CmdDecision, CmdDecisions, CmdInsurance, CmdResend,
-	CmdPause, CmdResume, CmdVoid, CmdCorrect, "supervisor"}
+	CmdPause, CmdResume, CmdVoid, CmdCorrect, CmdShufflerReset, "supervisor"}
 
 // topicLevel is the level under commands/ of a command topic ("" for
 // commands itself), or ErrWrongTopic: the topic is matched whole, level

@@ -1,6 +1,7 @@
 package mqttlink
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -134,6 +135,13 @@ type Options struct {
 	// History reads back published events to answer resend commands
 	// (tabled's reads the controller's journal). Nil rejects every resend.
 	History EventSource
+	// ShufflerReset answers an authorised shuffler_reset: it takes the
+	// dual-shoe shuffler out of its fault for the supervisor by (reason
+	// says what was fixed, and may be empty), within
+	// ctx (SubmitTimeout). Its error, wrapping ErrShufflerNotInFault or
+	// ErrNoShuffler when it is one of those, is the reply's reason and
+	// code. Nil answers every shuffler_reset no_shuffler.
+	ShufflerReset func(ctx context.Context, by, reason string) error
 
 	// KeepAlive is the MQTT keep-alive. Default 10 s.
 	KeepAlive time.Duration

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// Supervisor commands (pause, resume, void, correct) are signed: the
-// supervisor's tool signs the command with the supervisor's own Ed25519
+// Supervisor commands (pause, resume, void, correct, shuffler_reset) are
+// signed: the supervisor's tool signs the command with the supervisor's own Ed25519
 // key, and the table checks the signature against the public key in its
 // accounts file (studio/supervisors), the same account the supervisor logs
 // in to the console with. The signature covers the table's topic root, the
@@ -43,7 +43,7 @@ const maxReplayGuard = 10000
 type SupervisorCommand struct {
 	// ID is the command id (unique per command).
 	ID string
-	// Type is CmdPause, CmdResume, CmdVoid or CmdCorrect.
+	// Type is CmdPause, CmdResume, CmdVoid, CmdCorrect or CmdShufflerReset.
 	Type string
 	// By is the account name that signs.
 	By string

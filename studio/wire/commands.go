@@ -12,6 +12,9 @@ const (
 	CmdVoid       = "void"
 	CmdCorrect    = "correct"
 	CmdResend     = "resend"
+	// CmdShufflerReset takes the dual-shoe shuffler out of its fault
+	// (contract 2.5.0).
+	CmdShufflerReset = "shuffler_reset"
 )
 
 // BetsClosedCommand closes the betting phase with every player's wagers;
@@ -150,6 +153,37 @@ type CorrectCommand struct {
 	Sig string `json:"sig" minLength:"1"`
 }
 
+// ShufflerResetCommand takes the dual-shoe shuffler out of its fault. A
+// shuffler alarm (`alarm` events `shuffler.*` that pause: a swap not
+// acknowledged, a shoe missing from its slot, a wrong card count) pauses
+// the table and latches the shuffler, which then refuses every swap until
+// a supervisor has had the table looked at. Once it is fixed, this resets
+// it: the shuffler reads its presence sensors again, a table closed for a
+// swap gets the swap asked again, and the table publishes an `alarm`
+// `shuffler.reset` (not pausing) naming the supervisor and the fault
+// cleared, journaled for the audit. The table stays paused: send `resume`
+// after it. Refused `shuffler_not_in_fault` when the shuffler is in no
+// fault (nothing to reset; a reset would drop a swap under way: a second
+// supervisor's reset is refused so), `no_shuffler` on a table that runs
+// no shuffler. Signed like SupervisorCommand (card empty).
+type ShufflerResetCommand struct {
+	// Schema is the contract version the sender writes (1 or 2).
+	Schema int `json:"schema" enum:"1,2"`
+	// ID is unique per command (see BetsClosedCommand).
+	ID string `json:"id" minLength:"1" maxLength:"128"`
+	// Type is shuffler_reset.
+	Type string `json:"type" enum:"shuffler_reset"`
+	// By is the supervisor's name, journaled with the reset.
+	By string `json:"by" minLength:"1"`
+	// Reason says what was fixed (logged, and signed).
+	Reason string `json:"reason,omitempty"`
+	// TS is the signing time, Unix milliseconds (see SupervisorCommand).
+	TS int64 `json:"ts"`
+	// Sig is the supervisor's signature (see SupervisorCommand: message
+	// v1, type shuffler_reset, card empty).
+	Sig string `json:"sig" minLength:"1"`
+}
+
 // ResendCommand asks for events `from`..`to` on the events topic again,
 // with their original seq and content (the daemon reads them back from
 // its journal). A backend sends it when it finds a gap: an event whose seq
@@ -201,8 +235,11 @@ type Reply struct {
 	// judged afresh), `malformed`, `unknown_type`, `unauthorised` (a
 	// supervisor command's signature, account or time), `rate_limited`,
 	// `retained`, `id_reused`, `timeout` (not a verdict: send again with
-	// the same id). The table's: `paused`, `misread_at` (a correct for a
-	// card that is not the next to correct), `no_misread`, `not_paused`,
+	// the same id), `shuffler_not_in_fault` (a shuffler_reset while the
+	// shuffler is in no fault: nothing to reset), `no_shuffler` (a
+	// shuffler_reset on a table that runs no shuffler). The table's:
+	// `paused`, `misread_at` (a correct for a card that is not the next
+	// to correct), `no_misread`, `not_paused`,
 	// `shoe_down`, `misread_pending`, `illegal_action`, `out_of_turn`,
 	// `duplicate`, `bet_limit`, `round_cap`, `bad_bet`, `finished`, `stale` (the command's `seen` is before the
 	// table's restore, or past every seq it numbered: read the state and
@@ -210,7 +247,7 @@ type Reply struct {
 	// `stale_timer`, `integrity`, `not_shuffled`, `unexpected_card` (the
 	// table's own inputs'). A backend treats a code it does not know as
 	// a refusal like any other.
-	Code string `json:"code,omitempty" enum:"too_large,wrong_topic,malformed,unknown_type,unauthorised,rate_limited,retained,id_reused,timeout,paused,misread_at,no_misread,not_paused,shoe_down,misread_pending,stale_timer,integrity,not_shuffled,illegal_action,out_of_turn,duplicate,unexpected_card,bet_limit,round_cap,bad_bet,finished,stale"`
+	Code string `json:"code,omitempty" enum:"too_large,wrong_topic,malformed,unknown_type,unauthorised,rate_limited,retained,id_reused,timeout,shuffler_not_in_fault,no_shuffler,paused,misread_at,no_misread,not_paused,shoe_down,misread_pending,stale_timer,integrity,not_shuffled,illegal_action,out_of_turn,duplicate,unexpected_card,bet_limit,round_cap,bad_bet,finished,stale"`
 	// Note says what an accepted command will do when the command alone
 	// does not tell (a resend: "resending events 120 to 135").
 	Note string `json:"note,omitempty"`
@@ -237,4 +274,5 @@ var Commands = []struct {
 	{"correct", "Correct a misread card (signed by a supervisor).", CorrectCommand{}},
 	{"resend", "Publish a range of events again.", ResendCommand{}},
 	{"decisions", "A batch of the crowd's decisions (common draw, by slot).", DecisionsCommand{}},
+	{"shufflerReset", "Take the dual-shoe shuffler out of its fault (signed by a supervisor).", ShufflerResetCommand{}},
 }

@@ -433,7 +433,10 @@ type Wager struct {
 
 // Alarm is the data of an `alarm` event, and an alarm in the state.
 type Alarm struct {
-	// Code names the alarm (torn_tail, card_while_paused, a shoe fault...).
+	// Code names the alarm (torn_tail, card_while_paused, a shoe fault,
+	// `shuffler.<code>` from the dual-shoe shuffler...). `shuffler.reset`
+	// does not pause: it records a supervisor's shuffler_reset, its
+	// message naming who and the fault cleared.
 	Code string `json:"code"`
 	// Message says what happened, for the supervisor.
 	Message string `json:"message"`

@@ -105,6 +105,23 @@
     send(body);
   });
   $("correct-card").addEventListener("input", function () { typedFor = null; });
+  // The shuffler's reset is offered only while its health check fails
+  // (latched in its fault, where it refuses every swap): a reset in any
+  // other state is refused by the table, since it would drop a swap
+  // under way. The health is read again after the answer, and at once
+  // when a shuffler alarm comes, not only every 5 s.
+  $("shuffler-reset").addEventListener("click", function () {
+    $("shuffler-reset").disabled = true;
+    send({ command: "shuffler_reset", reason: $("shuffler-reason").value }).then(refreshHealth);
+  });
+  function showShuffler(check) {
+    var fault = !!check && !check.ok;
+    $("shuffler-cmd").classList.toggle("hidden", !fault);
+    $("shuffler-fault").classList.toggle("hidden", !fault);
+    $("shuffler-reset").disabled = !fault;
+    $("shuffler-fault").textContent = fault ? LT.t("sv.shuffler_fault", check.detail || "") : "";
+    if (!fault) $("shuffler-reason").value = "";
+  }
   function showCorrectAt(st) {
     var at = st.misread_at || 0;
     if (at !== correctAt) {
@@ -164,6 +181,7 @@
       prependAlarm({ time: ev.time, round: ev.round, code: ev.data.code, message: ev.data.message, pauses: ev.data.pauses });
     }
     if (ev.kind === "round_settled" || ev.kind === "round_void") refreshRecall();
+    if (ev.kind === "alarm" && (ev.data.code || "").indexOf("shuffler.") === 0) refreshHealth();
   }
 
   function prependAlarm(a) {
@@ -194,7 +212,9 @@
         tr0.appendChild(LT.el("td", "small", LT.t("sv.no_checks")));
         tb.appendChild(tr0);
       }
+      var shuffler = null;
       h.checks.forEach(function (c) {
+        if (c.name === "shuffler") shuffler = c;
         var tr = LT.el("tr");
         var name = LT.el("td");
         name.appendChild(LT.el("span", c.ok ? "ok-dot" : "bad-dot"));
@@ -204,6 +224,7 @@
         tr.appendChild(LT.el("td", null, c.detail || ""));
         tb.appendChild(tr);
       });
+      showShuffler(shuffler);
     }).catch(function () {});
   }
 
