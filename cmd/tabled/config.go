@@ -2,11 +2,14 @@ package main
 
 import (
 	"cmp"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/text/currency"
@@ -16,6 +19,7 @@ import (
 	"github.com/livetable/livetable/shoereader/serialport"
 	"github.com/livetable/livetable/shuffler/pinmap"
 	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/supervisors"
 	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/rules"
 )
@@ -440,3 +444,88 @@ func (b ByteSize) String() string {
 	}
 	return strconv.FormatInt(int64(b), 10) + "B"
 }
+
+// checkFiles opens, read-only, the files and the device a start would
+// open, so that --check-config does not pass a configuration whose start
+// then fails on them: the console's TLS pair, the broker's CA bundle and
+// client pair, the accounts file, and the shoe's serial device (or its
+// USB serial number). It creates and modifies nothing. The error names
+// the key to change; warnings are what a start lives with but an
+// operator should hear of (a shoe not plugged in now: a start waits for
+// it, the shoe check failing).
+func (c Config) checkFiles() (warnings []string, err error) {
+	if c.Console.Addr != "off" && c.Console.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(c.Console.TLSCert, c.Console.TLSKey); err != nil {
+			return nil, fmt.Errorf("%w: console.tls_cert, console.tls_key: %w", ErrConfig, err)
+		}
+	}
+	if b := c.Broker; b.URL != "" {
+		if b.CAFile != "" {
+			pem, err := os.ReadFile(b.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("%w: broker.ca_file: %w", ErrConfig, err)
+			}
+			if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("%w: broker.ca_file %s: no PEM certificate in it", ErrConfig, b.CAFile)
+			}
+		}
+		if (b.CertFile == "") != (b.KeyFile == "") {
+			return nil, fmt.Errorf("%w: broker.cert_file and broker.key_file go together", ErrConfig)
+		}
+		if b.CertFile != "" {
+			if _, err := tls.LoadX509KeyPair(b.CertFile, b.KeyFile); err != nil {
+				return nil, fmt.Errorf("%w: broker.cert_file, broker.key_file: %w", ErrConfig, err)
+			}
+		}
+	}
+	// A missing file is an empty list (tablectl supervisor add writes
+	// it); one that cannot be read or parsed stops a start.
+	if _, err := supervisors.Load(supervisorsPath(c)); err != nil {
+		key := "console.supervisors_file"
+		if c.Console.SupervisorsFile == "" {
+			key += " (default data_dir/" + supervisors.FileName + ")"
+		}
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, key, err)
+	}
+	if c.Demo.Enabled {
+		return nil, nil // the demo's shoe is its own pseudo-terminal
+	}
+	return c.checkShoeDevice()
+}
+
+// checkShoeDevice checks the shoe's device without opening it: opening a
+// serial line asserts DTR (which resets some USB boards) and, while the
+// running tabled holds the line, may fail or disturb it; an upgrade check
+// runs beside that tabled. So the device must exist as a character device
+// that this user may read and write (access(2): the check runs as the
+// tabled user). Missing now is a warning: a start waits for the shoe to
+// be plugged in.
+func (c Config) checkShoeDevice() (warnings []string, err error) {
+	s := c.Shoe
+	switch {
+	case s.USBSerial != "":
+		if _, err := serialport.FindUSB(s.USBSerial); err != nil {
+			return []string{fmt.Sprintf("shoe.usb_serial %q: no such USB serial adapter plugged in now (%v): a start waits for it, the shoe check failing", s.USBSerial, err)}, nil
+		}
+		return nil, nil
+	case s.Path == "":
+		return nil, fmt.Errorf("%w: shoe.path: no shoe configured (shoe.path or shoe.usb_serial, or demo.enabled)", ErrConfig)
+	}
+	fi, err := os.Stat(s.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return []string{fmt.Sprintf("shoe.path %s does not exist now (the shoe unplugged, or the udev rule's link not made): a start waits for it, the shoe check failing", s.Path)}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: shoe.path: %w", ErrConfig, err)
+	}
+	if fi.Mode()&os.ModeCharDevice == 0 {
+		return nil, fmt.Errorf("%w: shoe.path %s is not a character device (%s): the shoe's serial line is /dev/ttyACM0, /dev/ttyUSB0 or the udev rule's link", ErrConfig, s.Path, fi.Mode().Type())
+	}
+	if err := syscall.Access(s.Path, accessReadWrite); err != nil {
+		return nil, fmt.Errorf("%w: shoe.path %s: this user (uid %d) may not read and write it: %w (the dialout group, or the udev rule's mode)", ErrConfig, s.Path, os.Getuid(), err)
+	}
+	return nil, nil
+}
+
+// accessReadWrite is access(2)'s R_OK|W_OK.
+const accessReadWrite = 0x4 | 0x2

@@ -69,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		seats     = fs.Int("seats", 0, "demo: seats played by simulated players")
 		seed      = fs.Uint64("seed", 0, "demo: shoe and bet seed")
 		version   = fs.Bool("version", false, "print the version, commit and build date, and exit")
-		checkOnly = fs.Bool("check-config", false, "check the configuration (file and flags) as a start would, print what it runs, and exit: 0 when a start would take it, 2 when not; touches no data directory, broker or device")
+		checkOnly = fs.Bool("check-config", false, "check the configuration (file and flags) as a start would, print what it runs, and exit: 0 when a start would take it, 2 when not; it reads the TLS and accounts files and looks at the shoe's device, and creates, opens for writing and starts nothing")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -132,6 +132,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err := buildRefuses(cfg); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 2
+		}
+		warnings, err := cfg.checkFiles()
+		if err != nil {
+			fmt.Fprintln(stderr, "tabled:", err)
+			return 2
+		}
+		for _, w := range warnings {
+			fmt.Fprintln(stdout, "tabled: warning:", w)
 		}
 		fmt.Fprintln(stdout, checkedConfig(*cfgPath, cfg))
 		return 0
