@@ -4,9 +4,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -51,20 +53,56 @@ func resumeDemoShoe(cfg Config, copts table.Options, so *simshoe.Options, log ze
 	if err != nil || st.Shoe.ID == "" {
 		return
 	}
+	if r := loadDemoShoe(path, st, time.Now(), log); r != nil {
+		so.Resume = r
+		log.Info().Str("shoe", st.Shoe.ID).Int("dealt", st.Shoe.Dealt).Msg("demo: the simulated shoe goes on where it stopped")
+	}
+}
+
+// loadDemoShoe reads the saved order of the journal's shoe in play (st's)
+// to resume it. A file of another shoe is a stale save (nil: a new shoe).
+// A file that cannot be read or does not hold a shoe (a disk full at its
+// write, an edit) used to be taken silently for no save: the demo's shoe
+// came back as SIM0001-0001 mid-round and nobody knew why. It is moved
+// aside (demo-shoe.json.corrupt-TIME, kept for a look) and said in a
+// warning with what follows: the shoe in play cannot go on, the demo
+// takes a new one, and the round in play gets its cards from it. The demo
+// goes on: refusing to start would leave a demo user with a table that
+// does not come up over a file they never wrote.
+func loadDemoShoe(path string, st table.State, now time.Time, log zerolog.Logger) *simshoe.Resume {
 	b, err := os.ReadFile(path)
-	if err != nil {
-		return
+	if errors.Is(err, os.ErrNotExist) {
+		log.Warn().Str("shoe", st.Shoe.ID).Str("file", path).
+			Msg("demo: the simulated shoe's order was not saved: the shoe in play cannot go on, the demo takes a new shoe")
+		return nil
 	}
 	var saved demoShoe
-	if json.Unmarshal(b, &saved) != nil || saved.ID != st.Shoe.ID {
-		return
+	var cards []card.Card
+	if err == nil {
+		err = json.Unmarshal(b, &saved)
 	}
-	cards, err := card.ParseList(saved.Cards)
-	if err != nil || st.Shoe.Dealt > len(cards) {
-		return
+	if err == nil {
+		cards, err = card.ParseList(saved.Cards)
 	}
-	so.Resume = &simshoe.Resume{Number: saved.Number, Cards: cards, Dealt: st.Shoe.Dealt, CutOut: st.Shoe.CutCard}
-	log.Info().Str("shoe", saved.ID).Int("dealt", st.Shoe.Dealt).Msg("demo: the simulated shoe goes on where it stopped")
+	if err == nil && (saved.Number < 1 || saved.ID == "") {
+		err = fmt.Errorf("no shoe id or number (%q, %d)", saved.ID, saved.Number)
+	}
+	if err != nil {
+		aside := fmt.Sprintf("%s.corrupt-%s", path, now.UTC().Format("20060102T150405Z"))
+		ev := log.Warn()
+		if merr := os.Rename(path, aside); merr != nil {
+			ev, aside = log.Error().AnErr("move_error", merr), "(not moved: "+merr.Error()+")"
+		}
+		ev.Err(err).Str("file", path).Str("moved_to", aside).Str("shoe", st.Shoe.ID).Int("dealt", st.Shoe.Dealt).
+			Msg("demo: the simulated shoe's saved order is unreadable and was moved aside: the shoe in play cannot go on, the demo takes a new shoe (numbered from 1 again) and the round in play gets its cards from it")
+		return nil
+	}
+	if saved.ID != st.Shoe.ID || st.Shoe.Dealt > len(cards) {
+		log.Warn().Str("saved", saved.ID).Str("shoe", st.Shoe.ID).Int("dealt", st.Shoe.Dealt).Int("cards", len(cards)).
+			Msg("demo: the simulated shoe's saved order is of another shoe than the one in play: the demo takes a new shoe")
+		return nil
+	}
+	return &simshoe.Resume{Number: saved.Number, Cards: cards, Dealt: st.Shoe.Dealt, CutOut: st.Shoe.CutCard}
 }
 
 // writeFileAtomic replaces path with b (0640) through a rename.
