@@ -152,6 +152,12 @@ type DemoConfig struct {
 	// MisreadEvery makes the simulated shoe report a misread after every
 	// Nth card (0: never), so a demo shows the supervisor's correction.
 	MisreadEvery int `yaml:"misread_every"`
+	// ShufflerFaultEvery makes the simulated shuffler lose the
+	// acknowledgement of the first swap and of every Nth after it (0:
+	// never): the shuffler's fault pauses the table, so a demo shows the
+	// supervisor's shuffler reset (console, tablectl shuffler-reset) and
+	// resume, after which the swap asked again is made.
+	ShufflerFaultEvery int `yaml:"shuffler_fault_every"`
 }
 
 // DefaultConfig is the configuration without a file.
@@ -242,6 +248,8 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: shoe.baud %d is out of range: %d to %d (0 keeps the default): the shoe's line speed, %d", ErrConfig, c.Shoe.Baud, minBaud, maxBaud, serialport.DefaultBaud)
 	case c.Demo.MisreadEvery < 0:
 		return fmt.Errorf("%w: demo.misread_every %d cannot be negative", ErrConfig, c.Demo.MisreadEvery)
+	case c.Demo.ShufflerFaultEvery < 0:
+		return fmt.Errorf("%w: demo.shuffler_fault_every %d cannot be negative", ErrConfig, c.Demo.ShufflerFaultEvery)
 	case !(c.Demo.Penetration >= 0 && c.Demo.Penetration < 1):
 		return fmt.Errorf("%w: demo.penetration %v: the share of the shoe dealt before the cut card, from 0 to under 1", ErrConfig, c.Demo.Penetration)
 	case c.MemoryLimit > 0 && c.MemoryLimit < minMemoryLimit:

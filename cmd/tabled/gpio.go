@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
@@ -70,6 +71,12 @@ func runShuffler(ctx context.Context, g *errgroup.Group, h *hardware, rs *rules.
 	ctrl *table.Controller, inputs chan<- table.Input, onSwap func(shoeID string), clk clockwork.Clock, log zerolog.Logger) *shuffler.Controller {
 	so := shuffler.DefaultOptions()
 	so.ExpectCards, so.BurnCards, so.IDPrefix = rs.Decks*52, rs.BurnOnNewShoe, cfg.Table+"-"
+	if cfg.Demo.Enabled {
+		// The demo's simulated swap takes under 2 s (sim.go): its lost
+		// acknowledgement (demo.shuffler_fault_every) faults in seconds,
+		// not the half minute a real shuffler is given.
+		so.SwapTimeout = demoSwapTimeout
+	}
 	sh := shuffler.New(shuffler.PinsFromLines(h.lines), so, clk, log.With().Str("part", "shuffler").Logger())
 	out := make(chan table.Input, 16)
 	bodies := make(chan table.Body, 16)
@@ -108,6 +115,9 @@ func runShuffler(ctx context.Context, g *errgroup.Group, h *hardware, rs *rules.
 	g.Go(func() error { return sh.SwapWhenClosed(ctx, ctrl, events) })
 	return sh
 }
+
+// demoSwapTimeout is the demo's bound on a swap's acknowledgement.
+const demoSwapTimeout = 5 * time.Second
 
 // errNoShuffler is a supervisor's shuffler reset on a daemon whose
 // shuffler does not run.

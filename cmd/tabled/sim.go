@@ -35,6 +35,7 @@ func simGPIO(cfg Config, rs *rules.Set, clk clockwork.Clock, log zerolog.Logger)
 	if cfg.Demo.Enabled {
 		// A demo shuffles in seconds, not the 90 s of a real machine.
 		so.ShuffleTime, so.PullTime, so.SwapTime = 6*time.Second, 500*time.Millisecond, 1500*time.Millisecond
+		so.LoseAckEvery = cfg.Demo.ShufflerFaultEvery
 	}
 	st, err := simshuffler.NewStudio(so, clk, log.With().Str("part", "shufflersim").Logger())
 	if err != nil {

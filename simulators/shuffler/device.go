@@ -67,6 +67,12 @@ type Options struct {
 	Cards int
 	// Fault is the initial fault.
 	Fault Fault
+	// LoseAckEvery, when above 0, loses the acknowledgement (as LostAck)
+	// of the first swap and of every LoseAckEvery-th after it (swaps 1,
+	// N+1, 2N+1...), whatever the fault: a demo rehearses the shuffler's
+	// fault and the supervisor's reset, after which the swap asked again
+	// is acknowledged (for N > 1).
+	LoseAckEvery int
 	// OnReport, when set, receives the report of each finished shuffle,
 	// from Run's goroutine; it must not block for long.
 	OnReport func(shufflerproto.Report)
@@ -237,6 +243,13 @@ func (d *Device) Run(ctx context.Context) error {
 	}
 }
 
+// loseAckLocked reports whether Options.LoseAckEvery loses the
+// acknowledgement of the swap just seated (the swaps-th).
+func (d *Device) loseAckLocked() bool {
+	n := d.opts.LoseAckEvery
+	return n > 0 && (d.swaps-1)%n == 0
+}
+
 // tick advances the device's timeline to now.
 func (d *Device) tick(now time.Time) {
 	var rep *shufflerproto.Report
@@ -284,7 +297,7 @@ func (d *Device) tick(now time.Time) {
 			d.phase = idle
 			break
 		}
-		if d.fault != LostAck && now.Sub(d.seatedAt) >= d.opts.AckDelay {
+		if d.fault != LostAck && !d.loseAckLocked() && now.Sub(d.seatedAt) >= d.opts.AckDelay {
 			d.pins.SwapDone.Assert(true)
 		}
 	}

@@ -92,3 +92,36 @@ func TestPinsFromBankMissing(t *testing.T) {
 	_, err = PinsFromBank(bank)
 	assert.ErrorIs(t, err, simgpio.ErrUnknownPin)
 }
+
+// TestLoseAckEvery: with LoseAckEvery 2 the first swap is seated but
+// never acknowledged, the second is, the third is not.
+func TestLoseAckEvery(t *testing.T) {
+	clk := clockwork.NewFakeClock()
+	bank, err := simgpio.NewBank(simgpio.DefaultConfig(), clk)
+	require.NoError(t, err)
+	pins, err := PinsFromBank(bank)
+	require.NoError(t, err)
+	d := New(pins, Options{Poll: 100 * time.Millisecond, ShuffleTime: time.Second, LoseAckEvery: 2}, clk, zerolog.Nop())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	run := func(dur time.Duration) {
+		require.NoError(t, simgpio.Step(ctx, clk, 1, 100*time.Millisecond, dur))
+		require.NoError(t, clk.BlockUntilContext(ctx, 1))
+	}
+	var acked []bool
+	for range 3 {
+		run(2 * time.Second) // the other shoe shuffled
+		pins.SwapRequest.Assert(true)
+		run(10 * time.Second) // pulled, seated, and the acknowledgement's delay
+		acked = append(acked, pins.SwapDone.Asserted())
+		pins.SwapRequest.Assert(false)
+		run(200 * time.Millisecond)
+	}
+	assert.Equal(t, []bool{false, true, false}, acked)
+	assert.Equal(t, 3, d.Swaps(), "every swap is made; only its acknowledgement is lost")
+}
