@@ -1,6 +1,7 @@
 // Command tablectl is the operator's and engineer's command line for a
 // livetable table: scenario runs of the engine, and (as the daemon grows)
-// status, pause, resume, void, history and journal checks.
+// status, pause, resume, void, correct, shuffler-reset, history and
+// journal checks.
 //
 //	tablectl scenario [--check] < case.json  # one round through the real engine; exit 2 on a scenario error
 //	tablectl supervisor add NAME      # an account: console login and the key that signs remote commands

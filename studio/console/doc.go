@@ -13,8 +13,10 @@
 //     round.next).
 //   - "/supervisor" is behind a login: pause, resume, void and correct a
 //     misread card (each a table.Supervisor input through Table.Submit, the
-//     typed error shown as it came back), recall of the last rounds with
-//     every card and payout, the alarm log and the table's health.
+//     typed error shown as it came back), the shuffler's reset while its
+//     health check fails (Options.ShufflerReset: the device's, not a
+//     table input), recall of the last rounds with every card and payout,
+//     the alarm log and the table's health.
 //   - "/healthz" is the Health as JSON (200 when healthy, 503 otherwise);
 //     "/metrics" is Prometheus text, each Metrics its own set (see Metrics).
 //

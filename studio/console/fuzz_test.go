@@ -28,6 +28,8 @@ func FuzzCommand(f *testing.F) {
 		`{"command":"correct","card":"Qh","at":1e99}`,
 		`{"command":"void","reason":"  "}`,
 		`{"command":"resume","extra":1}`,
+		`{"command":"shuffler_reset","reason":"shoe B reseated"}`,
+		`{"command":"shuffler_reset","card":"Qh"}`,
 		`{"command":"correct","card":"\u0000"}`,
 		`{"command":"pause","reason":"a"}{"command":"void"}`,
 		`[]`,

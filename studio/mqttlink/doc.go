@@ -15,7 +15,8 @@
 //   - events: every other event, in Seq order, in its wire form
 //     (wire.Encode, the one encoding shared with the console);
 //   - commands/...: commands, JSON with schema, id and type (DecodeCommand),
-//     resend included (the link answers it itself);
+//     resend and shuffler_reset included (the link answers them itself:
+//     resend.go, command_shuffler.go);
 //   - replies: {"schema":2,"id":...,"accepted":...,"reason":...} per command.
 //
 // docs/asyncapi.yaml is the contract; a test checks real messages against it.
