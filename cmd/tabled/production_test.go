@@ -47,7 +47,7 @@ func TestProductionBuild(t *testing.T) {
 		assert.Equal(t, 2, cmd.ProcessState.ExitCode(), "%v: %s", args, out)
 		assert.Contains(t, string(out), "this build has no", "%v", args)
 	}
-	out, err = exec.Command(bin, "--check-config", "--broker", "tcp://127.0.0.1:1883").CombinedOutput()
+	out, err = exec.Command(bin, "--check-config", "--broker", "tcp://127.0.0.1:1883", "--shoe", "/dev/null").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "configuration OK")
 }
