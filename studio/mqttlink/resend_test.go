@@ -95,6 +95,11 @@ func TestResend(t *testing.T) {
 		require.NoError(t, json.Unmarshal(sub.MessagesOn(topics.Replies)[i].Payload, &got))
 		assert.Equal(t, tc.reply, got, tc.name)
 		require.Eventually(t, func() bool { return r.link.Stats().Resent == resent0+uint64(len(tc.resent)) }, waitFor, poll, tc.name)
+		// Resent counts the events the link published (the broker's
+		// acknowledgement), not the subscriber's deliveries: under load
+		// the last of them were still on their way to it (the test once
+		// read 74 of 77). Wait for them, then hold that none came beyond.
+		require.Eventually(t, func() bool { return len(sub.MessagesOn(topics.Events)) >= before+len(tc.resent) }, waitFor, poll, tc.name)
 		msgs := sub.MessagesOn(topics.Events)
 		require.Len(t, msgs, before+len(tc.resent), tc.name)
 		for j, m := range msgs[before:] {
