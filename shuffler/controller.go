@@ -416,10 +416,11 @@ func (r *runner) step(in input) result {
 	before, fault := r.m.state, r.m.fault
 	m, act := next(r.m, in, r.c.lim)
 	r.m = m
-	r.c.state.Store(uint32(m.state))
 	if m.fault != fault {
+		// Before the state: a reader that sees Fault sees its code.
 		r.c.fault.Store(m.fault)
 	}
+	r.c.state.Store(uint32(m.state))
 	if m.state != before {
 		r.c.log.Info().Str("from", before.String()).Str("to", m.state.String()).
 			Str("in_play", m.inPlay.String()).Msg("shuffler state")
