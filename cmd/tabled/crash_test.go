@@ -506,6 +506,11 @@ func (b *backend) onReply(payload []byte) {
 		// passed.
 		return
 	}
+	if !r.Accepted && strings.Contains(r.Reason, "before the table's link started") {
+		// A resume signed before the daemon's restart and delivered after
+		// it: not applied, not remembered; the retry loop signs it again.
+		return
+	}
 	payload, ok := b.pending[r.ID]
 	delete(b.pending, r.ID)
 	b.answered[r.ID] = true

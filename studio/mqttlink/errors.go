@@ -57,6 +57,15 @@ var (
 	// was accepted before.
 	ErrUnauthorised = errors.New("mqttlink: unauthorised")
 
+	// ErrSignedBeforeStart is a supervisor command signed before this
+	// run of the link started, which it has no verdict for: the replay
+	// guard of the run before (or of the data directory a backup
+	// restored) is gone, so the link cannot tell a command in flight
+	// across the restart from one played again. Nothing was applied and
+	// nothing remembered: the supervisor signs again, under the same id
+	// or another. It also satisfies errors.Is(err, ErrUnauthorised).
+	ErrSignedBeforeStart = fmt.Errorf("%w: signed before the link started", ErrUnauthorised)
+
 	// ErrRateLimited is a command refused because its sender sent too
 	// many (Options.CommandRate, CommandBurst). It also satisfies
 	// Nothing was applied; the same id may be sent again later.

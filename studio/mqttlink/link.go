@@ -741,7 +741,7 @@ func (l *Link) launch(client paho.Client, rec record) flight {
 // series, had made a flood of 20,000 commands take seconds to answer, and
 // the table's own backend's commands waited behind it.
 func (l *Link) commands(ctx context.Context, client paho.Client, q *commandQueue, rq chan<- resendReq, led *ledger, sub Submitter) error {
-	guard := newReplayGuard(l.opts.ReplayWindow)
+	guard := newReplayGuard(l.opts.ReplayWindow, l.opts.Now())
 	lim := newLimiter(l.opts.CommandRate, l.opts.CommandBurst)
 	pending := make(chan sentReply, repliesInFlight)
 	acked := make(chan error, 1)
@@ -876,7 +876,14 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 	}
 	if derr == nil {
 		derr = guard.authorise(cmd, l.topics.Root, l.opts.Supervisors, l.opts.Now())
+		if errors.Is(derr, ErrSignedBeforeStart) {
+			// Not a verdict: the supervisor signs again under this id.
+			remember = false
+		}
 	}
+	// A signed command the guard let through: its verdict, refusal or
+	// not, is kept durably (below), since the guard forgets at a restart.
+	signed := derr == nil && cmd.Supervisor
 	if derr == nil {
 		if ok, why := lim.allow(sender(cmd), l.opts.Now()); !ok {
 			// Not the table's verdict: not remembered, so the same id
@@ -946,9 +953,13 @@ func (l *Link) answer(ctx context.Context, msg paho.Message, rq chan<- resendReq
 	}
 	ev.Str("id", id).Str("type", cmd.Type).Bool("accepted", rep.Accepted).Msg("command")
 	switch {
-	case remember && rep.Accepted:
+	case remember && (rep.Accepted || signed):
 		// Durable: a command the table took is never applied twice, even
-		// when the broker redelivers it after a restart.
+		// when the broker redelivers it after a restart; nor is a signed
+		// command the table refused taken after it (the guard's memory
+		// is gone, and the controller keeps refusals off the card path:
+		// a power cut may lose the newest). Signed commands are a
+		// supervisor's clicks: their fsyncs cost nothing.
 		if err := led.Record(rep, body); err != nil {
 			return Reply{}, false, err
 		}

@@ -20,6 +20,25 @@ import (
 // by any other subscriber cannot be altered, sent to another table, or
 // played again: the table refuses a timestamp outside ReplayWindow and a
 // signature it has already accepted within it. No secret ever travels.
+//
+// The guard remembers in memory, and a restart forgets: a command signed
+// within the window before it (captured off the broker, or delivered
+// again by the broker's persistent session) was answered by the ledgers
+// only while they still held its id, and a data directory restored from
+// an older backup, a journal cut by salvage or accept-loss, a reply
+// ledger's bounded memory, or the refusal log's tail lost in a power cut
+// forgot it: the void or correct was applied a second time. So the guard
+// vouches only for the signatures of its own run: a command signed
+// before the run started (the start on the wall clock now, measured by
+// the monotonic clock since, so a wall clock stepped after the start
+// moves it too) is refused (ErrSignedBeforeStart) unless the reply
+// ledger answers it, and not remembered, so the supervisor's tool signs
+// it again under the same id. Every verdict on a signed command the
+// guard let through is kept by the reply ledger durably (Link.answer),
+// so a command in flight across a plain restart, or a captured one
+// played again after it, gets its first answer. A command signed after
+// the start is judged as ever: a supervisor who clicks 5 s after a
+// restart is served.
 
 // KeyRing finds the public key of an account allowed to command the table
 // (*supervisors.Store is one). ok is false for an unknown account and for
@@ -115,15 +134,31 @@ func SignSupervisor(key ed25519.PrivateKey, root string, c SupervisorCommand) ([
 type replayGuard struct {
 	window time.Duration
 	seen   map[string]time.Time // signature -> when it stops being acceptable
+	// start is when the guard began to remember, as the link's clock
+	// read it then (with its monotonic reading, when it has one).
+	start time.Time
 }
 
-func newReplayGuard(window time.Duration) *replayGuard {
-	return &replayGuard{window: window, seen: make(map[string]time.Time)}
+// newReplayGuard returns a guard that vouches for the signatures it sees
+// from start on (the link's clock at the start of its run).
+func newReplayGuard(window time.Duration, start time.Time) *replayGuard {
+	return &replayGuard{window: window, seen: make(map[string]time.Time), start: start}
 }
 
-// authorise checks a supervisor command's signature, account and time,
-// and that its signature was not accepted before; an accepted signature
-// is remembered until its timestamp leaves the window.
+// startAt is when the guard began to remember, on the wall clock of now:
+// now less the time since the start, which the monotonic clock measures
+// when both readings carry it (time.Now's), so that a wall clock stepped
+// after the start (NTP correcting a clock an hour ahead at boot) moves
+// the start with it instead of refusing an hour of commands; a clock
+// without monotonic readings (a test's, the simulation's) gives start.
+func (g *replayGuard) startAt(now time.Time) time.Time {
+	return now.Add(-now.Sub(g.start))
+}
+
+// authorise checks a supervisor command's signature, account and time
+// (within the window, and not before the guard's start), and that its
+// signature was not accepted before; an accepted signature is remembered
+// until its timestamp leaves the window.
 func (g *replayGuard) authorise(c Command, root string, ring KeyRing, now time.Time) error {
 	if !c.Supervisor {
 		return nil
@@ -146,6 +181,11 @@ func (g *replayGuard) authorise(c Command, root string, ring KeyRing, now time.T
 	if d := now.Sub(ts); d > g.window || d < -g.window {
 		return reject(c.ID, ErrUnauthorised, fmt.Sprintf("command signed at %s, outside the table's window of %s around %s (replayed, or a clock off)",
 			ts.UTC().Format(time.RFC3339), g.window, now.UTC().Format(time.RFC3339)))
+	}
+	if start := g.startAt(now); c.TS < start.UnixMilli() {
+		return reject(c.ID, ErrSignedBeforeStart, fmt.Sprintf("command signed at %s, before the table's link started at %s: "+
+			"it cannot tell a command sent across its restart from one played again; nothing applied: sign it again (tablectl signs on every run)",
+			ts.UTC().Format(time.RFC3339Nano), start.UTC().Format(time.RFC3339Nano)))
 	}
 	for s, until := range g.seen {
 		if now.After(until) {

@@ -30,7 +30,7 @@ func TestReplayGuard(t *testing.T) {
 		require.NoError(t, err)
 		return c
 	}
-	g := newReplayGuard(time.Minute)
+	g := newReplayGuard(time.Minute, now.Add(-time.Hour))
 	first := cmd(key, root, "v1", "anna", "misdeal", now)
 	tests := []struct {
 		name   string
@@ -104,7 +104,7 @@ func TestSignedAt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newReplayGuard(time.Minute)
+			g := newReplayGuard(time.Minute, now.Add(-time.Hour))
 			c := tc.c()
 			err := g.authorise(c, root, keys, now)
 			if tc.reason == "" {
@@ -124,4 +124,52 @@ func TestSignedAt(t *testing.T) {
 func TestSignRefusesLineBreaks(t *testing.T) {
 	_, err := SignSupervisor(ed25519.NewKeyFromSeed(make([]byte, 32)), "r/", SupervisorCommand{ID: "a", Type: CmdPause, By: "anna", Reason: "two\nlines"})
 	require.ErrorIs(t, err, ErrMalformedCommand)
+}
+
+// TestReplayGuardStart: the guard vouches for the signatures of its own
+// run only: a command signed before its start is refused as such (not as
+// a replay, and not remembered: signed again it goes), one signed at the
+// start or after it is judged as ever, and the window still bounds both.
+func TestReplayGuardStart(t *testing.T) {
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	start := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	root := "livetable/s1/t1/"
+	keys := ring{"anna": key.Public().(ed25519.PublicKey)}
+	cmd := func(id string, at time.Time) Command {
+		b, err := SignSupervisor(key, root, SupervisorCommand{ID: id, Type: CmdPause, By: "anna", Time: at})
+		require.NoError(t, err)
+		c, err := DecodeCommand(b)
+		require.NoError(t, err)
+		return c
+	}
+	tests := []struct {
+		name string
+		c    Command
+		now  time.Time
+		want error
+	}{
+		{"signed a millisecond before the start", cmd("p1", start.Add(-time.Millisecond)), start.Add(5 * time.Second), ErrSignedBeforeStart},
+		{"signed 30 s before, in the window", cmd("p2", start.Add(-30*time.Second)), start.Add(time.Second), ErrSignedBeforeStart},
+		{"signed at the start", cmd("p3", start), start, nil},
+		{"clicked 5 s after the start", cmd("p4", start.Add(5*time.Second)), start.Add(5 * time.Second), nil},
+		{"signed before, outside the window", cmd("p5", start.Add(-2*time.Minute)), start, ErrUnauthorised},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newReplayGuard(time.Minute, start)
+			err := g.authorise(tc.c, root, keys, tc.now)
+			if tc.want == nil {
+				require.NoError(t, err)
+				assert.Len(t, g.seen, 1)
+				return
+			}
+			require.ErrorIs(t, err, tc.want)
+			require.ErrorIs(t, err, ErrUnauthorised, "code unauthorised")
+			assert.Empty(t, g.seen, "nothing remembered")
+		})
+	}
+	// Signed before the start and refused, then signed again under its id.
+	g := newReplayGuard(time.Minute, start)
+	require.ErrorIs(t, g.authorise(cmd("p6", start.Add(-time.Second)), root, keys, start), ErrSignedBeforeStart)
+	require.NoError(t, g.authorise(cmd("p6", start.Add(time.Second)), root, keys, start.Add(time.Second)))
 }

@@ -77,7 +77,7 @@ func (l *Link) Stepper(client paho.Client, sub Submitter) (*Stepper, error) {
 		return nil, errors.Join(err, ob.Close())
 	}
 	return &Stepper{l: l, client: client, sub: sub, ob: ob, led: led,
-		guard: newReplayGuard(l.opts.ReplayWindow), lim: newLimiter(l.opts.CommandRate, l.opts.CommandBurst),
+		guard: newReplayGuard(l.opts.ReplayWindow, l.opts.Now()), lim: newLimiter(l.opts.CommandRate, l.opts.CommandBurst),
 		rq: make(chan resendReq, resendQueueLen), p: l.newPumper(client, noGate{}, ob)}, nil
 }
 
