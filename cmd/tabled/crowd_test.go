@@ -54,6 +54,7 @@ type crowdTable struct {
 	lastInput time.Time // the last card pulled or batch sent
 	lastKind  string    // "card" or "batch"
 	replies   map[string][]wire.Reply
+	seen      uint64 // the newest event seq run took, sent with each command
 }
 
 // crowdResult is one round as the backend received it, checked (check)
@@ -197,6 +198,9 @@ func (t *crowdTable) send(cmd map[string]any, input string) (string, []byte) {
 	t.mu.Lock()
 	t.cmdN++
 	id := "crowd-" + strconv.Itoa(t.cmdN)
+	if t.seen > 0 {
+		cmd["seen"] = t.seen
+	}
 	t.mu.Unlock()
 	cmd["id"], cmd["schema"] = id, 2
 	payload, err := json.Marshal(cmd)
@@ -249,6 +253,9 @@ func (t *crowdTable) run(ctx context.Context) {
 		if json.Unmarshal(p, &e) != nil {
 			continue
 		}
+		t.mu.Lock()
+		t.seen = max(t.seen, e.Seq)
+		t.mu.Unlock()
 		switch e.Kind {
 		case "phase":
 			var d wire.Phase

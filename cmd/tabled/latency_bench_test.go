@@ -225,6 +225,12 @@ type benchTable struct {
 	mu      sync.Mutex // guards the following
 	cmdN    int
 	settled int
+	// seen is the newest seq of the events the backend decoded, sent
+	// with each command as a real backend does (contract 2.4.0). The
+	// card_dealt events it skips unread (onEvent) leave it lower than
+	// the newest received, never above what it acted on: a command is
+	// made on a later event (a prompt, betting), whose seq it holds.
+	seen uint64
 }
 
 // newTableBackend is a benchTable without clients of its own: the caller
@@ -332,6 +338,9 @@ func (t *benchTable) onEventData(payload []byte) {
 	if json.Unmarshal(payload, &e) != nil {
 		return
 	}
+	t.mu.Lock()
+	t.seen = max(t.seen, e.Seq)
+	t.mu.Unlock()
 	var d struct {
 		Phase string `json:"phase"`
 		Seat  int    `json:"seat"`
@@ -361,6 +370,9 @@ func (t *benchTable) send(cmd map[string]any) {
 	t.mu.Lock()
 	t.cmdN++
 	cmd["id"], cmd["schema"] = "bench-"+strconv.Itoa(t.cmdN), 1
+	if t.seen > 0 {
+		cmd["seen"] = t.seen
+	}
 	t.mu.Unlock()
 	payload, err := json.Marshal(cmd)
 	if err != nil {

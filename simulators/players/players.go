@@ -2,7 +2,8 @@
 // and tests: it listens to a table over MQTT like the real backend, places
 // bets when betting opens, answers insurance and plays every hand by basic
 // strategy (table/strategy), sending commands on the same topics the real
-// backend uses. Nothing here is imported by production code.
+// backend uses, each with the newest event seq it had acted on (seen), as
+// a real backend should. Nothing here is imported by production code.
 package players
 
 import (
@@ -49,8 +50,18 @@ type Backend struct {
 	strat *strategy.Table
 	rng   *rand.Rand
 
-	mu  sync.Mutex // guards seq
+	mu  sync.Mutex // guards seq and seen
 	seq int
+	// seen is the newest event seq the backend has acted on: every
+	// command carries it (contract 2.4.0), so that after the table lost
+	// events (a restore from an older backup) a command made for the
+	// table before the restore, delivered again, is refused stale
+	// instead of applied to another round. It is the newest seq taken off
+	// the work queue, not the newest received: a command made on an event
+	// still queued behind a newer one must not claim what the backend
+	// had not yet looked at (an event of after the restore, queued behind
+	// a prompt of before it, would make the prompt's answer look new).
+	seen uint64
 
 	work chan envelope
 }
@@ -135,6 +146,7 @@ func (b *Backend) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case e := <-b.work:
+			b.saw(e.Seq)
 			switch e.Kind {
 			case "phase":
 				var p struct {
@@ -234,10 +246,23 @@ func (b *Backend) decide(d decisionRequest) string {
 	return b.strat.Decide(s).String()
 }
 
+// saw notes an event taken off the work queue: seen is the newest seq
+// of them (a resent event is older than those before it).
+func (b *Backend) saw(seq uint64) {
+	b.mu.Lock()
+	b.seen = max(b.seen, seq)
+	b.mu.Unlock()
+}
+
+// send publishes one command with a new id and the newest event seq the
+// backend had acted on (seen, left out before the first event).
 func (b *Backend) send(cl paho.Client, cmd map[string]any) {
 	b.mu.Lock()
 	b.seq++
 	cmd["id"] = fmt.Sprintf("sim-%d-%d", time.Now().UnixNano(), b.seq)
+	if b.seen > 0 {
+		cmd["seen"] = b.seen
+	}
 	b.mu.Unlock()
 	cmd["schema"] = 1
 	payload, err := json.Marshal(cmd)

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/studio/mqttlink"
+	"github.com/livetable/livetable/studio/mqttlink/mqttlinktest"
+)
+
+// TestDemoBackendSeenAfterRestore: the demo's simulated backend
+// (simulators/players) says with every command the newest event seq it
+// had acted on (seen, contract 2.4.0), as a real backend should. A data
+// directory restored whole from an older backup forgot the ids of the
+// commands applied after the backup (journal and reply ledger both), and
+// one of them delivered again after the restore (the broker's session,
+// or the backend's retry with the same id) was applied to the restored
+// table's next round. Now it is refused stale: its seen is among the
+// lost seqs. The demo's backend plays on after the restore, its new
+// commands taken.
+func TestDemoBackendSeenAfterRestore(t *testing.T) {
+	bin := buildTabled(t)
+	tablectl := buildTablectl(t)
+	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
+	root := "livetable/it/seen/"
+	sub := mqttlinktest.Subscribe(t, mosq.URL(), root+"events", mqttlinktest.SubscriberOptions{ClientID: "seen-events"})
+	// What the demo's backend sends and the replies it gets.
+	wire := mqttlinktest.Subscribe(t, mosq.URL(), root+"#", mqttlinktest.SubscriberOptions{ClientID: "seen-wire", CleanSession: true})
+
+	dir := t.TempDir()
+	data, backup := filepath.Join(dir, "data"), filepath.Join(dir, "backup")
+	cfgPath := filepath.Join(dir, "tabled.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `studio: it
+table: seen
+game: "000"
+data_dir: %s
+log_format: json
+log_level: warn
+timing: {settle: 20ms}
+broker: {url: %q}
+gpio: {sim: true}
+console: {addr: "off"}
+demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
+`, data, mosq.URL()), 0o644))
+	d := &daemon{t: t, bin: bin, cfg: cfgPath, logPath: filepath.Join(dir, "tabled.log")}
+	published := func() uint64 {
+		seq, err := mqttlink.OutboxPublishedSeq(nil, filepath.Join(data, "outbox"))
+		require.NoError(t, err)
+		return seq
+	}
+	play := func(above uint64) uint64 {
+		d.start()
+		waitUntil(t, d, func() bool { return sub.MaxSeq() > above }, "the demo plays")
+		d.stop()
+		last := published()
+		waitUntil(t, d, func() bool { return sub.MaxSeq() == last }, "the backend has every event")
+		return last
+	}
+	type sent struct {
+		topic   string
+		payload []byte
+		ID      string  `json:"id"`
+		Type    string  `json:"type"`
+		Seen    *uint64 `json:"seen"`
+	}
+	commands := func() []sent {
+		var out []sent
+		for _, m := range wire.Messages() {
+			if !strings.HasPrefix(m.Topic, root+"commands/") {
+				continue
+			}
+			c := sent{topic: m.Topic, payload: m.Payload}
+			require.NoError(t, json.Unmarshal(m.Payload, &c))
+			out = append(out, c)
+		}
+		return out
+	}
+	replies := func(id string) []mqttlink.Reply {
+		var out []mqttlink.Reply
+		for _, m := range wire.MessagesOn(root + "replies") {
+			var r mqttlink.Reply
+			if json.Unmarshal(m.Payload, &r) == nil && r.ID == id {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+
+	old := play(20)
+	out, err := exec.Command("cp", "-a", data, backup).CombinedOutput()
+	require.NoError(t, err, "backup: %s", out)
+	before := len(commands())
+	high := play(old + 30)
+
+	// The commands of the lost stretch, each saying what its sender had
+	// seen; the last one the table took is the one delivered again.
+	lost := commands()[before:]
+	require.NotEmpty(t, lost)
+	var again *sent
+	for i := range lost {
+		c := &lost[i]
+		require.NotNil(t, c.Seen, "%s %s carries seen", c.Type, c.ID)
+		assert.True(t, *c.Seen > 0 && *c.Seen <= high, "%s %s: seen %d of %d", c.Type, c.ID, *c.Seen, high)
+		if rs := replies(c.ID); len(rs) > 0 && rs[0].Accepted && c.Type != "resend" {
+			again = c
+		}
+	}
+	require.NotNil(t, again, "a command of the lost stretch the table took")
+
+	require.NoError(t, os.RemoveAll(data))
+	out, err = exec.Command("cp", "-a", backup, data).CombinedOutput()
+	require.NoError(t, err, "restore: %s", out)
+	code, text := tablectl("journal", "accept-loss", "--data-dir", data, "--by", "ops", "--reason", "restored the older backup", "--published-seq", fmt.Sprint(high))
+	require.Equal(t, 0, code, text)
+
+	d.start()
+	defer d.stop()
+	afterRestore := len(commands())
+	waitUntil(t, d, func() bool { return sub.MaxSeq() > high+30 }, "the demo plays on after the restore (its supervisor resumed)")
+
+	n := len(replies(again.ID))
+	require.NoError(t, wire.Publish(context.Background(), again.topic, again.payload))
+	waitUntil(t, d, func() bool { return len(replies(again.ID)) > n }, "the reply to the command delivered again")
+	rep := replies(again.ID)[n]
+	assert.False(t, rep.Accepted, "%s %s (seen %d) taken again after the restore: %s", again.Type, again.ID, *again.Seen, rep.Reason)
+	assert.Equal(t, "stale", rep.Code, rep.Reason)
+
+	// The backend's commands after the restore were made on the events
+	// above the lost seqs, and taken.
+	taken := 0
+	for _, c := range commands()[afterRestore:] {
+		if c.ID == again.ID {
+			continue // the test's own, delivered again
+		}
+		require.NotNil(t, c.Seen, "%s %s carries seen", c.Type, c.ID)
+		assert.Greater(t, *c.Seen, high, "%s %s made after the restore", c.Type, c.ID)
+		if rs := replies(c.ID); len(rs) > 0 && rs[0].Accepted {
+			taken++
+		}
+	}
+	assert.Positive(t, taken, "the demo's commands after the restore are taken")
+}
