@@ -545,6 +545,12 @@ func (b *backend) sendLocked(id string, cmd map[string]any) {
 		return
 	}
 	cmd["id"], cmd["schema"] = id, 1
+	if b.maxSeq > 0 && cmd["type"] != "resume" {
+		// The newest event it had (contract 2.4.0), as a real backend
+		// sends it: across the daemon's crashes it is never refused
+		// stale (no loss was accepted). A retry sends these bytes again.
+		cmd["seen"] = b.maxSeq
+	}
 	payload, _ := json.Marshal(cmd)
 	if cmd["type"] == "resume" {
 		payload = b.signResume(id)
