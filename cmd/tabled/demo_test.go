@@ -74,7 +74,22 @@ func TestDemoPlaysAcrossShuffledShoes(t *testing.T) {
 	for len(shoes) < 3 || settledOn[shoes[2]] == 0 {
 		select {
 		case st := <-states:
-			require.False(t, st.Paused, "the demo table paused: %s (alarms %v)", st.PauseReason, st.Alarms)
+			if st.Paused {
+				// A loaded host can keep the shoe's first frames
+				// from the reader past the silence timeout: the
+				// demo supervisor resumes once the shoe is heard
+				// again (the loop then goes on to the swaps). Any
+				// other pause is the demo stopping.
+				silent := false
+				for _, a := range st.Alarms {
+					if a.Pauses {
+						require.Equal(t, "shoe.silent", a.Code, "the demo table paused: %s (alarms %v)", st.PauseReason, st.Alarms)
+						silent = true
+					}
+				}
+				require.True(t, silent, "the demo table paused: %s (alarms %v)", st.PauseReason, st.Alarms)
+				t.Logf("paused while the shoe was silent: %s", st.PauseReason)
+			}
 			if id := st.Shoe.ID; id != "" && (len(shoes) == 0 || shoes[len(shoes)-1] != id) {
 				shoes = append(shoes, id)
 			}

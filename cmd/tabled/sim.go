@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,6 +78,69 @@ func startDemo(ctx context.Context, g *errgroup.Group, cfg Config, rs *rules.Set
 	return &demo{dev: dev}, dev.Path(), nil
 }
 
+// demoSupervise is the demo's supervisor. At start it resumes a table a
+// restart left paused (a studio's would look at the round first). Then,
+// for the demo's life, it resumes a table paused only because the shoe
+// went silent, once the shoe is heard again: the demo's shoe is
+// simulated in this process, and only a machine too loaded to run it for
+// the silence timeout (a demo on a busy laptop, a loaded CI host)
+// silences it; left paused, the demo stopped for a user who never asked
+// for a supervisor. Any other pause (a misread, a shuffler fault, a
+// supervisor's at the console) is left to a person. A resume refused
+// because the shoe is not heard yet (ErrShoeDown) is tried again at the
+// table's next event; one refused otherwise is not tried again for the
+// same pause.
+func demoSupervise(ctx context.Context, ctrl interface {
+	Submit(context.Context, table.Input) error
+	Snapshot() table.State
+}, events <-chan table.Event, log zerolog.Logger) {
+	start, refused := true, ""
+	for {
+		st := ctrl.Snapshot()
+		switch {
+		case !st.Paused:
+			start, refused = false, ""
+		case (start || silentOnly(st)) && st.PauseReason != refused:
+			err := ctrl.Submit(ctx, table.Supervisor{Command: "resume", By: "demo supervisor"})
+			switch {
+			case err == nil:
+				log.Warn().Str("reason", st.PauseReason).Msg("demo: the demo supervisor resumed the table")
+				start = false
+			case errors.Is(err, table.ErrShoeDown):
+				log.Info().Str("reason", st.PauseReason).Msg("demo: the demo supervisor resumes once the shoe is heard again")
+			default:
+				log.Warn().Err(err).Str("reason", st.PauseReason).Msg("demo: resume")
+				start, refused = false, st.PauseReason
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// silentOnly reports a table paused only because its shoe went silent.
+func silentOnly(st table.State) bool {
+	if len(st.PauseReasons) != 1 || st.PauseReasons[0] != table.PauseDevice {
+		return false
+	}
+	silent := false
+	for _, a := range st.Alarms {
+		if a.Pauses {
+			if a.Code != "shoe.silent" {
+				return false
+			}
+			silent = true
+		}
+	}
+	return silent
+}
+
 // close releases the simulated shoe.
 func (d *demo) close() { _ = d.dev.Close() }
 
@@ -91,7 +155,7 @@ func (d *demo) onSwap(ctx context.Context, log zerolog.Logger) func(string) {
 }
 
 // play starts the demo's people: a supervisor who resumes a table a
-// restart left paused (a studio's would look at the round first), the
+// restart left paused or its shoe's silence paused (demoSupervise), the
 // dealer who follows the instruction line, and the players over MQTT.
 func (d *demo) play(ctx context.Context, g *errgroup.Group, ctrl *table.Controller, cfg Config, rs *rules.Set,
 	shufflerWired bool, brokerURL string, log zerolog.Logger) error {
@@ -101,16 +165,13 @@ func (d *demo) play(ctx context.Context, g *errgroup.Group, ctrl *table.Controll
 	// a dealer subscribed after it waited for ever (a restored table's
 	// test once stalled so under load).
 	dealerEvents, _ := ctrl.Subscribe("dealer", 1024)
+	supEvents, unsubscribe := ctrl.Subscribe("demo supervisor", 64)
 	g.Go(func() error {
+		defer unsubscribe()
 		if err := ctrl.Ping(ctx); err != nil {
 			return nil
 		}
-		if st := ctrl.Snapshot(); st.Paused {
-			log.Warn().Str("reason", st.PauseReason).Msg("demo: the demo supervisor resumes the table")
-			if err := ctrl.Submit(ctx, table.Supervisor{Command: "resume", By: "demo supervisor"}); err != nil {
-				log.Warn().Err(err).Msg("demo: resume")
-			}
-		}
+		demoSupervise(ctx, ctrl, supEvents, log)
 		return nil
 	})
 	dl := simdealer.New(d.dev, simdealer.Options{Pace: cfg.Demo.Pace, ShufflerSwaps: shufflerWired}, log.With().Str("part", "dealer").Logger())
