@@ -134,16 +134,29 @@ demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
 	assert.False(t, rep.Accepted, "%s %s (seen %d) taken again after the restore: %s", again.Type, again.ID, *again.Seen, rep.Reason)
 	assert.Equal(t, "stale", rep.Code, rep.Reason)
 
-	// The backend's commands after the restore were made on the events
-	// above the lost seqs, and taken.
+	// The backend's commands after the restore made on the events above
+	// the lost seqs are taken. The demo's backend starts afresh with the
+	// daemon, with no memory of the events it had: one it makes on an
+	// event the restored table publishes again (the outbox of the backup
+	// ends before its journal) says a seen among the lost seqs and is
+	// refused stale as the fence says (a backend that kept what it had
+	// drops those events by seq); which of the two comes first is the
+	// scheduler's, so both are allowed.
 	taken := 0
 	for _, c := range commands()[afterRestore:] {
 		if c.ID == again.ID {
 			continue // the test's own, delivered again
 		}
 		require.NotNil(t, c.Seen, "%s %s carries seen", c.Type, c.ID)
-		assert.Greater(t, *c.Seen, high, "%s %s made after the restore", c.Type, c.ID)
-		if rs := replies(c.ID); len(rs) > 0 && rs[0].Accepted {
+		rs := replies(c.ID)
+		if len(rs) == 0 {
+			continue
+		}
+		if *c.Seen <= high {
+			assert.Equal(t, "stale", rs[0].Code, "%s %s (seen %d, lost up to %d): %s", c.Type, c.ID, *c.Seen, high, rs[0].Reason)
+			continue
+		}
+		if rs[0].Accepted {
 			taken++
 		}
 	}
