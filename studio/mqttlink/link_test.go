@@ -92,7 +92,13 @@ type running struct {
 
 func startLink(t *testing.T, opts mqttlink.Options, sub mqttlink.Submitter) *running {
 	t.Helper()
-	l, err := mqttlink.New(opts, testLogger(t))
+	return startLinkLogged(t, opts, sub, testLogger(t))
+}
+
+// startLinkLogged is startLink with the link logging to log.
+func startLinkLogged(t *testing.T, opts mqttlink.Options, sub mqttlink.Submitter, log zerolog.Logger) *running {
+	t.Helper()
+	l, err := mqttlink.New(opts, log)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{link: l, events: make(chan table.Event, 1024), cancel: cancel, done: make(chan error, 1)}

@@ -2,6 +2,7 @@ package mqttlink_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -192,23 +194,29 @@ func TestMosquittoOutboxFullHoldsEvents(t *testing.T) {
 	opts := testOptions(t, mq.URL())
 	opts.OutboxMaxBytes = 4 << 10 // a few dozen events
 	opts.OutboxBatch = 8          // a batch may go past the bound
-	r := startLink(t, opts, &mqttlinktest.Submitter{})
+	// The pump logs once when it finds the outbox full, and takes no
+	// event after; wait for that. (Waiting for the depth to hold still
+	// for 50 ms failed under load: on a loaded 2-core host the pump
+	// paused longer than that at depth 10, then went on to 24.)
+	full := mqttlinktest.NewLogWatch(zerolog.NewTestWriter(t), zerolog.WarnLevel, `"outbox full: events wait`)
+	r := startLinkLogged(t, opts, &mqttlinktest.Submitter{}, zerolog.New(full).Level(zerolog.WarnLevel).With().Timestamp().Logger())
 	feed(r, 1, 200)
-	// The pump takes events until the outbox reaches its bound; wait until
-	// it has stopped taking them (the depth holds while events wait).
-	require.Eventually(t, func() bool {
-		d := r.link.OutboxDepth()
-		if d == 0 || len(r.events) == 0 {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-		return r.link.OutboxDepth() == d
-	}, waitFor, poll)
+	select {
+	case <-full.Seen():
+	case <-time.After(waitFor):
+		t.Fatalf("the outbox never filled: depth %d, %d events waiting", r.link.OutboxDepth(), len(r.events))
+	}
+	var logged struct {
+		Depth int `json:"depth"`
+	}
+	require.NoError(t, json.Unmarshal(full.Line(), &logged))
 	// Held, not taken: the outbox stays at its bound while the broker is away.
 	depth, queued := r.link.OutboxDepth(), len(r.events)
+	assert.Equal(t, logged.Depth, depth, "nothing taken once found full")
 	time.Sleep(200 * time.Millisecond)
 	assert.Equal(t, depth, r.link.OutboxDepth(), "nothing more taken while full")
 	assert.Equal(t, queued, len(r.events))
+	assert.NotZero(t, queued, "events wait in the controller's queue")
 	assert.Less(t, depth, 40, "the outbox keeps to its bound (one batch past it at most)")
 	t.Logf("broker away: %d events in the outbox, %d waiting in the controller's queue", depth, queued)
 
