@@ -92,6 +92,7 @@ var verdictClasses = []error{
 	round.ErrIllegalAction, round.ErrOutOfTurn, round.ErrDuplicate, round.ErrUnexpectedCard,
 	round.ErrBetLimit, round.ErrRoundCap, round.ErrBadBet, round.ErrFinished,
 	ErrPaused, ErrJournal, ErrUnknownInput, ErrDuplicateFrame, ErrIntegrity, ErrNotShuffled, ErrStaleCommand,
+	ErrWrongRound,
 }
 
 // restoredVerdict is a rejection rebuilt from a checkpoint: the same

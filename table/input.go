@@ -147,6 +147,17 @@ type Supervisor struct {
 	// 0 names none: the correct fills the next, as before. Journaled with
 	// the command, so the replay judges it the same.
 	At int `json:"at,omitempty"`
+	// Round, for a void or a correct, names the round the supervisor
+	// means: the round the state they looked at named (State's round).
+	// From epochRoundFence a void or a correct naming another round than
+	// the table's (the round voided was settled and the next one began
+	// before the command arrived: a console's click, a signed command
+	// delayed within its window, a late tablectl) is refused
+	// (ErrWrongRound), nothing changed. Empty names none: judged as
+	// before, so senders should always send it. Journaled with the
+	// command (left out when empty, so older journals' bytes and command
+	// hashes are unchanged); other commands ignore it.
+	Round string `json:"round,omitempty"`
 }
 
 // CommandID returns the id of a command input, "" for other inputs.

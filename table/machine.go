@@ -581,6 +581,15 @@ func (m *Machine) heldCardRound() string {
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 9 (2026-11-25): a supervisor's void or correct that names a round
+//     (Supervisor.Round) other than the table's round (the state's
+//     round), or names one when no round is in play to void, is refused
+//     (ErrWrongRound), nothing changed. Before, a void named no round:
+//     one meant for a round that settled while it travelled (a signed
+//     void delayed within its window, a console's late click) voided the
+//     next round and refunded it. A void or correct naming no round is
+//     judged as before; epoch-8 journals hold no round on them (no build
+//     before sent it), so they replay the same (testdata/epoch8-void).
 //   - 8 (2026-11-25): a command that says the newest event seq its
 //     sender had seen (BetsClosed.Seen...) is refused (ErrStaleCommand)
 //     when that seq is at or below the highest seq of an accepted loss
@@ -655,7 +664,7 @@ func (m *Machine) heldCardRound() string {
 //     paused for already does not announce the pause again; the alarm
 //     of a card held while paused or set aside after a void names the
 //     round in play (heldCardRound).
-const CurrentRulesEpoch = epochSeenFence
+const CurrentRulesEpoch = epochRoundFence
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
 // CurrentRulesEpoch).
@@ -688,6 +697,10 @@ const epochPauseWhy = 7
 // epochSeenFence is the epoch of the commands judged by the event seq
 // their sender had seen (see CurrentRulesEpoch, checkSeen).
 const epochSeenFence = 8
+
+// epochRoundFence is the epoch of the void and correct judged by the
+// round they name (see CurrentRulesEpoch, checkRound).
+const epochRoundFence = 9
 
 // applyRulesEpoch takes the inputs after it to epoch v.Epoch. An epoch
 // above this build's is a journal a newer build wrote (a rollback): its
@@ -740,6 +753,36 @@ func (m *Machine) checkSeen(seen uint64) error {
 	case seen > m.seq:
 		return fmt.Errorf("%w: the sender had seen event %d, and this table has numbered only %d: the table is behind what was published (restored from an older backup?)",
 			ErrStaleCommand, seen, m.seq)
+	}
+	return nil
+}
+
+// ErrWrongRound refuses a supervisor's void or correct that names
+// another round than the table's (from epochRoundFence): the round the
+// supervisor looked at settled and another began before the command
+// arrived, or no round is in play to void. Nothing changed: read the
+// state and send the command again for the round it shows.
+var ErrWrongRound = errors.New("table: command names another round than the table's")
+
+// checkRound judges the round a void or a correct names (v.Round): it
+// must be the table's round (m.roundID, the state's round), and for a
+// void that round must be in play. A command naming none is judged as
+// before, as is every command of an epoch before epochRoundFence.
+func (m *Machine) checkRound(cmd SupervisorCommand, v Supervisor) error {
+	if m.epoch < epochRoundFence || v.Round == "" {
+		return nil
+	}
+	if v.Round != m.roundID {
+		if m.roundID == "" {
+			return fmt.Errorf("%w: %s names round %s, and the table has no round: nothing changed", ErrWrongRound, cmd, v.Round)
+		}
+		return fmt.Errorf("%w: %s names round %s, and the table's round is %s: nothing changed (read the state and send it again for the round it shows)",
+			ErrWrongRound, cmd, v.Round, m.roundID)
+	}
+	if cmd == CmdVoid {
+		if rp := m.rnd.Phase(); rp == round.PhaseSettled || rp == round.PhaseNew {
+			return fmt.Errorf("%w: void names round %s, which is settled: no round in play to void, nothing changed", ErrWrongRound, v.Round)
+		}
 	}
 	return nil
 }
@@ -965,6 +1008,9 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 		m.dropRefused()
 		m.resume(v.By)
 	case CmdVoid:
+		if err := m.checkRound(cmd, v); err != nil {
+			return err
+		}
 		rp := m.rnd.Phase()
 		if rp == round.PhaseSettled || rp == round.PhaseNew {
 			return fmt.Errorf("%w: no round in play to void", errIllegal)
@@ -1018,6 +1064,9 @@ func (m *Machine) applySupervisor(v Supervisor) error {
 			m.setPhase(PhasePaused, time.Time{}, m.pauseWhy)
 		}
 	case CmdCorrect:
+		if err := m.checkRound(cmd, v); err != nil {
+			return err
+		}
 		if m.epoch >= epochMisreadQueue {
 			return m.correctQueued(v)
 		}

@@ -63,6 +63,7 @@ var refusalCodes = []struct {
 	{"illegal_action", round.ErrIllegalAction}, {"out_of_turn", round.ErrOutOfTurn}, {"duplicate", round.ErrDuplicate},
 	{"unexpected_card", round.ErrUnexpectedCard}, {"bet_limit", round.ErrBetLimit}, {"round_cap", round.ErrRoundCap},
 	{"bad_bet", round.ErrBadBet}, {"finished", round.ErrFinished}, {"stale", ErrStaleCommand},
+	{"wrong_round", ErrWrongRound},
 }
 
 // RefusalCode is the code of the sentinel a refusal wraps ("paused",
