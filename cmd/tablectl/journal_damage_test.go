@@ -1,20 +1,12 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/jonboulle/clockwork"
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/livetable/livetable/table"
-	"github.com/livetable/livetable/table/journal"
-	"github.com/livetable/livetable/table/rules"
 )
 
 // TestJournalCommandsOnDamage: verify, salvage and accept-loss on the
@@ -26,30 +18,8 @@ import (
 // to cut at start, a bad trailer loses no record (Open reads that
 // segment record by record), and there is no loss to accept.
 func TestJournalCommandsOnDamage(t *testing.T) {
-	dataDir := t.TempDir()
-	jo := journal.DefaultOptions()
-	jo.Dir, jo.SegmentBytes, jo.AnchorKind = filepath.Join(dataDir, "journal"), 1024, table.CheckpointKind
-	j, _, err := journal.Open(jo, zerolog.Nop())
-	require.NoError(t, err)
-	rs, err := rules.Game("000")
-	require.NoError(t, err)
-	opts := table.DefaultOptions(rs)
-	clk := clockwork.NewFakeClockAt(time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC))
-	opts.Journal, opts.Clock, opts.SettleDelay, opts.CheckpointEvery = table.NewJournal(j), clk, time.Millisecond, 1
-	c, err := table.New(opts, zerolog.Nop())
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, nil) }()
-	for i := range 6 {
-		playRound(t, ctx, c, "9s")
-		if i < 5 {
-			clk.Advance(time.Second)
-		}
-	}
-	cancel()
-	require.NoError(t, <-done)
-	require.NoError(t, j.Close())
+	dataDir, _, stop := smallSegmentTable(t, 6)
+	stop()
 	segs, err := filepath.Glob(filepath.Join(dataDir, "journal", "*.ltj"))
 	require.NoError(t, err)
 	require.Greater(t, len(segs), 3)

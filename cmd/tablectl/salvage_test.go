@@ -24,37 +24,12 @@ import (
 // `tablectl journal salvage` moves the segments before a checkpoint past
 // the damage aside; the table's numbers lose nothing.
 func TestSalvageCommand(t *testing.T) {
-	dataDir := t.TempDir()
-	jo := journal.DefaultOptions()
-	jo.Dir, jo.SegmentBytes, jo.AnchorKind = filepath.Join(dataDir, "journal"), 1024, table.CheckpointKind
-	j, _, err := journal.Open(jo, zerolog.Nop())
-	require.NoError(t, err)
-	rs, err := rules.Game("000")
-	require.NoError(t, err)
-	opts := table.DefaultOptions(rs)
-	clk := clockwork.NewFakeClockAt(time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC))
-	opts.Journal, opts.Clock, opts.SettleDelay, opts.CheckpointEvery = table.NewJournal(j), clk, time.Millisecond, 1
-	c, err := table.New(opts, zerolog.Nop())
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, nil) }()
-	for i := range 8 {
-		playRound(t, ctx, c, "9s")
-		if i < 7 {
-			// The pause after the settlement ends: bets open. Not after
-			// the last round: the timer's input would race the seq read
-			// below.
-			clk.Advance(time.Second)
-		}
-	}
+	dataDir, c, stop := smallSegmentTable(t, 8)
 	code, _, errOut := tablectl(t, "", "journal", "salvage", "--data-dir", dataDir, "--by", "anna", "--reason", "disk error")
 	assert.Equal(t, 1, code, "the table runs")
 	assert.Contains(t, errOut, "stop the table first")
 	want := c.Snapshot().Seq
-	cancel()
-	require.NoError(t, <-done)
-	require.NoError(t, j.Close())
+	stop()
 
 	code, out, _ := tablectl(t, "", "journal", "salvage", "--data-dir", dataDir, "--by", "anna", "--reason", "disk error")
 	assert.Equal(t, 0, code)
@@ -85,4 +60,49 @@ func TestSalvageCommand(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, fmt.Sprintf("the journal's events end at seq %d,", want))
 	assert.Contains(t, out, "not checked against the broker", "a restored directory passes all else")
+}
+
+// smallSegmentTable runs a table of game 000 on a journal of 1 KiB
+// segments in a new data directory, with a checkpoint after every input,
+// and plays rounds rounds of 9s (the pause after each but the last
+// ended, so bets are open again); stop ends the table and closes its
+// journal. The journal commands' damage tests start from it.
+func smallSegmentTable(t *testing.T, rounds int) (dataDir string, c *table.Controller, stop func()) {
+	t.Helper()
+	dataDir = t.TempDir()
+	jo := journal.DefaultOptions()
+	jo.Dir, jo.SegmentBytes, jo.AnchorKind = filepath.Join(dataDir, "journal"), 1024, table.CheckpointKind
+	j, _, err := journal.Open(jo, zerolog.Nop())
+	require.NoError(t, err)
+	rs, err := rules.Game("000")
+	require.NoError(t, err)
+	opts := table.DefaultOptions(rs)
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC))
+	opts.Journal, opts.Clock, opts.SettleDelay, opts.CheckpointEvery = table.NewJournal(j), clk, time.Millisecond, 1
+	c, err = table.New(opts, zerolog.Nop())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, nil) }()
+	for i := range rounds {
+		playRound(t, ctx, c, "9s")
+		if i < rounds-1 {
+			// The pause after the settlement ends: bets open. Not after
+			// the last round: the timer's input would race a seq read
+			// after it.
+			clk.Advance(time.Second)
+		}
+	}
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		require.NoError(t, <-done)
+		require.NoError(t, j.Close())
+	}
+	t.Cleanup(stop)
+	return dataDir, c, stop
 }
