@@ -175,6 +175,17 @@ func (wl *workload) step(t side, n int) {
 		wl.device(t)
 	case st.Phase == table.PhaseIdle:
 		wl.submit(t, table.Supervisor{Command: "open", By: "sim", ID: fmt.Sprintf("o%d", st.Rounds)})
+	case wl.rs.ReshuffleEachRound && (st.Phase == table.PhaseBetting || st.Phase == table.PhaseLastCall) &&
+		st.Rounds > 0 && wl.reshuffle != st.Rounds:
+		// The settlement's pause ended before the workload saw it: a
+		// restart in it with the wall clock stepped forward since the
+		// players' stretch began, whose deadline (the journal's, in the
+		// time before the step) looked passed and fired at once (seed
+		// 1211). The dealer reshuffles before the bets, as the
+		// fault-free run did in the pause.
+		wl.reshuffle = st.Rounds
+		wl.changeShoe()
+		wl.device(t)
 	case st.Phase == table.PhaseBetting || st.Phase == table.PhaseLastCall:
 		wl.bet(t)
 	case st.Phase == table.PhaseDealing:

@@ -143,7 +143,7 @@ func TestStrayCards(t *testing.T) {
 // snapshots that show a running timer again after a step. A controller
 // without its anchoring, or showing deadlines in the time before a step,
 // fails them (TestObserveTimers; docs/simulation.md says how the whole
-// simulation caught both).
+// simulation caught both). Seed 1211 replays a finding.
 func TestClockSteps(t *testing.T) {
 	var steps, paused, shown int
 	world.RunMany(1, 20, 2, world.Options{Steps: 300, JumpEvery: 3}, func(res world.Result) {
@@ -158,4 +158,10 @@ func TestClockSteps(t *testing.T) {
 	assert.Positive(t, steps, "steps of the wall clock")
 	assert.Positive(t, paused, "pauses of a player's timer after a step")
 	assert.Positive(t, shown, "running timers shown again after a step")
+	// Seed 1211: a restart in the settlement's pause after a step
+	// forward ended the pause at once, and the dealer of 001 dealt the
+	// next round from the old shoe (docs/simulation.md).
+	res := world.Run(world.Options{Seed: 1211})
+	assert.Empty(t, res.Violations, "seed 1211 (replay: make sim SEED=1211)")
+	assert.Positive(t, res.ClockSteps, "seed 1211 steps the wall clock")
 }
