@@ -90,6 +90,9 @@ type Command struct {
 	// At is a correct's position of the card it corrects, 0 when it names
 	// none (the signature covers it when present: SignSupervisor).
 	At int
+	// Round is the round a void or a correct names, "" when it names
+	// none (the signature covers it when present: SignSupervisor).
+	Round string
 	// TS is a supervisor command's signing time, Unix milliseconds.
 	TS int64
 	// Sig is a supervisor command's Ed25519 signature (see SignSupervisor).
@@ -191,7 +194,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	case CmdInsurance:
 		c.Input, err = w.insurance()
 	case CmdPause, CmdResume, CmdVoid, CmdCorrect:
-		c.Supervisor, c.By, c.Reason, c.Card = true, w.By, w.Reason, w.Card
+		c.Supervisor, c.By, c.Reason, c.Card, c.Round = true, w.By, w.Reason, w.Card, w.Round
 		if w.At != nil {
 			c.At = *w.At
 		}
@@ -402,6 +405,10 @@ func (w *wireCommand) supervisor() (table.Input, error) {
 	if w.Type == CmdCorrect {
 		allowed = append(allowed, "card", "at")
 	}
+	// The round the supervisor looked at: the table refuses a void or a
+	// correct (wrong_round) naming another round than its own; a pause
+	// and a resume (one wire type with void) carry it unjudged.
+	allowed = append(allowed, "round")
 	if err := w.onlyFields(allowed...); err != nil {
 		return nil, err
 	}
@@ -411,7 +418,7 @@ func (w *wireCommand) supervisor() (table.Input, error) {
 	if (w.Type == CmdVoid || w.Type == CmdCorrect) && w.Reason == "" {
 		return nil, reject("", ErrMissingField, "missing reason")
 	}
-	s := table.Supervisor{Command: w.Type, By: w.By, Reason: w.Reason, ID: w.ID}
+	s := table.Supervisor{Command: w.Type, By: w.By, Reason: w.Reason, ID: w.ID, Round: w.Round}
 	if w.Type == CmdCorrect {
 		if w.Card == "" {
 			return nil, reject("", ErrMissingField, "missing card")
@@ -434,8 +441,8 @@ func (w *wireCommand) supervisor() (table.Input, error) {
 // signature reads ts and sig; their check is the replay guard's. The
 // signed fields may not hold line breaks (see signedMessage).
 func (w *wireCommand) signature() (int64, []byte, error) {
-	if strings.ContainsAny(w.By+w.Reason+w.Card, "\n\r") {
-		return 0, nil, reject("", ErrMalformedCommand, "by, reason and card may not contain line breaks")
+	if strings.ContainsAny(w.By+w.Reason+w.Card+w.Round, "\n\r") {
+		return 0, nil, reject("", ErrMalformedCommand, "by, reason, card and round may not contain line breaks")
 	}
 	if w.Sig == "" && w.TS == nil {
 		return 0, nil, nil // unsigned: refused by the guard, with its reason

@@ -120,6 +120,7 @@ var commandCases = []struct {
 	{name: "seen 0", payload: `{"schema":2,"id":"x41","type":"decision","seat":1,"action":"hit","seen":0}`, errIs: mqttlink.ErrMalformedCommand, reason: "seen 0", id: "x41"},
 	{name: "seen negative", payload: `{"schema":2,"id":"x42","type":"decision","seat":1,"action":"hit","seen":-1}`, errIs: mqttlink.ErrMalformedCommand, reason: "invalid JSON", id: "x42"},
 	{name: "seen on resend", payload: `{"schema":2,"id":"x43","type":"resend","from":1,"seen":5}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x43"},
+	{name: "void round with a line break", payload: `{"schema":2,"id":"x46","type":"void","by":"a","reason":"r","round":"#10\n00"}`, errIs: mqttlink.ErrMalformedCommand, reason: "line breaks", id: "x46"},
 	{name: "card on pause", payload: `{"schema":1,"id":"x26","type":"pause","by":"a","card":"As"}`, errIs: mqttlink.ErrMalformedCommand, reason: "does not belong", id: "x26"},
 }
 

@@ -73,6 +73,10 @@ type SupervisorCommand struct {
 	// At is a correct's position in the shoe of the card it corrects
 	// (the state's misread_at); 0 names none.
 	At int
+	// Round is the round a void or a correct is meant for (the state's
+	// round when the supervisor looked); "" names none. The table refuses
+	// the command (wrong_round) when another round is in play: send it.
+	Round string
 	// Time is when it was signed; the table refuses it outside its window.
 	Time time.Time
 }
@@ -86,10 +90,24 @@ type SupervisorCommand struct {
 // on a line of its own after the card: a v1 message, which older tools
 // sign, has no such line and cannot be read as a v2 one, so the position
 // can be neither added to nor taken off a signed command.
+//
+// A command that names its round (Round) is signed as v3: the position's
+// line (its digits, empty when it names none) and then the round's line
+// after the card. Neither a v1 nor a v2 message has the round's line, so
+// the round can be neither added to nor taken off a signed command: a
+// void signed for round X, delayed or played again, cannot be stripped of
+// X to void the round in play.
 func signedMessage(root string, c SupervisorCommand, tsMillis int64) []byte {
 	var b strings.Builder
 	fields := []string{root, c.ID, c.Type, c.By, c.Reason, c.Card, strconv.FormatInt(tsMillis, 10)}
-	if c.At != 0 {
+	if c.Round != "" {
+		b.WriteString("livetable supervisor command v3\n")
+		at := ""
+		if c.At != 0 {
+			at = strconv.Itoa(c.At)
+		}
+		fields = slices.Insert(fields, 6, at, c.Round)
+	} else if c.At != 0 {
 		b.WriteString("livetable supervisor command v2\n")
 		fields = slices.Insert(fields, 6, strconv.Itoa(c.At))
 	} else {
@@ -106,7 +124,7 @@ func signedMessage(root string, c SupervisorCommand, tsMillis int64) []byte {
 // the table whose topic root is root ("livetable/{studio}/{table}/",
 // Topics.Root).
 func SignSupervisor(key ed25519.PrivateKey, root string, c SupervisorCommand) ([]byte, error) {
-	if strings.ContainsAny(c.ID+c.Type+c.By+c.Reason+c.Card, "\n\r") {
+	if strings.ContainsAny(c.ID+c.Type+c.By+c.Reason+c.Card+c.Round, "\n\r") {
 		return nil, fmt.Errorf("%w: a supervisor command's fields may not contain line breaks", ErrMalformedCommand)
 	}
 	ts := c.Time.UnixMilli()
@@ -121,6 +139,9 @@ func SignSupervisor(key ed25519.PrivateKey, root string, c SupervisorCommand) ([
 	}
 	if c.At != 0 {
 		msg["at"] = c.At
+	}
+	if c.Round != "" {
+		msg["round"] = c.Round
 	}
 	b, err := json.Marshal(msg)
 	if err != nil {
@@ -173,7 +194,7 @@ func (g *replayGuard) authorise(c Command, root string, ring KeyRing, now time.T
 	if !ok {
 		return reject(c.ID, ErrUnauthorised, fmt.Sprintf("%q is not a supervisor of this table", c.By))
 	}
-	sc := SupervisorCommand{ID: c.ID, Type: c.Type, By: c.By, Reason: c.Reason, Card: c.Card, At: c.At}
+	sc := SupervisorCommand{ID: c.ID, Type: c.Type, By: c.By, Reason: c.Reason, Card: c.Card, At: c.At, Round: c.Round}
 	if !ed25519.Verify(key, signedMessage(root, sc, c.TS), c.Sig) {
 		return reject(c.ID, ErrUnauthorised, "signature does not verify (another table's command, altered, or another key)")
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/livetable/livetable/table"
 )
 
 type ring map[string]ed25519.PublicKey
@@ -172,4 +174,61 @@ func TestReplayGuardStart(t *testing.T) {
 	g := newReplayGuard(time.Minute, start)
 	require.ErrorIs(t, g.authorise(cmd("p6", start.Add(-time.Second)), root, keys, start), ErrSignedBeforeStart)
 	require.NoError(t, g.authorise(cmd("p6", start.Add(time.Second)), root, keys, start.Add(time.Second)))
+}
+
+// TestSignedRound: the round a void or a correct names is signed (v3):
+// altered, taken off (a void signed for round X, delayed, stripped of X
+// to void the round in play) or added, the signature no longer verifies;
+// the decoded command carries it to the table. Without it the command is
+// signed as before (v1, v2).
+func TestSignedRound(t *testing.T) {
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	root := "livetable/s1/t1/"
+	keys := ring{"anna": key.Public().(ed25519.PublicKey)}
+	decode := func(sc SupervisorCommand) Command {
+		b, err := SignSupervisor(key, root, sc)
+		require.NoError(t, err)
+		c, err := DecodeCommand(b)
+		require.NoError(t, err)
+		return c
+	}
+	void := SupervisorCommand{ID: "v1", Type: CmdVoid, By: "anna", Reason: "misdeal", Time: now}
+	voidX := void
+	voidX.ID, voidX.Round = "v2", "#08:59:40"
+	correctX := SupervisorCommand{ID: "c1", Type: CmdCorrect, By: "anna", Reason: "misread", Card: "Qh", At: 12, Round: "#08:59:40", Time: now}
+	tests := []struct {
+		name   string
+		c      func() Command
+		reason string // "" accepted
+	}{
+		{"void without round (v1)", func() Command { return decode(void) }, ""},
+		{"void with round (v3)", func() Command { return decode(voidX) }, ""},
+		{"correct with at and round (v3)", func() Command { return decode(correctX) }, ""},
+		{"round altered", func() Command { c := decode(voidX); c.Round = "#09:00:00"; return c }, "does not verify"},
+		{"round taken off", func() Command { c := decode(voidX); c.Round = ""; return c }, "does not verify"},
+		{"round added", func() Command { c := decode(void); c.Round = "#08:59:40"; return c }, "does not verify"},
+		{"at taken off a v3 correct", func() Command { c := decode(correctX); c.At = 0; return c }, "does not verify"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newReplayGuard(time.Minute, now.Add(-time.Hour))
+			err := g.authorise(tc.c(), root, keys, now)
+			if tc.reason == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrUnauthorised)
+			assert.Contains(t, err.Error(), tc.reason)
+		})
+	}
+	c := decode(voidX)
+	assert.Equal(t, "#08:59:40", c.Round)
+	assert.Equal(t, "#08:59:40", c.Input.(table.Supervisor).Round, "the table judges the round signed")
+	assert.Equal(t, "livetable supervisor command v3\nr/\nv2\nvoid\nanna\nmisdeal\n\n\n#08:59:40\n0\n",
+		string(signedMessage("r/", voidX, 0)))
+	assert.Equal(t, "livetable supervisor command v3\nr/\nc1\ncorrect\nanna\nmisread\nQh\n12\n#08:59:40\n0\n",
+		string(signedMessage("r/", correctX, 0)))
+	_, err := SignSupervisor(key, root, SupervisorCommand{ID: "v3", Type: CmdVoid, By: "anna", Reason: "x", Round: "a\nb", Time: now})
+	require.ErrorIs(t, err, ErrMalformedCommand)
 }

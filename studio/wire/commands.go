@@ -109,15 +109,26 @@ type SupervisorCommand struct {
 	By string `json:"by" minLength:"1"`
 	// Reason says why; required for a void.
 	Reason string `json:"reason,omitempty"`
+	// Round, for a void, is the round the supervisor means: the state's
+	// `round` when they looked. The table refuses the void (code
+	// `wrong_round`, nothing changed) when that round is not the one in
+	// play: it settled and another began while the command travelled (a
+	// late click, a signed void delayed within its window). Absent, the
+	// void voids whatever round is in play: always send it. A pause or a
+	// resume carries it unjudged.
+	Round string `json:"round,omitempty" minLength:"1"`
 	// TS is when the supervisor's tool signed the command, Unix
 	// milliseconds: the table refuses one more than 60 s from its clock.
 	TS int64 `json:"ts"`
 	// Sig is the base64 Ed25519 signature, with the supervisor's own key,
 	// of the lines "livetable supervisor command v1", the topic root
 	// (livetable/{studio}/{table}/), id, type, by, reason, card (empty
-	// here) and ts, each ended by a newline. The table checks it against
-	// the account's public key and refuses a signature it has accepted
-	// before (docs/deploy.md, Supervisor commands).
+	// here) and ts, each ended by a newline. With round, the first line
+	// is "livetable supervisor command v3" and two lines go between card
+	// and ts: at (empty here) and round; so the round can be neither
+	// added to nor taken off a signed command. The table checks it
+	// against the account's public key and refuses a signature it has
+	// accepted before (docs/deploy.md, Supervisor commands).
 	Sig string `json:"sig" minLength:"1"`
 }
 
@@ -145,11 +156,17 @@ type CorrectCommand struct {
 	// another waiting longer, or none waiting. Absent, the correct fills
 	// the next card waiting, whichever it is: send it.
 	At int `json:"at,omitempty" minimum:"1"`
+	// Round is the round the supervisor means, the state's `round` when
+	// they read the card (see SupervisorCommand): the table refuses the
+	// correct (code `wrong_round`) when its round is another. Send it.
+	Round string `json:"round,omitempty" minLength:"1"`
 	// TS is the signing time, Unix milliseconds (see SupervisorCommand).
 	TS int64 `json:"ts"`
-	// Sig is the supervisor's signature (see SupervisorCommand); with at,
-	// the first line is "livetable supervisor command v2" and at's
-	// decimal digits are a line of their own between card and ts.
+	// Sig is the supervisor's signature (see SupervisorCommand); with at
+	// and no round, the first line is "livetable supervisor command v2"
+	// and at's decimal digits are a line of their own between card and
+	// ts; with round, v3: at's line (empty without at) and round's line
+	// between card and ts.
 	Sig string `json:"sig" minLength:"1"`
 }
 
@@ -243,11 +260,13 @@ type Reply struct {
 	// `shoe_down`, `misread_pending`, `illegal_action`, `out_of_turn`,
 	// `duplicate`, `bet_limit`, `round_cap`, `bad_bet`, `finished`, `stale` (the command's `seen` is before the
 	// table's restore, or past every seq it numbered: read the state and
-	// send a new command under a new id), and
+	// send a new command under a new id), `wrong_round` (a void or a
+	// correct naming another round than the table's: the round the
+	// supervisor looked at settled before the command arrived), and
 	// `stale_timer`, `integrity`, `not_shuffled`, `unexpected_card` (the
 	// table's own inputs'). A backend treats a code it does not know as
 	// a refusal like any other.
-	Code string `json:"code,omitempty" enum:"too_large,wrong_topic,malformed,unknown_type,unauthorised,rate_limited,retained,id_reused,timeout,shuffler_not_in_fault,no_shuffler,paused,misread_at,no_misread,not_paused,shoe_down,misread_pending,stale_timer,integrity,not_shuffled,illegal_action,out_of_turn,duplicate,unexpected_card,bet_limit,round_cap,bad_bet,finished,stale"`
+	Code string `json:"code,omitempty" enum:"too_large,wrong_topic,malformed,unknown_type,unauthorised,rate_limited,retained,id_reused,timeout,shuffler_not_in_fault,no_shuffler,paused,misread_at,no_misread,not_paused,shoe_down,misread_pending,stale_timer,integrity,not_shuffled,illegal_action,out_of_turn,duplicate,unexpected_card,bet_limit,round_cap,bad_bet,finished,stale,wrong_round"`
 	// Note says what an accepted command will do when the command alone
 	// does not tell (a resend: "resending events 120 to 135").
 	Note string `json:"note,omitempty"`
