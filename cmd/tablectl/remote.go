@@ -386,7 +386,7 @@ const (
 	// exitRefused: the table refused the command (its verdict), or
 	// tablectl could not send it.
 	exitRefused = 1
-	// exitNoVerdict: no verdict (timeout, rate_limited): the table may
+	// exitNoVerdict: no verdict (timeout, rate_limited, sign_again): the table may
 	// still apply the command; send it again with the same --id.
 	exitNoVerdict = 3
 	// exitMisreadAt: a correct for a card that is not the next to
@@ -415,7 +415,7 @@ signed over MQTT (--as NAME).
 // usage.
 func supervisorExits(cmd string) string {
 	s := "\nexit status: 0 accepted, 1 refused (the table's verdict) or not sent, 2 usage,\n" +
-		"3 no verdict (timeout, rate_limited): the table may still apply it; send it again with the same --id"
+		"3 no verdict (timeout, rate_limited, sign_again): the table may still apply it; send it again with the same --id"
 	if cmd == "correct" {
 		s += ",\n4 misread_at: the card named is no longer the next to correct (corrected already, or another\n" +
 			"waits first; nothing changed), 5 no_misread: no card waits for a correction"
@@ -436,7 +436,7 @@ func refusal(w io.Writer, cmd, id, code, reason string) int {
 	}
 	fmt.Fprintf(w, "%s: %s\n", label, reason)
 	switch {
-	case code == "timeout" || code == "rate_limited":
+	case code == "timeout" || code == "rate_limited" || code == "sign_again":
 		fmt.Fprintf(w, "not a verdict: the table may still apply it; send the same command again with --id %s to learn the outcome\n", id)
 		return exitNoVerdict
 	case cmd == "correct" && code == "misread_at":

@@ -63,8 +63,11 @@ var (
 	// restored) is gone, so the link cannot tell a command in flight
 	// across the restart from one played again. Nothing was applied and
 	// nothing remembered: the supervisor signs again, under the same id
-	// or another. It also satisfies errors.Is(err, ErrUnauthorised).
-	ErrSignedBeforeStart = fmt.Errorf("%w: signed before the link started", ErrUnauthorised)
+	// or another. Its signature verified, so it is not ErrUnauthorised
+	// and has a reply code of its own (sign_again): a supervisor whose
+	// tool retried across a daemon restart must not be told the key is
+	// bad, nor the unauthorised alert page anyone.
+	ErrSignedBeforeStart = errors.New("mqttlink: signed before the link started")
 
 	// ErrRateLimited is a command refused because its sender sent too
 	// many (Options.CommandRate, CommandBurst). It also satisfies
@@ -94,7 +97,7 @@ type CommandError struct {
 	// Reason is the human-readable text put into the reply.
 	Reason string
 	// Err is one of ErrMalformedCommand, ErrUnknownCommand,
-	// ErrMissingField or ErrUnauthorised.
+	// ErrMissingField, ErrUnauthorised or ErrSignedBeforeStart.
 	Err error
 }
 
@@ -118,6 +121,9 @@ func quoteID(id string) string {
 const (
 	codeIDReused = "id_reused"
 	codeTimeout  = "timeout"
+	// codeSignAgain is ErrSignedBeforeStart's: not a verdict, nothing
+	// applied; the supervisor's tool signs the command again (same id).
+	codeSignAgain = "sign_again"
 )
 
 // replyCodes are the link's own refusal codes, by the class of the
@@ -128,7 +134,8 @@ var replyCodes = []struct {
 	err  error
 }{
 	{"too_large", ErrTooLarge}, {"wrong_topic", ErrWrongTopic}, {"unknown_type", ErrUnknownCommand},
-	{"malformed", ErrMalformedCommand}, {"unauthorised", ErrUnauthorised}, {"rate_limited", ErrRateLimited},
+	{"malformed", ErrMalformedCommand}, {"unauthorised", ErrUnauthorised}, {codeSignAgain, ErrSignedBeforeStart},
+	{"rate_limited", ErrRateLimited},
 	{"retained", ErrRetainedCommand}, {codeIDReused, table.ErrCommandIDReused}, {codeTimeout, context.DeadlineExceeded},
 	{"shuffler_not_in_fault", ErrShufflerNotInFault}, {"no_shuffler", ErrNoShuffler},
 }

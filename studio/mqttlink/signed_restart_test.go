@@ -111,7 +111,7 @@ func TestSignedCommandAcrossRestart(t *testing.T) {
 		for _, p := range [][]byte{pause, resume} {
 			rep := ask(p)
 			assert.False(t, rep.Accepted)
-			assert.Equal(t, "unauthorised", rep.Code)
+			assert.Equal(t, "sign_again", rep.Code, "its signature verified: not unauthorised, which says the key is bad (and pages)")
 			assert.Contains(t, rep.Reason, "before the table's link started")
 		}
 	}

@@ -250,7 +250,10 @@ type Reply struct {
 	// commands/supervisor, matched level for level; or a type the topic
 	// does not take; not remembered: the same id on the right topic is
 	// judged afresh), `malformed`, `unknown_type`, `unauthorised` (a
-	// supervisor command's signature, account or time), `rate_limited`,
+	// supervisor command's signature, account or time), `sign_again` (a
+	// supervisor command signed before the table's link started, which
+	// it has no verdict for: its signature verified, nothing applied, not
+	// remembered; sign it again, under the same id), `rate_limited`,
 	// `retained`, `id_reused`, `timeout` (not a verdict: send again with
 	// the same id), `shuffler_not_in_fault` (a shuffler_reset while the
 	// shuffler is in no fault: nothing to reset), `no_shuffler` (a
@@ -266,7 +269,7 @@ type Reply struct {
 	// `stale_timer`, `integrity`, `not_shuffled`, `unexpected_card` (the
 	// table's own inputs'). A backend treats a code it does not know as
 	// a refusal like any other.
-	Code string `json:"code,omitempty" enum:"too_large,wrong_topic,malformed,unknown_type,unauthorised,rate_limited,retained,id_reused,timeout,shuffler_not_in_fault,no_shuffler,paused,misread_at,no_misread,not_paused,shoe_down,misread_pending,stale_timer,integrity,not_shuffled,illegal_action,out_of_turn,duplicate,unexpected_card,bet_limit,round_cap,bad_bet,finished,stale,wrong_round"`
+	Code string `json:"code,omitempty" enum:"too_large,wrong_topic,malformed,unknown_type,unauthorised,sign_again,rate_limited,retained,id_reused,timeout,shuffler_not_in_fault,no_shuffler,paused,misread_at,no_misread,not_paused,shoe_down,misread_pending,stale_timer,integrity,not_shuffled,illegal_action,out_of_turn,duplicate,unexpected_card,bet_limit,round_cap,bad_bet,finished,stale,wrong_round"`
 	// Note says what an accepted command will do when the command alone
 	// does not tell (a resend: "resending events 120 to 135").
 	Note string `json:"note,omitempty"`
