@@ -6,7 +6,9 @@
 //	tablectl scenario [--check] < case.json  # one round through the real engine; exit 2 on a scenario error
 //	tablectl supervisor add NAME      # an account: console login and the key that signs remote commands
 //	tablectl status                   # the running table's state (local socket, or MQTT with --broker)
-//	tablectl pause|resume|void|correct --reason WHY [--card Qh [--at N]]
+//	tablectl pause|resume --reason WHY
+//	tablectl void --round CODE --reason WHY   # the round status printed: refused (exit 6) once it has settled
+//	tablectl correct --card Qh [--at N] [--round CODE]
 //	tablectl shuffler-reset           # the shuffler out of its fault, once fixed
 //	tablectl history [-n 20]          # recent rounds from the table's journal
 //	tablectl round '#2026-11-24 07:35:00'  # one round in full: cards with times, decisions, wagers, payouts
@@ -42,9 +44,9 @@ commands:
   supervisor        add, remove or list supervisor accounts (console login and command key)
   status            the running table's state
   pause, resume     supervisor: pause the table (--reason) or resume it
-  void              supervisor: void the round in play, every initial wager returned (--reason)
+  void              supervisor: void the round you saw, every initial wager returned (--round CODE as status prints it, required; --reason); refused if it has settled
   shuffler-reset    supervisor: take the dual-shoe shuffler out of its fault once it is fixed (--reason: what was fixed), then resume
-  correct           supervisor: give the card the shoe misread (--card Qh); several: one at a time, oldest first; it names the card (its position in the shoe, --at N or read off the state) and is refused if that card is no longer the next
+  correct           supervisor: give the card the shoe misread (--card Qh); several: one at a time, oldest first; it names the card (its position in the shoe, --at N or read off the state) and its round (--round CODE or read off the state) and is refused if that card is no longer the next or the round has moved on
   history           recent rounds from the journal, by game code, with results
   round CODE        one round in full from the journal ('#07:35:00', '#2026-11-24 07:35:00')
   journal verify    check every record's checksum, the hash chain, and that the journal is not behind the outbox

@@ -129,6 +129,14 @@ func startTable(t *testing.T, dataDir string, at time.Time) (c *table.Controller
 // startGame is startTable playing game.
 func startGame(t *testing.T, dataDir string, at time.Time, game string) (c *table.Controller, ctx context.Context, stop func()) {
 	t.Helper()
+	c, ctx, stop, _ = startGameClock(t, dataDir, at, game)
+	return c, ctx, stop
+}
+
+// startGameClock is startGame with the table's fake clock, for a test
+// that lets time pass (the settlement's pause before the next bets).
+func startGameClock(t *testing.T, dataDir string, at time.Time, game string) (c *table.Controller, ctx context.Context, stop func(), clk *clockwork.FakeClock) {
+	t.Helper()
 	jo := journal.DefaultOptions()
 	jo.Dir = filepath.Join(dataDir, "journal")
 	j, _, err := journal.Open(jo, zerolog.Nop())
@@ -137,7 +145,7 @@ func startGame(t *testing.T, dataDir string, at time.Time, game string) (c *tabl
 	require.NoError(t, err)
 	opts := table.DefaultOptions(rs)
 	opts.Journal = table.NewJournal(j)
-	clk := clockwork.NewFakeClockAt(at)
+	clk = clockwork.NewFakeClockAt(at)
 	opts.Clock = clk
 	opts.SettleDelay = time.Millisecond
 	c, err = table.New(opts, zerolog.Nop())
@@ -158,7 +166,7 @@ func startGame(t *testing.T, dataDir string, at time.Time, game string) (c *tabl
 		})
 	}
 	t.Cleanup(stop)
-	return c, ctx, stop
+	return c, ctx, stop, clk
 }
 
 // misreadMidRound deals the start of a round and has the shoe report a
@@ -206,8 +214,11 @@ func correctAndVoid(t *testing.T, c *table.Controller, cmd func(args ...string) 
 	require.NotEmpty(t, st.Round.Seats)
 	require.Len(t, st.Round.Seats[0].Hands[0].Cards, 2, "the corrected card is in the round")
 	assert.Equal(t, "7c", st.Round.Seats[0].Hands[0].Cards[1].String())
-	code, out, errOut = cmd("void", "--reason", "misdeal")
+	// The void names the round the supervisor saw (status prints it).
+	r := c.Snapshot().Round.ID
+	code, out, errOut = cmd("void", "--reason", "misdeal", "--round", r)
 	require.Equal(t, 0, code, out+errOut)
+	assert.Contains(t, out, "voiding round "+r)
 	assert.Contains(t, out, "void accepted")
 	assert.Contains(t, c.Snapshot().Round.Next, "round voided")
 }
@@ -248,7 +259,7 @@ func TestLocalSupervisorCommands(t *testing.T) {
 	code, out, _ = tablectl(t, "", "--data-dir="+dataDir, "resume")
 	require.Equal(t, 0, code, out)
 	assert.False(t, c.Snapshot().Paused)
-	code, _, _ = tablectl(t, "", "void", "--data-dir", dataDir)
+	code, _, _ = tablectl(t, "", "void", "--data-dir", dataDir, "--round", "#22:10:05")
 	assert.Equal(t, 2, code, "void needs a reason")
 	code, _, errOut = tablectl(t, "", "correct", "--card", "Qh", "--data-dir", dataDir)
 	assert.Equal(t, 5, code, "nothing to correct: tablectl reads it off the state, and says so (no_misread's status)")

@@ -340,7 +340,12 @@ func printState(stdout, stderr io.Writer, b []byte, raw bool, where string) int 
 	if d.Paused {
 		fmt.Fprintf(stdout, "PAUSED: %s\n", d.Why)
 	}
-	fmt.Fprintf(stdout, "round %s: next: %s\n", d.Round.ID, d.Round.Next)
+	if d.Round.ID != "" {
+		// The code void and correct name (--round).
+		fmt.Fprintf(stdout, "round %s: next: %s\n", d.Round.ID, d.Round.Next)
+	} else {
+		fmt.Fprintf(stdout, "no round in play: next: %s\n", d.Round.Next)
+	}
 	switch {
 	case d.MisreadAt > 0:
 		fmt.Fprintf(stdout, "MISREAD: %d waiting for a correction (cards %s of the shoe), the next to correct: card %d, %s (tablectl correct --card C, in the order the dealer drew them)\n",
@@ -395,7 +400,35 @@ const (
 	exitMisreadAt = 4
 	// exitNoMisread: a correct while no card waits for one (no_misread).
 	exitNoMisread = 5
+	// exitWrongRound: a void or a correct naming another round than the
+	// table's (wrong_round): the round named settled and another began,
+	// or (a void) it is settled. Nothing changed.
+	exitWrongRound = 6
 )
+
+// roundAbout heads void's and correct's usage: what --round is for.
+const roundAbout = `--round names the round the command is for, as tablectl status prints it
+("round #22:10:05: next: ..."; quote it, '#22:10:05', or leave out the #).
+The table refuses the command if that is not the round in play, or (void)
+if it has settled, and changes nothing (exit status 6): a command meant for
+a round that ended while you typed never acts on the next one.
+void requires it: you void the round you saw, never the one in play when
+the command arrives. correct reads it, with the card's position, off the
+state when you do not give it, and prints it: you read the card off the
+table now.
+
+`
+
+// commandRound is a round as the table names it ("#22:10:05", "#22:10:05-2")
+// from --round: the # may be left out, since a shell takes an unquoted
+// word starting with # for a comment.
+func commandRound(s string) string {
+	s = strings.TrimSpace(s)
+	if s != "" && !strings.HasPrefix(s, "#") {
+		s = "#" + s
+	}
+	return s
+}
 
 // shufflerResetAbout heads shuffler-reset's usage.
 const shufflerResetAbout = `Takes the dual-shoe shuffler out of its fault. A shuffler alarm (a swap not
@@ -419,6 +452,10 @@ func supervisorExits(cmd string) string {
 	if cmd == "correct" {
 		s += ",\n4 misread_at: the card named is no longer the next to correct (corrected already, or another\n" +
 			"waits first; nothing changed), 5 no_misread: no card waits for a correction"
+	}
+	if cmd == "void" || cmd == "correct" {
+		s += ",\n6 wrong_round: the round named (--round) is not the round in play, or (void) it has settled:\n" +
+			"nothing changed; tablectl status shows the round now"
 	}
 	return s + "\n"
 }
@@ -445,6 +482,9 @@ func refusal(w io.Writer, cmd, id, code, reason string) int {
 	case cmd == "correct" && code == "no_misread":
 		fmt.Fprintln(w, "no card waits for a correction: nothing changed")
 		return exitNoMisread
+	case code == "wrong_round":
+		fmt.Fprintf(w, "the round named is over (or not the one in play): the table has moved on, and nothing changed; tablectl status shows the round now: send the %s again with its --round only if it is meant for that round\n", cmd)
+		return exitWrongRound
 	}
 	return exitRefused
 }
@@ -459,6 +499,9 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 		if cmd == "shuffler-reset" {
 			fmt.Fprint(fs.Output(), shufflerResetAbout)
 		}
+		if cmd == "void" || cmd == "correct" {
+			fmt.Fprint(fs.Output(), roundAbout)
+		}
 		usage()
 		fmt.Fprint(fs.Output(), supervisorExits(cmd))
 	}
@@ -467,6 +510,7 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 	reason := fs.String("reason", "", "why (recorded in the journal; required for pause and void)")
 	cardText := fs.String("card", "", "correct: the card on the table, e.g. Qh, for the oldest card the shoe could not read; with several waiting, correct them one at a time in the order the dealer drew them (tablectl status names the next)")
 	at := fs.Int("at", 0, "correct: the position in the shoe of the card it corrects (status's \"next to correct: card N\"); default: the one the table says is next now. The table refuses the correct if that card is no longer the next (corrected already by someone else, say)")
+	roundText := fs.String("round", "", "void, correct: the round it is for, as tablectl status prints it ('#22:10:05', or 22:10:05); required for void; correct: default the round of the state it reads the card's position from")
 	as := fs.String("as", os.Getenv("USER"), "MQTT: the supervisor account that signs")
 	signKey := fs.String("sign-key", "", "MQTT: the account's signing key (default ~/.config/livetable/NAME.key)")
 	id := fs.String("id", "", "command id (default: a new one); the table applies an id once")
@@ -499,8 +543,21 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "tablectl %s: --card and --at are for correct\n", cmd)
 		return 2
 	}
+	rnd := commandRound(*roundText)
+	switch {
+	case rnd != "" && cmd != "void" && cmd != "correct":
+		fmt.Fprintf(stderr, "tablectl %s: --round is for void and correct\n", cmd)
+		return 2
+	case rnd == "" && cmd == "void":
+		// A void names the round the supervisor saw: read off the state
+		// here, it would be whatever round is in play now, which may be
+		// one that began after the round they meant settled.
+		fmt.Fprintln(stderr, "tablectl void: --round is required: the round you mean to void, as tablectl status prints it "+
+			"(\"round #22:10:05: next: ...\": --round '#22:10:05'). The table refuses the void if that round is no longer in play (exit status 6), so a void meant for a round that has settled never voids the next one")
+		return 2
+	}
 	if rf.local() {
-		req := localctl.Request{Command: cmd, Reason: *reason, Card: *cardText, ID: *id}
+		req := localctl.Request{Command: cmd, Reason: *reason, Card: *cardText, Round: rnd, ID: *id}
 		if cmd == "correct" {
 			// The correct names its card, so that it fills that one or
 			// is refused: read off the state now unless given.
@@ -514,6 +571,10 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 				fmt.Fprintln(stderr, "tablectl correct:", err)
 				return noTarget(w)
 			}
+			req.Round = correctRound(stdout, w, rnd)
+		}
+		if cmd == "void" {
+			fmt.Fprintf(stdout, "voiding round %s\n", rnd)
 		}
 		rep, err := rf.localDo(req)
 		if err != nil {
@@ -558,7 +619,7 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "tablectl: %v (over MQTT a command is signed with the supervisor's key: --as NAME --sign-key FILE, written by `tablectl supervisor add`%s)\n", err, via)
 		return 1
 	}
-	sc := mqttlink.SupervisorCommand{ID: *id, Type: cmd, By: *as, Reason: *reason, Time: time.Now()}
+	sc := mqttlink.SupervisorCommand{ID: *id, Type: cmd, By: *as, Reason: *reason, Round: rnd, Time: time.Now()}
 	if cmd == "shuffler-reset" {
 		sc.Type = mqttlink.CmdShufflerReset
 	}
@@ -583,7 +644,11 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 			fmt.Fprintln(stderr, "tablectl correct:", err)
 			return noTarget(before)
 		}
+		sc.Round = correctRound(stdout, before, rnd)
 		sc.Time = time.Now()
+	}
+	if cmd == "void" {
+		fmt.Fprintf(stdout, "voiding round %s\n", rnd)
 	}
 	payload, err := mqttlink.SignSupervisor(key, rf.root(), sc)
 	if err != nil {
@@ -661,10 +726,12 @@ type waiting struct {
 	// next is the shoe's report of the next to correct; n how many wait.
 	next string
 	n    int
+	// round is the state's round ("" between rounds).
+	round string
 }
 
 func waitingOf(st table.State) waiting {
-	w := waiting{at: st.MisreadsAt, next: st.Misread, n: st.MisreadsPending}
+	w := waiting{at: st.MisreadsAt, next: st.Misread, n: st.MisreadsPending, round: st.Round.ID}
 	if len(w.at) == 0 && st.MisreadAt > 0 {
 		w.at = []int{st.MisreadAt}
 	}
@@ -690,13 +757,34 @@ func (rf *remoteFlags) retainedWaiting(cl paho.Client) (waiting, error) {
 			Misreads   int    `json:"misreads_pending"`
 			MisreadAt  int    `json:"misread_at"`
 			MisreadsAt []int  `json:"misreads_at"`
+			Round      struct {
+				ID string `json:"id"`
+			} `json:"round"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(b, &env); err != nil {
 		return waiting{}, fmt.Errorf("the table's state: %w", err)
 	}
 	d := env.Data
-	return waitingOf(table.State{Misread: d.Misread, MisreadsPending: d.Misreads, MisreadAt: d.MisreadAt, MisreadsAt: d.MisreadsAt}), nil
+	w := waitingOf(table.State{Misread: d.Misread, MisreadsPending: d.Misreads, MisreadAt: d.MisreadAt, MisreadsAt: d.MisreadsAt})
+	w.round = d.Round.ID
+	return w, nil
+}
+
+// correctRound is the round a correct names: --round when given, else
+// the state's round, read with the card's position (the card is read
+// off the table now, so the round is the one in play now; naming it
+// still fences a correct that travels past its round's end). It prints
+// which round.
+func correctRound(w io.Writer, st waiting, given string) string {
+	switch {
+	case given != "":
+		fmt.Fprintf(w, "for round %s\n", given)
+		return given
+	case st.round != "":
+		fmt.Fprintf(w, "for round %s (the round the state shows; --round names another)\n", st.round)
+	}
+	return st.round
 }
 
 // correctTarget is the position the correct names: at when given, else

@@ -56,6 +56,14 @@ type Request struct {
 	// shoe, the state's misread_at (table.Supervisor.At). 0 names none
 	// (the next waiting is filled, whichever it is).
 	At int `json:"at,omitempty"`
+	// Round, for a void or a correct, names the round it is meant for:
+	// the state's round when the supervisor looked (table.Supervisor.Round).
+	// The table refuses one naming another round than its own, or a void
+	// naming a round that has settled (code wrong_round), nothing changed,
+	// as it judges the signed command over MQTT. Empty names none: the
+	// command acts on whatever round is in play (tablectl always sends it
+	// for a void). A pause or a resume takes none.
+	Round string `json:"round,omitempty"`
 	// ID is the command id; empty gets a fresh one. The table applies an
 	// id once.
 	ID string `json:"id,omitempty"`
@@ -250,6 +258,9 @@ func (s *Server) handle(ctx context.Context, req Request, by string) Reply {
 	sctx, cancel := context.WithTimeout(ctx, s.wait)
 	defer cancel()
 	lc := s.log.With().Str("by", by).Str("command", in.Command).Str("id", in.ID).Str("reason", in.Reason)
+	if in.Round != "" {
+		lc = lc.Str("round", in.Round)
+	}
 	if in.Command == "correct" {
 		lc = lc.Stringer("card", in.Card).Int("at", in.At)
 	}
@@ -282,6 +293,15 @@ func Input(req Request, by string) (table.Supervisor, error) {
 	}
 	if req.At != 0 && req.Command != "correct" {
 		return in, fmt.Errorf("%w: at names the card a correct is for; %s takes none", ErrRefused, req.Command)
+	}
+	in.Round = strings.TrimSpace(req.Round)
+	if in.Round != "" && req.Command != "void" && req.Command != "correct" {
+		// As the MQTT link refuses it (malformed): a round named on a
+		// command that is not judged by it would read as a fence it is not.
+		return in, fmt.Errorf("%w: round names the round a void or a correct is for; %s takes none", ErrRefused, req.Command)
+	}
+	if strings.ContainsAny(in.Round, "\n\r") {
+		return in, fmt.Errorf("%w: round %q: a round code is one line", ErrRefused, req.Round)
 	}
 	switch req.Command {
 	case "pause", "void":

@@ -60,6 +60,14 @@ func TestCommands(t *testing.T) {
 		{localctl.Request{Command: "correct", Card: "9c", At: 12, ID: "c3"}, table.Supervisor{Command: "correct", By: "local:" + me.Username, Card: card.MustParse("9c"), At: 12, ID: "c3"}, ""},
 		{localctl.Request{Command: "correct", Card: "9c", At: -2, ID: "c4"}, nil, "counts from 1"},
 		{localctl.Request{Command: "void", Reason: "misdeal", At: 3, ID: "v2"}, nil, "takes none"},
+		// The round a void or a correct is for reaches the table, which
+		// judges it (wrong_round) as it judges the signed MQTT command.
+		{localctl.Request{Command: "void", Reason: "misdeal", Round: "#22:10:05", ID: "v3"}, table.Supervisor{Command: "void", By: "local:" + me.Username, Reason: "misdeal", Round: "#22:10:05", ID: "v3"}, ""},
+		{localctl.Request{Command: "correct", Card: "9c", At: 12, Round: " #22:10:05-2 ", ID: "c5"}, table.Supervisor{Command: "correct", By: "local:" + me.Username, Card: card.MustParse("9c"), At: 12, Round: "#22:10:05-2", ID: "c5"}, ""},
+		{localctl.Request{Command: "pause", Reason: "camera", Round: "#22:10:05", ID: "p3"}, nil, "pause takes none"},
+		{localctl.Request{Command: "resume", Round: "#22:10:05", ID: "r2"}, nil, "resume takes none"},
+		{localctl.Request{Command: "void", Reason: "misdeal", Round: "#22:10:05\n", ID: "v4"}, table.Supervisor{Command: "void", By: "local:" + me.Username, Reason: "misdeal", Round: "#22:10:05", ID: "v4"}, ""},
+		{localctl.Request{Command: "void", Reason: "misdeal", Round: "#22:10\n:05", ID: "v5"}, nil, "one line"},
 		{localctl.Request{Command: "resume", ID: "r1"}, table.Supervisor{Command: "resume", By: "local:" + me.Username, ID: "r1"}, ""},
 		{localctl.Request{Command: "shutdown"}, nil, "unknown command"},
 	}
