@@ -65,7 +65,20 @@ type RecoveryReport struct {
 	// TrailerCut names the last segment whose torn trailer was cut (a
 	// power cut while it was being sealed); no record was lost.
 	TrailerCut string
+	// Ahead is how far the newest record time of all is past the clock
+	// at Open, when that is more than AheadWarning (else 0): records
+	// written while the wall clock was ahead (a box that ran on a wrong
+	// battery clock, then NTP set it back), or a clock now behind. Nothing
+	// is lost: retention by age keeps the segments holding them until
+	// the clock passes their time by MaxAge (it never ages a segment from
+	// a time ahead of the clock), and Open logs a warning.
+	Ahead time.Duration
 }
+
+// AheadWarning is how far past the clock at Open a record time must be
+// for Open to report it (RecoveryReport.Ahead) and warn: more than an
+// NTP correction of a clock kept in sync, far less than any retention.
+const AheadWarning = time.Minute
 
 // Truncated reports whether a torn tail was cut.
 func (r RecoveryReport) Truncated() bool { return r.Tail != nil }
@@ -201,6 +214,14 @@ func Open(opts Options, log zerolog.Logger) (*Journal, RecoveryReport, error) {
 	}
 	j.log.Info().Int("segments", rep.Segments).Uint64("first_seq", rep.FirstSeq).
 		Uint64("last_seq", rep.LastSeq).Bool("tail_cut", rep.Tail != nil).Msg("journal open")
+	if rep.Ahead > 0 {
+		j.log.Warn().Dur("ahead", rep.Ahead).Str("ahead_text", rep.Ahead.Round(time.Second).String()).
+			Time("clock", j.ageStart).Time("newest_record", j.ageStart.Add(rep.Ahead)).
+			Msg("journal: records are stamped ahead of the clock: they were written while the wall clock was ahead " +
+				"(a wrong battery clock, then NTP set it back), or the clock is behind now. Nothing is lost: retention by age " +
+				"keeps their segments until the clock passes them by max_age; event times and round codes go back by that much, " +
+				"and recall files those rounds under their stamped date. Check the clock (timedatectl): if it is right, nothing to do")
+	}
 	return j, rep, nil
 }
 
@@ -328,6 +349,15 @@ func (j *Journal) recover(rep *RecoveryReport) error {
 		// wall clock was ahead (and it has been corrected back since):
 		// they say nothing about how old the others are.
 		j.ageBase = clk
+	}
+	var newestOfAll int64
+	for _, sg := range j.segs {
+		newestOfAll = max(newestOfAll, sg.newest)
+	}
+	if ahead := time.Duration(newestOfAll - unixNano(j.ageStart)); newestOfAll != 0 && ahead > AheadWarning {
+		// Any segment's, not only the newest one's: the run with the
+		// clock ahead may have been followed by one after the correction.
+		rep.Ahead = ahead
 	}
 	active := j.segs[len(j.segs)-1]
 	j.lastSeq, j.hash = active.lastSeq, active.lastHash

@@ -1,13 +1,16 @@
 package journal_test
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -278,4 +281,129 @@ func TestRetentionWhileTheClockIsAhead(t *testing.T) {
 	// record retires the old segments as the policy says.
 	write(j, clk, 60, 100, 0, time.Hour)
 	assert.Greater(t, j.FirstSeq(), uint64(1), "ages still count on the monotonic clock")
+}
+
+// TestRetentionAfterARunWithTheClockAhead: a box's battery clock came
+// back three days ahead after a power cut, and the table ran on it,
+// stamping its records three days ahead; then NTP set the clock right
+// and tabled restarted. Open says so (RecoveryReport.Ahead, a warning
+// in the log) and retires nothing; the honest segments before the run
+// still age out as the clock passes them; the segments stamped ahead
+// (and those after them: only whole segments go, oldest first) are
+// kept until the clock passes their stamps by MaxAge, never sooner,
+// and then go: retention works again without anyone's help. At no
+// point is a record younger than MaxAge (in time that really passed)
+// deleted.
+func TestRetentionAfterARunWithTheClockAhead(t *testing.T) {
+	const (
+		day    = 24 * time.Hour
+		maxAge = day
+		step   = 3 * day
+	)
+	dir := t.TempDir()
+	var logs syncBuffer
+	run := func(wall time.Time) (*journal.Journal, journal.RecoveryReport, *clockwork.FakeClock) {
+		clk := clockwork.NewFakeClockAt(wall)
+		log := zerolog.New(&logs).Level(zerolog.WarnLevel)
+		j, rep, err := journal.Open(journal.Options{Dir: dir, SegmentBytes: 500, MaxAge: maxAge, Clock: clk}, log)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = j.Close() })
+		return j, rep, clk
+	}
+	// real is the true time of each record, by seq; the record's own
+	// time is the clock's, ahead or not.
+	real := map[uint64]time.Time{}
+	write := func(j *journal.Journal, clk *clockwork.FakeClock, from, to int, ahead, every time.Duration) {
+		for i := from; i < to; i++ {
+			r := rec(i)
+			r.Time = clk.Now()
+			seq, err := j.Append(r)
+			require.NoError(t, err)
+			real[seq] = clk.Now().Add(-ahead)
+			clk.Advance(every)
+		}
+	}
+	// kept checks that every record younger than maxAge at the true
+	// time now is still in the journal.
+	kept := func(j *journal.Journal, now time.Time, what string) {
+		t.Helper()
+		for seq, at := range real {
+			if now.Sub(at) < maxAge {
+				assert.GreaterOrEqual(t, seq, j.FirstSeq(), "%s: seq %d, %s old, was deleted", what, seq, now.Sub(at))
+			}
+		}
+	}
+
+	// An honest day's start: a record every half hour for 20 hours.
+	j, rep, clk := run(base)
+	assert.Zero(t, rep.Ahead)
+	write(j, clk, 0, 40, 0, 30*time.Minute)
+	honestEnd := clk.Now()
+	require.NoError(t, j.Close())
+
+	// The power cut; the box comes back with its clock three days ahead
+	// and the table plays 20 minutes on it.
+	j, rep, clk = run(honestEnd.Add(step))
+	assert.Empty(t, rep.Retired, "an Open with the clock ahead over an honest journal")
+	assert.Zero(t, rep.Ahead)
+	write(j, clk, 40, 60, step, time.Minute)
+	assert.Equal(t, uint64(1), j.FirstSeq(), "nothing retired while it runs ahead")
+	aheadLast := j.LastSeq()
+	require.NoError(t, j.Close())
+
+	// NTP sets the clock right; tabled restarts.
+	now := clk.Now().Add(-step)
+	logs.Reset()
+	j, rep, clk = run(now)
+	assert.Empty(t, rep.Retired, "nor an Open after the correction")
+	assert.InDelta(t, float64(step), float64(rep.Ahead), float64(time.Minute), "Open reports how far ahead the records are")
+	assert.Contains(t, logs.String(), "records are stamped ahead of the clock", "and warns")
+	assert.Contains(t, logs.String(), `"level":"warn"`)
+	kept(j, now, "at the Open after the correction")
+
+	// A day and a half of honest play, a record an hour: the first
+	// run's segments age out as ever, the ones stamped ahead stay.
+	write(j, clk, 60, 96, 0, time.Hour)
+	assert.Greater(t, j.FirstSeq(), uint64(1), "the honest segments before the run ahead still age out")
+	assert.LessOrEqual(t, j.FirstSeq(), uint64(41), "the records stamped ahead are all kept")
+	kept(j, clk.Now(), "a day and a half after")
+
+	// Past their stamps by more than maxAge (three days and more of
+	// play): they go, and retention keeps its limit again.
+	write(j, clk, 96, 96+5*24, 0, time.Hour)
+	assert.Greater(t, j.FirstSeq(), aheadLast, "retention takes the segments stamped ahead once the clock passes them by max_age")
+	kept(j, clk.Now(), "five days after")
+	recs := replayAll(t, j, 0)
+	assert.Less(t, clk.Now().Sub(recs[0].Time), maxAge+12*time.Hour, "and keeps about max_age again")
+	require.NoError(t, j.Close())
+
+	// The next Open, the records ahead gone, warns no more.
+	logs.Reset()
+	_, rep, _ = run(clk.Now())
+	assert.Zero(t, rep.Ahead)
+	assert.NotContains(t, logs.String(), "ahead of the clock")
+}
+
+// syncBuffer is a bytes.Buffer the journal's goroutines may log to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
 }
