@@ -61,6 +61,10 @@ type Checkpoint struct {
 	// command whose sender had seen no later one is refused
 	// (ErrStaleCommand). 0: no loss, or a checkpoint before it was kept.
 	GapTo uint64 `json:"gap_to,omitempty"`
+	// Times are the phase times in force (PhaseTimes), nil before the
+	// journal fixed them (older builds, epochs before epochPhaseTimes):
+	// a replay from the checkpoint then keeps the configuration's.
+	Times *PhaseTimes `json:"times,omitempty"`
 }
 
 // SeenCommand is one remembered command id and its verdict.
@@ -142,6 +146,10 @@ func (m *Machine) Checkpoint() Checkpoint {
 		LastCode: m.lastCode, CodeN: m.codeN, TimerGen: m.timerGen, Timer: string(m.timer.Name), TimerAt: m.timer.At,
 		Alarms: slices.Clone(m.alarms), Devices: maps.Clone(m.devSeen), Shoe: m.shoe.save(), GapTo: m.gapTo,
 	}
+	if m.timesJournaled {
+		t := m.PhaseTimes()
+		ck.Times = &t
+	}
 	ids := m.cmdOrder[max(0, len(m.cmdOrder)-checkpointCommands):]
 	for _, id := range ids {
 		e := m.cmds[id]
@@ -168,6 +176,9 @@ func (m *Machine) Restore(ck Checkpoint) error {
 	m.aside = nil
 	m.shoeID, m.cutCard, m.dealt, m.burn, m.rounds = ck.ShoeID, ck.CutCard, ck.Dealt, ck.Burn, ck.Rounds
 	m.out, m.gapTo = ck.Out, ck.GapTo
+	if ck.Times != nil {
+		m.setPhaseTimes(*ck.Times)
+	}
 	if m.out == 0 {
 		m.out = ck.Dealt + m.shoe.unread
 	}

@@ -204,8 +204,11 @@ func New(opts Options, log zerolog.Logger) (*Controller, error) {
 // ErrPaused, ErrNoMisread...: nothing changed, nothing journaled), or the
 // fault of an input applied and reported (a card that does not fit).
 func (c *Controller) Submit(ctx context.Context, in Input) error {
-	if _, ok := in.(RulesEpoch); ok {
+	switch in.(type) {
+	case RulesEpoch:
 		return fmt.Errorf("%w: the rules epoch is journaled by the controller at start", errIllegal)
+	case PhaseTimes:
+		return fmt.Errorf("%w: the phase times are journaled by the controller at start, from its options", errIllegal)
 	}
 	if in != nil {
 		if ok, err := c.stepIdle(in); ok {
@@ -659,6 +662,16 @@ func (c *Controller) start() error {
 		c.log.Warn().Int("epoch", c.m.epoch).Msg("the newest checkpoint has no rules_epoch record after it (power cut while it was written): journaling it")
 		if err := c.journalEpochMark(); err != nil {
 			return fmt.Errorf("table: journal the rules epoch after the checkpoint: %w", err)
+		}
+	}
+	if want := phaseTimesOf(c.opts.machineConfig()); !c.m.timesJournaled || c.m.PhaseTimes() != want {
+		// The times the table runs with from here on, journaled: a
+		// replay (a resend, game recall, tablectl) derives the events of
+		// before with the times they were published with, whatever the
+		// configuration says on its day.
+		c.log.Info().Interface("times", want).Msg("phase times journaled")
+		if err := c.handle(want); err != nil {
+			return fmt.Errorf("table: journal the phase times: %w", err)
 		}
 	}
 	if res.inputs == 0 {

@@ -302,12 +302,12 @@ func TestJournalEntries(t *testing.T) {
 		kinds[i] = r.Kind
 		assert.False(t, r.Time.IsZero(), "host time on %s", r.Kind)
 	}
-	assert.Equal(t, []string{"rules_epoch", "supervisor", CheckpointKind, "rules_epoch", "shoe_changed", "bets_closed", "card"}, kinds)
+	assert.Equal(t, []string{"rules_epoch", "phase_times", "supervisor", CheckpointKind, "rules_epoch", "shoe_changed", "bets_closed", "card"}, kinds)
 	c := got[len(got)-1]
 	assert.Equal(t, "S1", c.Shoe)
 	assert.EqualValues(t, 123456, c.DeviceMS)
 	assert.Equal(t, "#23:58:40", c.Round)
-	assert.Equal(t, "S1", got[4].Shoe, "a shoe change names its shoe")
+	assert.Equal(t, "S1", got[5].Shoe, "a shoe change names its shoe")
 }
 
 // TestRestartPublishesState: a restarted table publishes its state as the

@@ -376,6 +376,8 @@ func decodeData(kind string, data []byte) (Input, error) {
 		in = &SeqGap{}
 	case "rules_epoch":
 		in = &RulesEpoch{}
+	case "phase_times":
+		in = &PhaseTimes{}
 	default:
 		return nil, fmt.Errorf("%w %q", ErrUnknownInput, env.Kind)
 	}
@@ -418,6 +420,8 @@ func deref(in Input) Input {
 	case *SeqGap:
 		return *v
 	case *RulesEpoch:
+		return *v
+	case *PhaseTimes:
 		return *v
 	}
 	return in

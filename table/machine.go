@@ -134,6 +134,10 @@ type Machine struct {
 	// the table is paused (coalesce in machine_shoe.go); empty when it
 	// is not paused, so no checkpoint needs it.
 	repeatAt map[string]time.Time
+	// timesJournaled is set once the journal fixed the phase times
+	// (PhaseTimes, or a checkpoint carrying them): the controller
+	// journals the configuration's at start until then.
+	timesJournaled bool
 
 	// Checkpoint bookkeeping: the journal seq of the last checkpoint, the
 	// rounds then and the inputs applied since.
@@ -384,6 +388,8 @@ func (m *Machine) apply(in Input) (fault, err error) {
 		return nil, m.applySeqGap(v)
 	case RulesEpoch:
 		return nil, m.applyRulesEpoch(v)
+	case PhaseTimes:
+		return nil, m.applyPhaseTimes(v)
 	case Checkpoint:
 		return nil, fmt.Errorf("%w: a checkpoint is written by the table itself", errIllegal)
 	case nil:
@@ -581,6 +587,17 @@ func (m *Machine) heldCardRound() string {
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 10 (2026-11-25): the phase times are journaled (PhaseTimes, at each
+//     start whose configuration's differ from the journal's, and in the
+//     checkpoints), and a replay derives the phase events' deadlines and
+//     the timers from them. Before, a replay took them from the
+//     configuration of the day: a restart with other timing: re-derived
+//     published events (a resend, game recall) with other deadlines
+//     under the same seqs. No input of an older epoch is judged
+//     otherwise: an epoch-9 journal holds no phase_times and replays
+//     with the configuration's, as before (the epoch fixtures); the
+//     epoch keeps an epoch-9 build from meeting a phase_times it does
+//     not know.
 //   - 9 (2026-11-25): a supervisor's void or correct that names a round
 //     (Supervisor.Round) other than the table's round (the state's
 //     round), or names one when no round is in play to void, is refused
@@ -664,7 +681,7 @@ func (m *Machine) heldCardRound() string {
 //     paused for already does not announce the pause again; the alarm
 //     of a card held while paused or set aside after a void names the
 //     round in play (heldCardRound).
-const CurrentRulesEpoch = epochRoundFence
+const CurrentRulesEpoch = epochPhaseTimes
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
 // CurrentRulesEpoch).
