@@ -230,6 +230,14 @@ type CommandRequest struct {
 	// refuses the correct when that card is no longer the next to correct
 	// (kind misread_at); 0 names none.
 	At int `json:"at,omitempty"`
+	// Round, for void and correct, is the round the page showed the
+	// supervisor when they pressed the button (the state's round id), not
+	// the round in play when the request arrives: the table refuses the
+	// command (kind wrong_round), nothing changed, when that round is no
+	// longer the one in play, or (a void) has settled. Required for void:
+	// a void without it would void whatever round is in play by then. For
+	// correct it is sent whenever the page shows a round.
+	Round string `json:"round,omitempty"`
 }
 
 // apiError is the JSON of every refused API call. Kind lets the page (and
@@ -241,14 +249,23 @@ type apiError struct {
 
 // command turns a request into the table's input, or says what is wrong.
 func command(req CommandRequest, by string) (table.Supervisor, error) {
-	in := table.Supervisor{Command: req.Command, By: by, Reason: strings.TrimSpace(req.Reason)}
+	in := table.Supervisor{Command: req.Command, By: by, Reason: strings.TrimSpace(req.Reason), Round: strings.TrimSpace(req.Round)}
 	if req.At != 0 && req.Command != "correct" {
 		return in, fmt.Errorf("%w: at names the card a correct is for; %s takes none", ErrBadCommand, req.Command)
+	}
+	if in.Round != "" && req.Command != "void" && req.Command != "correct" {
+		return in, fmt.Errorf("%w: round names the round a void or a correct is for; %s takes none", ErrBadCommand, req.Command)
 	}
 	switch req.Command {
 	case "pause", "void":
 		if in.Reason == "" {
 			return in, fmt.Errorf("%w: %s needs a reason", ErrBadCommand, req.Command)
+		}
+		if req.Command == "void" && in.Round == "" {
+			// A page older than the round fence (open across an
+			// upgrade) sends none: its void would act on whatever round
+			// is in play when it arrives.
+			return in, fmt.Errorf("%w: void needs the round it is for, the one the page shows (round): reload the page", ErrBadCommand)
 		}
 	case "resume":
 	case "correct":
@@ -279,6 +296,8 @@ func errorKind(err error) string {
 		return "paused"
 	case errors.Is(err, table.ErrMisreadAt):
 		return "misread_at"
+	case errors.Is(err, table.ErrWrongRound):
+		return "wrong_round"
 	case errors.Is(err, table.ErrMisreadPending):
 		return "misread_pending"
 	case errors.Is(err, table.ErrShoeDown):
@@ -319,6 +338,9 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request, sess *ses
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.SubmitTimeout)
 	defer cancel()
 	lc := s.log.With().Str("user", sess.user).Str("command", in.Command).Str("reason", in.Reason)
+	if in.Round != "" {
+		lc = lc.Str("round", in.Round)
+	}
 	if in.Command == "correct" {
 		lc = lc.Stringer("card", in.Card).Int("at", in.At)
 	}
@@ -384,8 +406,8 @@ const cmdShufflerReset = "shuffler_reset"
 // command (handleCommand's), its verdict as a kind the page branches on,
 // and a log line naming the supervisor either way.
 func (s *Server) resetShuffler(w http.ResponseWriter, r *http.Request, req CommandRequest, sess *session) {
-	if req.Card != "" || req.At != 0 {
-		writeJSON(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("%v: shuffler_reset takes no card", ErrBadCommand), Kind: "bad_request"})
+	if req.Card != "" || req.At != 0 || req.Round != "" {
+		writeJSON(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("%v: shuffler_reset takes no card and no round", ErrBadCommand), Kind: "bad_request"})
 		return
 	}
 	reason := strings.TrimSpace(req.Reason)

@@ -34,6 +34,7 @@
     var res = $("result");
     res.className = "result";
     res.removeAttribute("data-kind");
+    res.removeAttribute("title");
     res.textContent = LT.t("sv.sending", body.command);
     return fetch("/api/command", {
       method: "POST", credentials: "same-origin",
@@ -44,6 +45,16 @@
         if (r.ok) {
           res.className = "result ok";
           res.textContent = LT.t("sv.done", body.command);
+        } else if (b.kind === "wrong_round") {
+          // The round the supervisor looked at is over: say so in
+          // their words, and show the round in play now (the stream
+          // opened again sends the table's state as it is).
+          res.className = "result err";
+          res.setAttribute("data-kind", b.kind);
+          res.textContent = LT.t("sv.wrong_round", body.command, body.round || "");
+          res.title = b.error || "";
+          reconnect();
+          refreshAlarms();
         } else {
           res.className = "result err";
           res.setAttribute("data-kind", b.kind || "");
@@ -59,25 +70,47 @@
 
   $("pause").addEventListener("click", function () { send({ command: "pause", reason: $("pause-reason").value }); });
   $("resume").addEventListener("click", function () { send({ command: "resume" }); });
+  // shownRound is the round the page shows (the state's round id, "" for
+  // none). A void and a correct name the round the supervisor saw, so
+  // that one that reaches the table after that round settled and the
+  // next began is refused (wrong_round) instead of acting on the next.
+  var shownRound = "";
   // Void asks twice: the first click arms the button for five seconds
   // (a page dialog would block the whole page, live updates included).
+  // The void is for the round shown at the first click, the one the
+  // supervisor decided on (the button names it): if that round ends
+  // while the button is armed, the confirmation is refused by the
+  // table, not turned into a void of the next round.
   var voidArmed = null;
+  var voidRound = "";
   $("void").addEventListener("click", function () {
     var b = $("void");
     if (voidArmed === null) {
-      b.textContent = LT.t("sv.void_confirm");
+      if (shownRound === "") {
+        var res = $("result");
+        res.className = "result err";
+        res.setAttribute("data-kind", "no_round");
+        res.textContent = LT.t("sv.void_no_round");
+        return;
+      }
+      voidRound = shownRound;
+      b.textContent = LT.t("sv.void_confirm", voidRound);
       b.setAttribute("data-armed", "true");
+      b.setAttribute("data-round", voidRound);
       voidArmed = setTimeout(disarmVoid, 5000);
       return;
     }
+    var r = voidRound;
     disarmVoid();
-    send({ command: "void", reason: $("void-reason").value });
+    send({ command: "void", reason: $("void-reason").value, round: r });
   });
   function disarmVoid() {
     clearTimeout(voidArmed);
     voidArmed = null;
+    voidRound = "";
     $("void").textContent = LT.t("sv.void");
     $("void").removeAttribute("data-armed");
+    $("void").removeAttribute("data-round");
   }
   // A correct names the card it is for: the position in the shoe of the
   // card the page shows as the next to correct (the state's misread_at),
@@ -93,14 +126,18 @@
   // (misread_at: that card was corrected already, and with what), not
   // as a correct with no card. Typing forgets it, and so does the next
   // change of the card shown.
+  // The correct names the round shown too (typedFor keeps the round of
+  // the card it was typed for).
   var correctAt = 0;
   var typedFor = null;
   $("correct").addEventListener("click", function () {
     var body = { command: "correct", card: $("correct-card").value };
     if (correctAt > 0) body.at = correctAt;
+    if (shownRound !== "") body.round = shownRound;
     if (body.card.trim() === "" && typedFor) {
       body.card = typedFor.card;
       body.at = typedFor.at;
+      if (typedFor.round) body.round = typedFor.round; else delete body.round;
     }
     send(body);
   });
@@ -122,12 +159,14 @@
     $("shuffler-fault").textContent = fault ? LT.t("sv.shuffler_fault", check.detail || "") : "";
     if (!fault) $("shuffler-reason").value = "";
   }
+  var correctRound = "";
   function showCorrectAt(st) {
     var at = st.misread_at || 0;
     if (at !== correctAt) {
       var typed = $("correct-card").value;
-      typedFor = correctAt > 0 && typed.trim() !== "" ? { card: typed, at: correctAt } : null;
+      typedFor = correctAt > 0 && typed.trim() !== "" ? { card: typed, at: correctAt, round: correctRound } : null;
       correctAt = at;
+      correctRound = (st.round || {}).id || "";
       $("correct-card").value = "";
     }
     var el = $("correct-at");
@@ -155,6 +194,7 @@
     $("phase").textContent = LT.phaseText(st);
     $("phase").className = "phase " + ls;
     $("round").textContent = rv.id || "—";
+    shownRound = rv.id || "";
     countdown.set(st, evTime);
     var next = rv.next || "wait";
     $("next").textContent = LT.nextText(next) + (next.indexOf("stop: ") === 0 ? " — " + next.substring(6) : "");
@@ -357,9 +397,17 @@
     });
   }
 
-  LT.connect(render, onEvent, function (live) {
+  function onLink(live) {
     $("offline").classList.toggle("hidden", live);
-  });
+  }
+  var stream = LT.connect(render, onEvent, onLink);
+  // reconnect opens the event stream again: its first message is the
+  // table's state as it is now (after a wrong_round, the page shows the
+  // round in play at once, whatever the old stream still had queued).
+  function reconnect() {
+    stream.close();
+    stream = LT.connect(render, onEvent, onLink);
+  }
   refreshAlarms();
   refreshHealth();
   refreshRecall();

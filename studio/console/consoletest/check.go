@@ -9,7 +9,8 @@ import (
 
 // CheckSupervisor reports why in is not a supervisor command the console
 // or the local socket may hand the table: one of pause, void (each with a
-// reason), correct (with a valid card) and resume, whose journal bytes
+// reason), correct (with a valid card) and resume, a round named by a
+// void or a correct only, whose journal bytes
 // decode and encode back the same (JSON keeps valid UTF-8 only: what the
 // journal holds is what it can). It returns nil when in is one.
 func CheckSupervisor(in table.Input) error {
@@ -19,6 +20,11 @@ func CheckSupervisor(in table.Input) error {
 	}
 	if s.At != 0 && s.Command != "correct" {
 		return fmt.Errorf("%s naming card %d of the shoe", s.Command, s.At)
+	}
+	if s.Round != "" && s.Command != "void" && s.Command != "correct" {
+		// The round fences a void or a correct only: on another command
+		// it would read as a fence it is not.
+		return fmt.Errorf("%s naming round %q", s.Command, s.Round)
 	}
 	switch s.Command {
 	case "pause", "void":
