@@ -17,13 +17,21 @@ import (
 	"github.com/livetable/livetable/studio/supervisors"
 )
 
-const supervisorUsage = `usage: tablectl supervisor add|remove|list [flags] [NAME]
+const supervisorUsage = `usage: tablectl supervisor add|rekey|passwd|remove|list [flags] [NAME]
 
   add NAME      create an account: the password is asked on the terminal
                 (or read from the first line of stdin), never given as an
                 argument; a signing key for remote commands is written to
                 --key-out (default ~/.config/livetable/NAME.key)
-  remove NAME   delete an account
+  rekey NAME    rotate the account's signing key: a new key is written to
+                --key-out (default ~/.config/livetable/NAME.key; a key
+                already there is moved aside to NAME.key.replaced-TIME,
+                never overwritten); commands signed with the old key are
+                refused from the reload on; the password and role stay
+  passwd NAME   set the account's console password (asked as for add);
+                the key and role stay
+  remove NAME   delete an account (revoke: its key and password stop
+                working at once)
   list          the accounts, their roles and whether they have a key
 
 The accounts file is the data directory's supervisors.yaml (or the
@@ -33,9 +41,9 @@ again at once; otherwise send it SIGHUP (systemctl reload tabled@TABLE).
 
 // runSupervisorAdmin: `tablectl supervisor add|remove|list`.
 func runSupervisorAdmin(g *globals, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("supervisor", "add|remove|list [NAME]", g)
+	fs := newFlags("supervisor", "add|rekey|passwd|remove|list [NAME]", g)
 	role := fs.String("role", supervisors.RoleSupervisor, "add: supervisor (may command) or viewer (may only look)")
-	keyOut := fs.String("key-out", "", "add: where to write the signing key (default ~/.config/livetable/NAME.key)")
+	keyOut := fs.String("key-out", "", "add, rekey: where to write the signing key (default ~/.config/livetable/NAME.key)")
 	file := fs.String("file", "", "the accounts file (default: the data directory's "+supervisors.FileName+")")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), supervisorUsage, "\nflags:\n")
@@ -84,6 +92,27 @@ func runSupervisorAdmin(g *globals, args []string, stdin io.Reader, stdout, stde
 		}
 		fmt.Fprintf(stdout, "removed %s from %s\n", pos[1], path)
 		return reload(g, stdout, stderr)
+	case pos[0] == "rekey" && len(pos) == 2:
+		return rekey(g, list, path, pos[1], *keyOut, stdout, stderr)
+	case pos[0] == "passwd" && len(pos) == 2:
+		name := pos[1]
+		if _, exists := list.Lookup(name); !exists {
+			fmt.Fprintf(stderr, "tablectl: %s has no account in %s\n", name, path)
+			return 1
+		}
+		pw, err := readPassword(stdin, stderr, "new password for "+name+": ")
+		if err == nil {
+			err = list.SetPassword(name, pw)
+		}
+		if err == nil {
+			err = saveAccounts(list, path)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "tablectl:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "new password for %s in %s (their console sessions end at their next request)\n", name, path)
+		return reload(g, stdout, stderr)
 	case pos[0] == "add" && len(pos) == 2:
 		name := pos[1]
 		if _, exists := list.Lookup(name); exists {
@@ -122,6 +151,53 @@ func runSupervisorAdmin(g *globals, args []string, stdin io.Reader, stdout, stde
 	}
 	fmt.Fprint(stderr, supervisorUsage)
 	return 2
+}
+
+// rekey rotates an account's signing key. The new key is written beside
+// out first and the accounts saved, so that a failure leaves the old key
+// working; a key already at out is then moved aside (never overwritten:
+// it may be the only copy of a key another table still trusts) and the
+// new one takes its place.
+func rekey(g *globals, list *supervisors.List, path, name, out string, stdout, stderr io.Writer) int {
+	if _, exists := list.Lookup(name); !exists {
+		fmt.Fprintf(stderr, "tablectl: %s has no account in %s (supervisor add)\n", name, path)
+		return 1
+	}
+	if out == "" {
+		out = defaultKeyFile(name)
+	}
+	key, err := list.Rekey(name)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablectl:", err)
+		return 1
+	}
+	fresh := out + ".new"
+	if err := supervisors.WriteKey(fresh, key); err != nil {
+		fmt.Fprintf(stderr, "tablectl: %v (nothing changed)\n", err)
+		return 1
+	}
+	if err := saveAccounts(list, path); err != nil {
+		_ = os.Remove(fresh)
+		fmt.Fprintf(stderr, "tablectl: %v (nothing changed: the old key still works)\n", err)
+		return 1
+	}
+	aside := ""
+	if _, err := os.Stat(out); err == nil {
+		aside = out + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
+		if err := os.Rename(out, aside); err != nil {
+			fmt.Fprintf(stderr, "tablectl: the account has the new key, written to %s; move it to %s yourself: %v\n", fresh, out, err)
+			return 1
+		}
+	}
+	if err := os.Rename(fresh, out); err != nil {
+		fmt.Fprintf(stderr, "tablectl: the account has the new key, written to %s; move it to %s yourself: %v\n", fresh, out, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "new signing key for %s: %s (keep it private; copy it to %s's own machine)\n", name, out, name)
+	if aside != "" {
+		fmt.Fprintf(stdout, "the old key, moved to %s, is refused once tabled has read the accounts again\n", aside)
+	}
+	return reload(g, stdout, stderr)
 }
 
 // reload asks a tabled running on this data directory to read the

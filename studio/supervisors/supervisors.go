@@ -109,25 +109,35 @@ func (l *List) Lookup(name string) (Account, bool) {
 // New makes an account: the password's bcrypt hash and a fresh Ed25519
 // key pair, whose private half is returned for the supervisor to keep.
 func New(name, role, password string) (Account, ed25519.PrivateKey, error) {
-	if len(password) < MinPassword {
-		return Account{}, nil, fmt.Errorf("%w: password shorter than %d characters", ErrInvalid, MinPassword)
-	}
-	if len(password) > 72 {
-		return Account{}, nil, fmt.Errorf("%w: password longer than 72 bytes (bcrypt's limit)", ErrInvalid)
-	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	h, err := hashPassword(password)
 	if err != nil {
-		return Account{}, nil, fmt.Errorf("supervisors: hash: %w", err)
+		return Account{}, nil, err
 	}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return Account{}, nil, fmt.Errorf("supervisors: key: %w", err)
 	}
-	a := Account{Name: name, Role: role, Hash: string(h), Key: base64.StdEncoding.EncodeToString(pub)}
+	a := Account{Name: name, Role: role, Hash: h, Key: base64.StdEncoding.EncodeToString(pub)}
 	if err := a.check(); err != nil {
 		return Account{}, nil, err
 	}
 	return a, priv, nil
+}
+
+// hashPassword is a password's bcrypt hash, for a password of the
+// lengths an account may have.
+func hashPassword(password string) (string, error) {
+	if len(password) < MinPassword {
+		return "", fmt.Errorf("%w: password shorter than %d characters", ErrInvalid, MinPassword)
+	}
+	if len(password) > 72 {
+		return "", fmt.Errorf("%w: password longer than 72 bytes (bcrypt's limit)", ErrInvalid)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return "", fmt.Errorf("supervisors: hash: %w", err)
+	}
+	return string(h), nil
 }
 
 // Add puts a new account in the list.
@@ -141,6 +151,42 @@ func (l *List) Add(a Account) error {
 	l.Accounts = append(l.Accounts, a)
 	sort.Slice(l.Accounts, func(i, j int) bool { return l.Accounts[i].Name < l.Accounts[j].Name })
 	return nil
+}
+
+// Rekey gives the named account a fresh Ed25519 key pair and returns
+// its private half: the key it had verifies nothing from the next
+// reload on (a key lost, a laptop stolen, a routine rotation). Its
+// password and role stay.
+func (l *List) Rekey(name string) (ed25519.PrivateKey, error) {
+	for i := range l.Accounts {
+		if l.Accounts[i].Name != name {
+			continue
+		}
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, fmt.Errorf("supervisors: key: %w", err)
+		}
+		l.Accounts[i].Key = base64.StdEncoding.EncodeToString(pub)
+		return priv, nil
+	}
+	return nil, fmt.Errorf("%w: %s", ErrUnknown, name)
+}
+
+// SetPassword gives the named account a new console password; its key
+// and role stay.
+func (l *List) SetPassword(name, password string) error {
+	for i := range l.Accounts {
+		if l.Accounts[i].Name != name {
+			continue
+		}
+		h, err := hashPassword(password)
+		if err != nil {
+			return err
+		}
+		l.Accounts[i].Hash = h
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrUnknown, name)
 }
 
 // Remove takes an account out of the list.
@@ -181,7 +227,7 @@ func Load(path string) (*List, error) {
 	return &l, nil
 }
 
-const fileHeader = "# livetable supervisor accounts: managed with `tablectl supervisor add|remove|list`.\n" +
+const fileHeader = "# livetable supervisor accounts: managed with `tablectl supervisor add|rekey|passwd|remove|list`.\n" +
 	"# tabled reads this file at start and on SIGHUP. Hashes are bcrypt; keys verify signed commands.\n"
 
 // Save writes the list atomically (a temporary file renamed over the old
