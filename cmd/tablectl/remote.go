@@ -704,8 +704,10 @@ func runSupervisor(g *globals, cmd string, args []string, stdout, stderr io.Writ
 			}
 			return 0
 		case <-ctx.Done():
-			fmt.Fprintf(stderr, "tablectl: no reply to %s within %s (a broker ACL that drops the publication looks like this)\n", cmd, rf.timeout)
-			return 1
+			// No verdict: the table may have applied it (a reply lost or
+			// slow), so not "refused": send it again with the same --id.
+			fmt.Fprintf(stderr, "tablectl: no reply to %s within %s: no verdict, the table may have applied it; run it again with --id %s to learn (a broker ACL that drops the publication, or the table's own MQTT user from --config without --user, looks like this)\n", cmd, rf.timeout, sc.ID)
+			return exitNoVerdict
 		}
 	}
 }
