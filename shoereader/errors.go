@@ -23,6 +23,17 @@ var ErrSilent = errors.New("shoereader: shoe silent")
 // hardware fault.
 var ErrDeviceFault = errors.New("shoereader: device fault")
 
+// ErrDeviceChanged is the error of a DeviceChanged event: a shoe with
+// another serial number took over the line mid-session.
+var ErrDeviceChanged = errors.New("shoereader: another shoe connected")
+
+// ErrStreamRestarted is wrapped by the RefusedError of a device that
+// restarted its frame numbering under the boot id of the session it had
+// (its firmware does not draw a new BOOT at power-up, against SPEC.md
+// section 3): its new frames cannot be told from the ones already
+// delivered under the same numbers, so nothing more it sends is taken.
+var ErrStreamRestarted = errors.New("shoereader: device restarted its numbering under the same boot id")
+
 // ErrRunTwice is returned by a second call of Reader.Run: the reader's
 // session state belongs to one run.
 var ErrRunTwice = errors.New("shoereader: Run called twice")
@@ -71,6 +82,9 @@ type RefusedError struct {
 	Firmware string
 	Proto    uint8
 	Why      string
+	// Err is the cause when it is one of this package's sentinels
+	// (ErrStreamRestarted), nil for an allow-list or protocol refusal.
+	Err error
 }
 
 // Error implements error.
@@ -80,6 +94,9 @@ func (e *RefusedError) Error() string {
 
 // Is makes errors.Is(err, ErrRefused) true.
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// Unwrap returns the cause, if any.
+func (e *RefusedError) Unwrap() error { return e.Err }
 
 // FaultError is a DEVICE_FAULT report.
 type FaultError struct {

@@ -55,11 +55,17 @@ const (
 	// DeviceRefused: the device is not allowed (Err is a *RefusedError);
 	// nothing it sends is delivered.
 	DeviceRefused
+	// DeviceChanged: a shoe with another serial number said HELLO where
+	// another had a session (Device is the new one, Err ErrDeviceChanged):
+	// a shoe swapped at the table, whose cards may belong to no shoe the
+	// table knows. An alarm: the table pauses until a supervisor has
+	// checked which shoe deals.
+	DeviceChanged
 )
 
 var kindNames = [...]string{"", "card", "cut_card", "shoe_in", "shoe_out", "shoe_id", "misread",
 	"double_card", "jam", "face_up", "unknown_card", "device_fault", "connected", "disconnected",
-	"silent", "alive", "integrity_alarm", "device_refused"}
+	"silent", "alive", "integrity_alarm", "device_refused", "device_changed"}
 
 // String names the kind in snake case ("card", "integrity_alarm").
 func (k Kind) String() string {
@@ -77,7 +83,7 @@ func (k Kind) String() string {
 // timeout is harmless, and a longer one raises Silent.
 func (k Kind) Alarm() bool {
 	switch k {
-	case IntegrityAlarm, DeviceRefused, DeviceFault, Silent,
+	case IntegrityAlarm, DeviceRefused, DeviceChanged, DeviceFault, Silent,
 		Misread, DoubleCard, Jam, FaceUp, UnknownCard:
 		return true
 	}

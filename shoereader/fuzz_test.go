@@ -11,6 +11,7 @@ import (
 	"github.com/livetable/livetable/firmware-protocols/shoeproto"
 	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/shoereader/shoetest"
+	"github.com/livetable/livetable/table/card"
 )
 
 // scriptPort replays fixed reads, then ends the run: the last Read cancels
@@ -57,6 +58,13 @@ func FuzzReader(f *testing.F) {
 		f.Add(append([]byte(nil), session...))
 	}
 	f.Add([]byte{0xA5, 0xFF, 0x00, 1, 2, 3})
+	// A power glitch: the same numbers again from a restarted device,
+	// its HELLO lost, then heard with a new boot id and with the old one.
+	glitch := append(append([]byte(nil), session...),
+		shoetest.Frame(2, shoeproto.Message{Type: shoeproto.TypeCard, Time: 40, Card: card.MustParse("7c"), Confidence: 99})...)
+	f.Add(append(append([]byte(nil), glitch...), shoetest.Hello(2, "SN1", "1.0", 2)...))
+	f.Add(append(append([]byte(nil), glitch...), shoetest.Hello(1, "SN1", "1.0", 1)...))
+	f.Add(append(append([]byte(nil), session...), shoetest.Hello(1, "SN2", "1.0", 1)...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

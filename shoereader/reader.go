@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/livetable/livetable/firmware-protocols/shoeproto"
+	"github.com/livetable/livetable/table/card"
 )
 
 // Reader owns the shoe's port: it reads, decodes, acknowledges, drops
@@ -58,6 +59,27 @@ type Reader struct {
 	// device sends the same bytes again, so a payload that cannot be read
 	// never will be (MaxMalformed).
 	malformedN int
+	// recent is what was delivered under the last MaxWindow numbers of
+	// the session (by seq % MaxWindow): a frame numbered below next is
+	// dropped as a duplicate only if it repeats the frame delivered under
+	// its number. A device that restarted and numbers from 1 again, whose
+	// HELLO was lost (or that streams before its HELLO is answered),
+	// sends new cards under old numbers: acknowledging them as
+	// duplicates told it to forget cards never delivered.
+	recent [MaxWindow]frameSig
+	// gapN counts frames above next since the last delivery: a device
+	// that restarted at a higher number answers no RESEND for next.
+	gapN int
+	// devTime is the device clock of the last frame delivered in the
+	// session (or its HELLO): a HELLO of the same boot with an earlier
+	// clock is a device that restarted.
+	devTime uint32
+	// restarted is set when frames stopped being the session's stream
+	// (restartSuspected): the next HELLO must prove the session.
+	restarted bool
+	// reusedBoot is serial/boot of a device refused for restarting its
+	// numbering under the same boot id; its HELLOs stay refused.
+	reusedBoot string
 	lastHeard  time.Time
 	silent     bool
 	// lost is why the port is down (closed, failed, cannot be opened),
@@ -288,14 +310,97 @@ func (r *Reader) onFrame(m *DeviceMessage, err error) {
 	}
 	switch {
 	case m.Seq < r.next:
+		if !r.repeats(m) {
+			r.restartSuspected(m, "repeats no frame delivered under its number")
+			return
+		}
 		r.stats.duplicates.Add(1)
 		r.ackDurable()
 		return
 	case m.Seq > r.next:
+		// The device holds at most MaxWindow frames past what it was
+		// acknowledged, and we acknowledged at most next-1: a frame
+		// further on, or a gap that no RESEND closes, is another stream.
+		r.gapN++
+		if uint64(m.Seq) >= uint64(r.next)+MaxWindow || r.gapN > gapLimit {
+			r.restartSuspected(m, "is beyond the frames the device can hold unacknowledged")
+			return
+		}
 		r.requestFrom(HostResend, r.next)
 		return
 	}
 	r.inOrder(m.Seq, m, nil, now)
+}
+
+// MaxWindow is the largest send window the protocol allows (CONFIG's
+// WINDOW, 1..32): the device never holds more frames unacknowledged.
+const MaxWindow = 32
+
+// gapLimit is how many frames above the one awaited the reader takes
+// without the awaited one before it stops believing in the session: one
+// lost frame makes at most a window arrive early per retransmission, and
+// the device's timeout sends the awaited one again within a round.
+const gapLimit = 4 * MaxWindow
+
+// frameSig is what a retransmission repeats of a delivered frame.
+type frameSig struct {
+	seq   uint32
+	kind  MessageKind // 0: a frame given up unreadable, matched by number only
+	time  uint32
+	card  card.Card
+	bytes uint32 // FNV-1a of the frame's strings and numbers
+	valid bool
+}
+
+func sigOf(m *DeviceMessage) frameSig {
+	h := uint32(2166136261)
+	mix := func(b []byte) {
+		for _, c := range b {
+			h ^= uint32(c)
+			h *= 16777619
+		}
+		h ^= 0xff
+		h *= 16777619
+	}
+	mix(m.Code)
+	mix(m.ShoeID)
+	mix(m.Text)
+	h ^= uint32(m.Returned)*31 + uint32(m.FaultCode)*7 + uint32(m.Confidence)
+	return frameSig{seq: m.Seq, kind: m.Kind, time: m.Time, card: m.Card, bytes: h, valid: true}
+}
+
+// repeats reports whether m, numbered below next, is a copy of the frame
+// delivered under its number in this session.
+func (r *Reader) repeats(m *DeviceMessage) bool {
+	if uint64(m.Seq)+MaxWindow < uint64(r.next) {
+		return false // older than any frame the device can still hold
+	}
+	got := r.recent[m.Seq%MaxWindow]
+	switch {
+	case !got.valid || got.seq != m.Seq:
+		return false
+	case got.kind == 0:
+		return true
+	}
+	return got == sigOf(m)
+}
+
+// restartSuspected handles a frame that is not of the session's stream:
+// the device restarted (a power glitch) and its HELLO never reached us,
+// or another device took the line. Nothing is delivered and nothing
+// acknowledged (an ACK of next-1 would tell a restarted device to forget
+// frames we never had); the device is asked for a HELLO (CONFIG), which
+// starts its new session or proves the old one.
+func (r *Reader) restartSuspected(m *DeviceMessage, why string) {
+	if !r.restarted {
+		r.log.Error().Uint32("seq", m.Seq).Uint32("expected", r.next).Str("why", why).
+			Msg("frame is not of the shoe's session (a device restart whose HELLO was lost?): asking for HELLO")
+	}
+	r.restarted = true
+	r.helloOnCon = false
+	r.noSession = 1
+	r.gapN = 0
+	r.sendConfig()
 }
 
 // inOrder takes frame seq, the one awaited, as delivered: its events go
@@ -304,6 +409,13 @@ func (r *Reader) onFrame(m *DeviceMessage, err error) {
 func (r *Reader) inOrder(seq uint32, m *DeviceMessage, ev *Event, now time.Time) {
 	r.next++
 	r.malformedN = 0
+	r.gapN = 0
+	if m != nil {
+		r.recent[seq%MaxWindow] = sigOf(m)
+		r.devTime = m.Time
+	} else {
+		r.recent[seq%MaxWindow] = frameSig{seq: seq, valid: true}
+	}
 	r.stats.delivered.Add(1)
 	r.emitted = false
 	r.emittedN = 0
@@ -494,13 +606,27 @@ func (r *Reader) requestFrom(k HostKind, seq uint32) {
 
 func (r *Reader) hello(seq uint32, m *DeviceMessage, now time.Time) {
 	info := m.Info
-	if why := r.refuse(m); why != "" {
+	same := r.session && r.serial == info.Serial && r.bootID == info.BootID
+	var cause error
+	why := r.refuse(m)
+	if why == "" && same && r.reusedBoot == "" && r.restartedUnderSameBoot(seq, m) {
+		r.reusedBoot = info.Serial + "/" + strconv.FormatUint(uint64(info.BootID), 10)
+		r.log.Error().Str("serial", info.Serial).Uint32("boot", info.BootID).Uint32("hello_seq", seq).
+			Uint32("expected", r.next).Uint32("device_ms", m.Time).Uint32("last_device_ms", r.devTime).
+			Msg("shoe restarted under the boot id of its last power-up (firmware fault)")
+	}
+	if why == "" && r.reusedBoot != "" && r.reusedBoot == info.Serial+"/"+strconv.FormatUint(uint64(info.BootID), 10) {
+		cause = ErrStreamRestarted
+		why = fmt.Sprintf("it restarted its frame numbering (HELLO at #%d, the session was at #%d) under the boot id %d of its last power-up, "+
+			"so its new cards cannot be told from the ones already dealt: a firmware fault; replace the shoe", seq, r.next, info.BootID)
+	}
+	if why != "" {
 		r.helloOnCon = false
 		r.refused = true
 		key := info.Serial + "\x00" + info.Firmware
 		if r.refusedFor != key {
 			r.refusedFor = key
-			err := &RefusedError{Serial: info.Serial, Firmware: info.Firmware, Proto: info.Proto, Why: why}
+			err := &RefusedError{Serial: info.Serial, Firmware: info.Firmware, Proto: info.Proto, Why: why, Err: cause}
 			r.log.Error().Err(err).Msg("device refused")
 			r.emit(Event{Kind: DeviceRefused, Time: now, Device: info, Err: err, Message: err.Error()})
 		}
@@ -508,9 +634,17 @@ func (r *Reader) hello(seq uint32, m *DeviceMessage, now time.Time) {
 	}
 	r.refused = false
 	r.refusedFor = ""
-	if !r.session || r.serial != info.Serial || r.bootID != info.BootID {
+	r.restarted = false
+	if !same {
 		if r.session {
 			r.log.Warn().Str("serial", info.Serial).Uint32("boot", info.BootID).Msg("new device session (other device or reboot)")
+		}
+		if r.session && r.serial != info.Serial {
+			// Another shoe on the line: its cards are of no shoe the
+			// table knows until a supervisor says which shoe deals.
+			msg := fmt.Sprintf("another shoe connected: serial %s, where %s had the session; check which shoe is at the table before dealing on", info.Serial, r.serial)
+			r.log.Error().Str("serial", info.Serial).Str("was", r.serial).Msg("another shoe connected")
+			r.emit(Event{Kind: DeviceChanged, Time: now, DeviceTime: m.Time, Device: info, Err: ErrDeviceChanged, Message: msg})
 		}
 		r.session = true
 		r.serial, r.bootID = info.Serial, info.BootID
@@ -520,7 +654,10 @@ func (r *Reader) hello(seq uint32, m *DeviceMessage, now time.Time) {
 		r.next = max(seq, 1) // numbering starts at 1; ACK next-1 must not wrap
 		r.resendFor = 0
 		r.malformedN = 0
+		r.recent = [MaxWindow]frameSig{}
 	}
+	r.gapN = 0
+	r.devTime = m.Time
 	first := !r.helloOnCon
 	r.helloOnCon = true
 	r.sessionID = info.Serial + "/" + strconv.FormatUint(uint64(info.BootID), 10)
@@ -530,6 +667,16 @@ func (r *Reader) hello(seq uint32, m *DeviceMessage, now time.Time) {
 		r.emit(Event{Kind: Connected, Time: now, DeviceTime: m.Time, Device: info,
 			Message: fmt.Sprintf("%s %s serial %s firmware %s", info.Vendor, info.Model, info.Serial, info.Firmware)})
 	}
+}
+
+// restartedUnderSameBoot reports whether a HELLO with the boot id of the
+// session cannot be the session's: it names a frame older than any the
+// device can still hold unacknowledged, or one past those we had (the
+// device forgets a frame only when we acknowledge it), or its clock is
+// behind the last frame's (int32 arithmetic: the clock wraps after 49.7
+// days).
+func (r *Reader) restartedUnderSameBoot(seq uint32, m *DeviceMessage) bool {
+	return uint64(seq)+MaxWindow < uint64(r.next) || seq > r.next || int32(m.Time-r.devTime) < 0
 }
 
 // refuse returns why a device is not allowed, or "".

@@ -24,8 +24,9 @@ var ErrShoeEmpty = errors.New("shoe: shoe is empty")
 var ErrClosed = errors.New("shoe: device closed")
 
 // ErrReset is returned to callers waiting for an acknowledgement when the
-// host sent RESET and the device dropped its queue.
-var ErrReset = errors.New("shoe: frame dropped by host RESET")
+// device dropped its queue: the host sent RESET, or the power glitched
+// (PowerGlitch).
+var ErrReset = errors.New("shoe: frame dropped by a RESET or a power glitch")
 
 // ErrRunTwice is returned by a second call of Run.
 var ErrRunTwice = errors.New("shoe: Run called twice")

@@ -3,6 +3,7 @@ package shoe
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/livetable/livetable/firmware-protocols/shoeproto"
@@ -202,4 +203,27 @@ func (d *Device) LastWrite() time.Time {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.lastWrite
+}
+
+// PowerGlitch is the shoe's power failing for a moment mid-shoe: the
+// firmware restarts, loses what it held unacknowledged (its RAM: those
+// frames' waits end with ErrReset), numbers from seq again (1 after a
+// clean power-up, but any number is allowed), restarts its clock and says
+// HELLO. A firmware that draws the same boot id at every power-up
+// (keepBoot, against SPEC.md) claims the old session. The cards stay in
+// the shoe, as physical cards do.
+func (d *Device) PowerGlitch(seq uint32, keepBoot bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	d.dropAllLocked(ErrReset)
+	d.nextSeq = max(seq, 1)
+	if !keepBoot {
+		d.bootID = rand.Uint32()
+	}
+	d.start = now
+	d.helloAcked = false
+	if d.port != nil {
+		d.sendHelloLocked(now)
+	}
 }
