@@ -32,40 +32,17 @@ import (
 // resuming it) plays on above it. The backend never receives a seq with
 // two contents.
 func TestJournalBehindOutboxProcess(t *testing.T) {
-	bin := buildTabled(t)
 	tablectl := buildTablectl(t)
 	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
-	root := "livetable/it/gap/"
-	sub := mqttlinktest.Subscribe(t, mosq.URL(), root+"events", mqttlinktest.SubscriberOptions{ClientID: "gap-backend"})
-
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	cfgPath := filepath.Join(dir, "tabled.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `studio: it
-table: gap
-game: "000"
-data_dir: %s
-log_format: json
-log_level: warn
-timing: {settle: 20ms}
-broker: {url: %q}
-journal: {segment_size: 64KiB, checkpoint_every: 2}
-gpio: {sim: true}
-console: {addr: "off"}
-demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
-`, data, mosq.URL()), 0o644))
-	d := &daemon{t: t, bin: bin, cfg: cfgPath, logPath: filepath.Join(dir, "tabled.log")}
-	outbox, journalDir := filepath.Join(data, "outbox"), filepath.Join(data, "journal")
+	dt := newDemoTable(t, mosq.URL(), "gap", "journal: {segment_size: 64KiB, checkpoint_every: 2}\n")
+	d, sub, data := dt.d, dt.sub, dt.data
+	journalDir := filepath.Join(data, "journal")
 	segments := func() []string {
 		names, _ := filepath.Glob(filepath.Join(journalDir, "*.ltj"))
 		sort.Strings(names)
 		return names
 	}
-	published := func() uint64 {
-		seq, err := mqttlink.OutboxPublishedSeq(nil, outbox)
-		require.NoError(t, err)
-		return seq
-	}
+	published := dt.published
 
 	d.start()
 	newest := func() int64 {
@@ -82,7 +59,7 @@ demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
 	waitUntil(t, d, func() bool { return newest() > 8<<10 }, "the demo plays into a second segment")
 	d.stop()
 	last := published()
-	require.Eventually(t, func() bool { return sub.MaxSeq() == last }, 30*time.Second, 10*time.Millisecond)
+	waitUntil(t, d, func() bool { return sub.MaxSeq() == last }, "the backend has every event")
 
 	segs := segments()
 	require.NoError(t, os.Truncate(segs[len(segs)-1], 60), "the newest segment back to its header")
@@ -93,14 +70,9 @@ demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
 	assert.Contains(t, text, "journal behind the outbox")
 
 	// tabled refuses, naming both seqs.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := exec.CommandContext(ctx, bin, "--config", cfgPath).CombinedOutput()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "tabled must refuse: %s", b)
-	assert.Equal(t, 1, ee.ExitCode())
-	assert.Contains(t, string(b), fmt.Sprintf("but the outbox published up to seq %d", last))
-	assert.Contains(t, string(b), "the journal's last event is seq ")
+	b := dt.refusedStart("a journal behind the outbox")
+	assert.Contains(t, b, fmt.Sprintf("but the outbox published up to seq %d", last))
+	assert.Contains(t, b, "the journal's last event is seq ")
 	assert.Equal(t, last, published(), "the refusal published nothing")
 
 	code, text = tablectl("journal", "accept-loss", "--data-dir", data, "--by", "ops")
@@ -136,6 +108,94 @@ func waitUntil(t *testing.T, d *daemon, cond func() bool, what string) {
 			t.Fatalf("%s: not within 2 minutes; log:\n%s", what, d.logTail())
 		}
 	}
+}
+
+// demoTable is a demo table (tabled with its simulated players, backend
+// and supervisor) run as a process on a broker, with a backend's
+// persistent session on its events: the setup the backup, restore and
+// journal-damage tests share.
+type demoTable struct {
+	t      *testing.T
+	d      *daemon
+	cfg    string                   // the configuration file
+	data   string                   // the data directory
+	backup string                   // where backUp copies the data directory
+	root   string                   // the table's topic root
+	sub    *mqttlinktest.Subscriber // the backend, subscribed to root/events
+}
+
+// newDemoTable writes the configuration of demo table name (studio it)
+// on the broker at url, extra (YAML lines) appended, builds tabled and
+// subscribes the table's backend; the daemon is not started yet.
+func newDemoTable(t *testing.T, url, name, extra string) *demoTable {
+	t.Helper()
+	bin := buildTabled(t)
+	dir := t.TempDir()
+	dt := &demoTable{t: t, cfg: filepath.Join(dir, "tabled.yaml"), data: filepath.Join(dir, "data"),
+		backup: filepath.Join(dir, "backup"), root: "livetable/it/" + name + "/"}
+	dt.sub = mqttlinktest.Subscribe(t, url, dt.root+"events", mqttlinktest.SubscriberOptions{ClientID: name + "-backend"})
+	require.NoError(t, os.WriteFile(dt.cfg, fmt.Appendf(nil, `studio: it
+table: %s
+game: "000"
+data_dir: %s
+log_format: json
+log_level: warn
+timing: {settle: 20ms}
+broker: {url: %q}
+gpio: {sim: true}
+console: {addr: "off"}
+demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
+%s`, name, dt.data, url, extra), 0o644))
+	dt.d = &daemon{t: t, bin: bin, cfg: dt.cfg, logPath: filepath.Join(dir, "tabled.log")}
+	return dt
+}
+
+// published is the highest seq the table's outbox says it published.
+func (dt *demoTable) published() uint64 {
+	seq, err := mqttlink.OutboxPublishedSeq(nil, filepath.Join(dt.data, "outbox"))
+	require.NoError(dt.t, err)
+	return seq
+}
+
+// play runs the table until the backend has more than above, stops it,
+// waits until the backend has everything it published, and returns the
+// last seq published.
+func (dt *demoTable) play(above uint64) uint64 {
+	dt.t.Helper()
+	dt.d.start()
+	waitUntil(dt.t, dt.d, func() bool { return dt.sub.MaxSeq() > above }, "the demo plays")
+	dt.d.stop()
+	last := dt.published()
+	waitUntil(dt.t, dt.d, func() bool { return dt.sub.MaxSeq() == last }, "the backend has every event")
+	return last
+}
+
+// backUp copies the (stopped) table's data directory whole, as a backup.
+func (dt *demoTable) backUp() {
+	dt.t.Helper()
+	out, err := exec.Command("cp", "-a", dt.data, dt.backup).CombinedOutput()
+	require.NoError(dt.t, err, "backup: %s", out)
+}
+
+// refusedStart runs tabled once more and returns what it said: it must
+// refuse to start (exit code 1, within a minute), for the reason why.
+func (dt *demoTable) refusedStart(why string) string {
+	dt.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := exec.CommandContext(ctx, dt.d.bin, "--config", dt.cfg).CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(dt.t, err, &ee, "tabled must refuse %s: %s", why, b)
+	assert.Equal(dt.t, 1, ee.ExitCode(), "%s", b)
+	return string(b)
+}
+
+// restore replaces the data directory with the backup, whole.
+func (dt *demoTable) restore() {
+	dt.t.Helper()
+	require.NoError(dt.t, os.RemoveAll(dt.data))
+	out, err := exec.Command("cp", "-a", dt.backup, dt.data).CombinedOutput()
+	require.NoError(dt.t, err, "restore: %s", out)
 }
 
 // buildTablectl builds tablectl and returns a runner of it: its exit
@@ -190,53 +250,17 @@ func oneContentPerSeq(t *testing.T, sub *mqttlinktest.Subscriber) map[uint64]str
 // seqs and, once the broker was back, published seqs 449-544 of a demo
 // table a second time with other content), then refuses the same way.
 func TestRestoredOlderDataDirProcess(t *testing.T) {
-	bin := buildTabled(t)
 	tablectl := buildTablectl(t)
 	// Persistence: the retained state, the witness, outlives the broker's
 	// restart below.
 	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{Persistence: true})
-	root := "livetable/it/restore/"
-	sub := mqttlinktest.Subscribe(t, mosq.URL(), root+"events", mqttlinktest.SubscriberOptions{ClientID: "restore-backend"})
+	dt := newDemoTable(t, mosq.URL(), "restore", "")
+	d, sub, data, published := dt.d, dt.sub, dt.data, dt.published
 
-	dir := t.TempDir()
-	data, backup := filepath.Join(dir, "data"), filepath.Join(dir, "backup")
-	cfgPath := filepath.Join(dir, "tabled.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `studio: it
-table: restore
-game: "000"
-data_dir: %s
-log_format: json
-log_level: warn
-timing: {settle: 20ms}
-broker: {url: %q}
-gpio: {sim: true}
-console: {addr: "off"}
-demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
-`, data, mosq.URL()), 0o644))
-	d := &daemon{t: t, bin: bin, cfg: cfgPath, logPath: filepath.Join(dir, "tabled.log")}
-	published := func() uint64 {
-		seq, err := mqttlink.OutboxPublishedSeq(nil, filepath.Join(data, "outbox"))
-		require.NoError(t, err)
-		return seq
-	}
-	// play runs the table until the backend has more than above, and
-	// returns the last seq it published.
-	play := func(above uint64) uint64 {
-		d.start()
-		waitUntil(t, d, func() bool { return sub.MaxSeq() > above }, "the demo plays")
-		d.stop()
-		last := published()
-		waitUntil(t, d, func() bool { return sub.MaxSeq() == last }, "the backend has every event")
-		return last
-	}
-
-	old := play(20)
-	out, err := exec.Command("cp", "-a", data, backup).CombinedOutput()
-	require.NoError(t, err, "backup: %s", out)
-	high := play(old + 20)
-	require.NoError(t, os.RemoveAll(data))
-	out, err = exec.Command("cp", "-a", backup, data).CombinedOutput()
-	require.NoError(t, err, "restore: %s", out)
+	old := dt.play(20)
+	dt.backUp()
+	high := dt.play(old + 20)
+	dt.restore()
 	code, text := tablectl("journal", "verify", "--data-dir", data)
 	require.Equal(t, 0, code, "journal and outbox of one backup agree: %s", text)
 
@@ -268,28 +292,23 @@ demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
 	assert.Equal(t, old, published(), "the wait and the refusal published nothing")
 
 	// tabled refuses, naming the seq the broker holds.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := exec.CommandContext(ctx, bin, "--config", cfgPath).CombinedOutput()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "tabled must refuse a data directory older than what was published: %s", b)
-	assert.Equal(t, 1, ee.ExitCode())
+	b := dt.refusedStart("a data directory older than what was published")
 	// The journal may end past the outbox (events a stop journaled and
 	// the outbox never took; a start republishes them), never before it.
-	m := regexp.MustCompile(fmt.Sprintf(`the journal's last event is seq (\d+) and the outbox's seq %d, but the table's retained state at the broker names seq %d`, old, high)).FindSubmatch(b)
+	m := regexp.MustCompile(fmt.Sprintf(`the journal's last event is seq (\d+) and the outbox's seq %d, but the table's retained state at the broker names seq %d`, old, high)).FindStringSubmatch(b)
 	require.NotNil(t, m, "the refusal names the three seqs: %s", b)
 	journalSeq, err := strconv.ParseUint(string(m[1]), 10, 64)
 	require.NoError(t, err)
 	require.True(t, journalSeq >= old && journalSeq < high, "journal seq %d, outbox %d, broker %d", journalSeq, old, high)
 	t.Logf("restored: journal seq %d, outbox %d, broker %d", journalSeq, old, high)
-	assert.Contains(t, string(b), fmt.Sprintf("--published-seq %d", high))
+	assert.Contains(t, b, fmt.Sprintf("--published-seq %d", high))
 	assert.Equal(t, old, published(), "the refusal published nothing")
 
 	code, text = tablectl("journal", "accept-loss", "--data-dir", data, "--by", "ops", "--reason", "restored the older backup", "--published-seq", fmt.Sprint(high))
 	require.Equal(t, 0, code, text)
 	assert.Contains(t, text, fmt.Sprintf("events %d-%d lost", journalSeq+1, high))
 
-	play(high + 30)
+	dt.play(high + 30)
 	contents := oneContentPerSeq(t, sub)
 	assert.Contains(t, contents[high+1], `alarm{"code":"seq_gap"`)
 	assert.Contains(t, contents[high+1], "restored the older backup")

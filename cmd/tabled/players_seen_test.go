@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,43 +25,13 @@ import (
 // lost seqs. The demo's backend plays on after the restore, its new
 // commands taken.
 func TestDemoBackendSeenAfterRestore(t *testing.T) {
-	bin := buildTabled(t)
 	tablectl := buildTablectl(t)
 	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
-	root := "livetable/it/seen/"
-	sub := mqttlinktest.Subscribe(t, mosq.URL(), root+"events", mqttlinktest.SubscriberOptions{ClientID: "seen-events"})
+	dt := newDemoTable(t, mosq.URL(), "seen", "")
+	d, sub, data, root := dt.d, dt.sub, dt.data, dt.root
 	// What the demo's backend sends and the replies it gets.
 	wire := mqttlinktest.Subscribe(t, mosq.URL(), root+"#", mqttlinktest.SubscriberOptions{ClientID: "seen-wire", CleanSession: true})
 
-	dir := t.TempDir()
-	data, backup := filepath.Join(dir, "data"), filepath.Join(dir, "backup")
-	cfgPath := filepath.Join(dir, "tabled.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `studio: it
-table: seen
-game: "000"
-data_dir: %s
-log_format: json
-log_level: warn
-timing: {settle: 20ms}
-broker: {url: %q}
-gpio: {sim: true}
-console: {addr: "off"}
-demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
-`, data, mosq.URL()), 0o644))
-	d := &daemon{t: t, bin: bin, cfg: cfgPath, logPath: filepath.Join(dir, "tabled.log")}
-	published := func() uint64 {
-		seq, err := mqttlink.OutboxPublishedSeq(nil, filepath.Join(data, "outbox"))
-		require.NoError(t, err)
-		return seq
-	}
-	play := func(above uint64) uint64 {
-		d.start()
-		waitUntil(t, d, func() bool { return sub.MaxSeq() > above }, "the demo plays")
-		d.stop()
-		last := published()
-		waitUntil(t, d, func() bool { return sub.MaxSeq() == last }, "the backend has every event")
-		return last
-	}
 	type sent struct {
 		topic   string
 		payload []byte
@@ -95,11 +62,10 @@ demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
 		return out
 	}
 
-	old := play(20)
-	out, err := exec.Command("cp", "-a", data, backup).CombinedOutput()
-	require.NoError(t, err, "backup: %s", out)
+	old := dt.play(20)
+	dt.backUp()
 	before := len(commands())
-	high := play(old + 30)
+	high := dt.play(old + 30)
 
 	// The commands of the lost stretch, each saying what its sender had
 	// seen; the last one the table took is the one delivered again.
@@ -116,9 +82,7 @@ demo: {enabled: true, seed: 5, pace: 2ms, think: 5ms, betting: 150ms, seats: 3}
 	}
 	require.NotNil(t, again, "a command of the lost stretch the table took")
 
-	require.NoError(t, os.RemoveAll(data))
-	out, err = exec.Command("cp", "-a", backup, data).CombinedOutput()
-	require.NoError(t, err, "restore: %s", out)
+	dt.restore()
 	code, text := tablectl("journal", "accept-loss", "--data-dir", data, "--by", "ops", "--reason", "restored the older backup", "--published-seq", fmt.Sprint(high))
 	require.Equal(t, 0, code, text)
 
