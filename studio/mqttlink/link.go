@@ -94,6 +94,10 @@ type Link struct {
 	failuresInRow    atomic.Uint64
 	subscribeRefused atomic.Uint64
 	takeover         takeoverWatch
+	// staleOffline counts offline statuses corrected (watchStatus);
+	// statusRefused is set once a refusal of that subscription is logged.
+	staleOffline  atomic.Uint64
+	statusRefused atomic.Bool
 }
 
 // New checks the options and returns a Link that is not connected yet.
@@ -286,10 +290,16 @@ func (l *Link) goodbye(client paho.Client) {
 // session publishes the online status and (re)subscribes to commands after
 // every connection, outside paho's goroutines.
 func (l *Link) session(ctx context.Context, client paho.Client, connected <-chan struct{}) error {
+	stale := make(chan struct{}, 1)
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-stale:
+			if err := l.correctStatus(ctx, client); err != nil {
+				return err
+			}
+			continue
 		case <-connected:
 		}
 		l.log.Info().Str("broker", l.Broker()).Msg("connected to broker")
@@ -301,6 +311,11 @@ func (l *Link) session(ctx context.Context, client paho.Client, connected <-chan
 			l.log.Error().Err(err).Str("topic", l.topics.Commands).Msg("subscribe to commands")
 			continue
 		}
+		// Before "online", so that no offline published after it goes
+		// unseen.
+		if err := l.watchStatus(ctx, client, stale); err != nil {
+			return err
+		}
 		if err := waitToken(ctx, client.Publish(l.topics.Status, l.opts.QoS, true, StatusOnline)); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -310,6 +325,60 @@ func (l *Link) session(ctx context.Context, client paho.Client, connected <-chan
 		}
 		l.ready.Store(true)
 	}
+}
+
+// watchStatus subscribes to the table's own status topic (QoS 0: on a
+// NATS cluster a QoS 1 subscription is a replicated consumer, and a lost
+// notice costs only the correction): an offline status that reaches it
+// while the table is online is the Last Will of an earlier connection
+// that the broker published late, after the table had reconnected and
+// said online. A NATS node that drops a table during a leader election
+// publishes the will seconds later, once its stalled stream write times
+// out (seen in TestNATSClusterFailover: a backend's last word on a table
+// that was playing was offline). correctStatus then says online again.
+// The retained offline a subscription starts with is from before this
+// connection's online, which follows, so only live ones count. A broker
+// that refuses the subscription (an ACL without read on the status
+// topic) costs the correction, not the connection: logged once.
+func (l *Link) watchStatus(ctx context.Context, client paho.Client, stale chan struct{}) error {
+	tok := client.Subscribe(l.topics.Status, 0, func(_ paho.Client, m paho.Message) {
+		m.Ack()
+		if !m.Retained() && string(m.Payload()) == StatusOffline {
+			signal(stale)
+		}
+	})
+	err := waitToken(ctx, tok)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	refused := err != nil
+	if st, ok := tok.(*paho.SubscribeToken); ok && err == nil {
+		refused = st.Result()[l.topics.Status] == 0x80
+	}
+	if refused && l.statusRefused.CompareAndSwap(false, true) {
+		l.log.Warn().Err(err).Str("topic", l.topics.Status).
+			Msg("cannot subscribe to the table's own status: a Last Will the broker publishes late will leave the table offline at the backend while it plays; give the table's user read on its status topic (deploy/mosquitto/acl: topic readwrite)")
+	}
+	return nil
+}
+
+// correctStatus publishes online again after watchStatus saw an offline
+// status while the table is online. Between connections it does nothing:
+// the next connection says online anyway.
+func (l *Link) correctStatus(ctx context.Context, client paho.Client) error {
+	if !l.ready.Load() {
+		return nil
+	}
+	l.staleOffline.Add(1)
+	l.log.Warn().Str("broker", l.Broker()).
+		Msg("the broker published this table's offline status while it is online (the Last Will of an earlier connection, published late); saying online again")
+	if err := waitToken(ctx, client.Publish(l.topics.Status, l.opts.QoS, true, StatusOnline)); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		l.log.Warn().Err(err).Msg("publish online status")
+	}
+	return nil
 }
 
 // subscribe takes the command subscription and checks the broker granted

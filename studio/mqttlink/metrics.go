@@ -116,6 +116,10 @@ type Stats struct {
 	// SubscribeRefused counts command subscriptions the broker refused
 	// (an ACL that does not give this table its own commands).
 	SubscribeRefused uint64
+	// StaleOffline counts offline statuses the broker published while
+	// the table was online (an earlier connection's Last Will, late),
+	// each answered by saying online again.
+	StaleOffline uint64
 	// ShortConnections counts connections the broker closed within 5 s
 	// of opening them; TakeoverSuspected counts the runs of three in a
 	// row, each logged as an error: another client with the table's
@@ -178,6 +182,7 @@ func (l *Link) Stats() Stats {
 
 		ConnectFailures:  l.connectFailures.Load(),
 		SubscribeRefused: l.subscribeRefused.Load(),
+		StaleOffline:     l.staleOffline.Load(),
 
 		ShortConnections:  l.takeover.short.Load(),
 		TakeoverSuspected: l.takeover.raised.Load(),
