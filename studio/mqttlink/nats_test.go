@@ -32,7 +32,8 @@ var natsPasswords = map[string]string{
 	"table-studio1-t1": "t1-pass", "table-studio1-t2": "t2-pass", "backend": "backend-pass", "supervisor": "sup-pass",
 }
 
-// natsStudio is the shipped cluster with a test CA, a certificate and a
+// natsStudio is the shipped cluster (with replace's old, new pairs
+// applied to the file, if any) with a test CA, a certificate and a
 // password for each of its users.
 type natsStudio struct {
 	*mqttlinktest.NATSCluster
@@ -40,7 +41,7 @@ type natsStudio struct {
 	certs map[string][2]string // user -> certificate and key files
 }
 
-func startNATSStudio(t *testing.T) *natsStudio {
+func startNATSStudio(t *testing.T, replace ...string) *natsStudio {
 	t.Helper()
 	dir := t.TempDir()
 	ca := mqttlinktest.NewCA(t, dir, "studio1-CA")
@@ -54,7 +55,7 @@ func startNATSStudio(t *testing.T) *natsStudio {
 		cert, key := ca.Issue(t, user, false)
 		st.certs[user] = [2]string{cert, key}
 	}
-	st.NATSCluster = mqttlinktest.StartNATSCluster(t, 3, mqttlinktest.NATSOptions{Config: natsConf, Replace: rep, TLS: true})
+	st.NATSCluster = mqttlinktest.StartNATSCluster(t, 3, mqttlinktest.NATSOptions{Config: natsConf, Replace: append(rep, replace...), TLS: true})
 	return st
 }
 

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -89,4 +91,21 @@ func TestStaleWillAnswered(t *testing.T) {
 			assert.Equal(t, uint64(1), r.link.Stats().StaleOffline, "the offline of a clean stop is not answered")
 		})
 	}
+}
+
+// TestStatusUnreadable: with the permissions of before (a table may not
+// read its own status) a NATS node refuses that subscription; the table
+// still goes online and takes commands, and says once that it cannot
+// answer a late will and what to change.
+func TestStatusUnreadable(t *testing.T) {
+	c := startNATSStudio(t, `"livetable.studio1.t1.status", "$MQTT.sub.>"`, `"$MQTT.sub.>"`)
+	refused := mqttlinktest.NewLogWatch(zerolog.NewTestWriter(t), zerolog.WarnLevel, "cannot subscribe to the table's own status", "topic readwrite")
+	r := startLinkLogged(t, c.linkOptions(t, "t1", c.URLs()), &mqttlinktest.Submitter{}, zerolog.New(refused).Level(zerolog.WarnLevel))
+	select {
+	case <-refused.Seen():
+	case <-time.After(waitFor):
+		t.Fatal("the refused status subscription was not logged")
+	}
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll, "online all the same")
+	assert.Zero(t, r.link.Stats().SubscribeRefused, "the commands' subscription was granted")
 }
