@@ -203,7 +203,13 @@ func TestCommandFlood(t *testing.T) {
 		require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", []byte(payload)))
 	}
 	require.NoError(t, backend.Publish(ctx, topics.Root+"commands/decision", []byte(`{"schema":1,"id":"ok","type":"decision","seat":1,"player":"anna","action":"stand"}`)))
-	require.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == flood+1 }, waitFor, poll)
+	if !assert.Eventually(t, func() bool { return len(backend.MessagesOn(topics.Replies)) == flood+1 }, waitFor, poll) {
+		// Seen once under heavy load (load average 40 on 2 cores): what
+		// the link did and what the backend got say where they went.
+		st := r.link.Stats()
+		t.Fatalf("%d replies of %d at the backend; link: accepted %d, rejected %d, limited %d, dropped %d, connected %v, ready %v; %d inputs at the controller",
+			len(backend.MessagesOn(topics.Replies)), flood+1, st.Accepted, st.Rejected, st.Limited, st.Dropped, st.Connected, st.Ready, len(ctrl.Inputs()))
+	}
 
 	limited, rejected := 0, 0
 	for _, rep := range replies(t, backend, topics.Replies) {
