@@ -24,9 +24,13 @@ import (
 // table's (table.Machine), rebuilt from the journal after a restart.
 // Create it with New and start Run.
 type Reader struct {
-	open    Opener
-	opts    Options
-	log     zerolog.Logger
+	open Opener
+	opts Options
+	log  zerolog.Logger
+	// badLog logs damaged and malformed frames sampled (20 a second, then
+	// one in a hundred): a noisy line sends them at line rate, and each
+	// NAK brings the damaged copy again; Stats counts every one.
+	badLog  zerolog.Logger
 	running atomic.Bool
 
 	// codec is the vendor's protocol (Options.Protocol): its decoding
@@ -130,6 +134,7 @@ func New(open Opener, opts Options, log zerolog.Logger) *Reader {
 		wbuf:  make([]byte, 0, shoeproto.MaxFrameLen),
 		codec: opts.Protocol.NewCodec(),
 	}
+	r.badLog = r.log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second, NextSampler: &zerolog.BasicSampler{N: 100}})
 	r.frameFn = r.onFrame
 	return r
 }
@@ -465,7 +470,7 @@ func (r *Reader) badFrame(err error) {
 	var me *MalformedError
 	if errors.As(err, &me) {
 		now := r.heard() // the device spoke: its frame was intact
-		r.log.Warn().Err(err).Msg("malformed frame")
+		r.badLog.Warn().Err(err).Msg("malformed frame")
 		if !r.helloOnCon || r.refused || me.Seq != r.next {
 			return
 		}
@@ -482,7 +487,7 @@ func (r *Reader) badFrame(err error) {
 		r.unreadable(me, now)
 		return
 	}
-	r.log.Warn().Err(err).Msg("bad frame")
+	r.badLog.Warn().Err(err).Msg("bad frame")
 	if r.helloOnCon && !r.refused {
 		r.requestFrom(HostNak, r.next)
 	}

@@ -56,8 +56,10 @@ commands:
 
 On the table box, status and the supervisor commands go to tabled's socket
 in the data directory (its file permissions are the authorisation); with
---broker (or a config whose broker is external) they go over MQTT, signed
-with the supervisor's key.
+--broker they go over MQTT, signed with the supervisor's key (--as), as
+they do when the socket is not there and the config's broker is external.
+Over MQTT give the supervisor's broker user (--user): the config's is the
+table's own, which the ACL does not let send supervisor commands.
 
 --config FILE is tabled's configuration: tablectl takes the data directory,
 studio, table, game and broker from it. Without one, the data directory is
