@@ -384,13 +384,17 @@ func (c *Controller) Run(ctx context.Context, out chan<- table.Input, bodies cha
 
 // runner is Run's state: the machine, the debouncers, the output level.
 type runner struct {
-	c                    *Controller
-	ctx                  context.Context
-	out                  chan<- table.Input
-	bodies               chan<- table.Body
-	m                    machine
-	ready, done, a, b    debouncer
-	cut                  debouncer
+	c                 *Controller
+	ctx               context.Context
+	out               chan<- table.Input
+	bodies            chan<- table.Body
+	m                 machine
+	ready, done, a, b debouncer
+	cut               debouncer
+	// cutWarned is set once AlarmCutNoShoe was raised in state
+	// cutWarnedIn, until the sensor counts again.
+	cutWarned            bool
+	cutWarnedIn          State
 	requestOn, requestOK bool // the level last driven on swap_request, and whether it was
 }
 
@@ -404,11 +408,34 @@ func (r *runner) sample(now time.Time) lines {
 	l.presentB, _ = r.b.sample(bool(p.ShoeB.Read()), now)
 	if p.CutCard != nil {
 		if on, changed := r.cut.sample(bool(p.CutCard.Read()), now); on && changed {
-			r.c.log.Info().Str("state", r.m.state.String()).Msg("cut card seen")
-			r.emitInput(table.CutCardSeen{Source: "sensor"})
+			r.cutCard(l)
 		}
 	}
 	return l
+}
+
+// cutCard handles a debounced assertion of the cut-card sensor: the
+// table's cut card while a shoe is in play in its slot; otherwise (no
+// shoe, mid-swap, the shoe lifted out) a hand or a shoe body in front of
+// the sensor, which ended the shoe in play (the table closes it and asks
+// for the swap): a non-pausing alarm instead, once per state, so a
+// sensor that flickers does not flood the journal.
+func (r *runner) cutCard(l lines) {
+	if r.m.cutCardCounts(l) {
+		r.cutWarned = false
+		r.c.log.Info().Str("state", r.m.state.String()).Msg("cut card seen")
+		r.emitInput(table.CutCardSeen{Source: "sensor"})
+		return
+	}
+	msg := fmt.Sprintf("cut-card sensor asserted with no shoe in play in the slot (shuffler %s, A=%t B=%t): not taken as the cut card; check the sensor",
+		r.m.state, l.presentA, l.presentB)
+	if r.cutWarned && r.cutWarnedIn == r.m.state {
+		r.c.log.Debug().Msg(msg)
+		return
+	}
+	r.cutWarned, r.cutWarnedIn = true, r.m.state
+	r.c.log.Warn().Str("code", AlarmCutNoShoe).Msg(msg)
+	r.emitInput(alarm(AlarmCutNoShoe, msg, false))
 }
 
 // step runs the transition function and carries out its actions.

@@ -41,6 +41,15 @@ const (
 	AlarmNotReady = "shuffler_not_ready"
 	// AlarmNoAck: the swap was requested and never acknowledged.
 	AlarmNoAck = "swap_not_acknowledged"
+	// AlarmAckStuck: a swap was requested with the shuffler ready, and
+	// swap_done stayed asserted from the last swap (a second, stuck
+	// acknowledgement): the handshake cannot start. Pauses.
+	AlarmAckStuck = "swap_done_stuck"
+	// AlarmCutNoShoe: the cut-card sensor asserted while no shoe was in
+	// play in its slot (starting, mid-swap, the shoe lifted out): no
+	// cut card can have come out, so it is not reported as one, which
+	// would end the shoe in play. Does not pause.
+	AlarmCutNoShoe = "cutcard_no_shoe"
 	// AlarmSwapPresence: the shuffler acknowledged a swap that the presence
 	// sensors do not show.
 	AlarmSwapPresence = "swap_presence_mismatch"

@@ -275,6 +275,11 @@ func next(m machine, in input, lim limits) (machine, actions) {
 		case removed():
 		case l.ready && !l.done:
 			enter(Swapping, "shuffler ready")
+		case in.now.Sub(m.since) >= lim.ready && l.ready && l.done:
+			// Ready all along: the swap waits for swap_done to fall,
+			// held since the last swap (acknowledged twice, stuck).
+			// "Not ready" sent the supervisor to the shuffle.
+			fault(AlarmAckStuck, fmt.Sprintf("shoe %s ready but swap_done still asserted %v after the swap request (stuck since the last swap): check the swap_done line", m.inPlay.other(), lim.ready))
 		case in.now.Sub(m.since) >= lim.ready:
 			fault(AlarmNotReady, fmt.Sprintf("shoe %s not ready %v after the swap request", m.inPlay.other(), lim.ready))
 		}
@@ -295,6 +300,17 @@ func next(m machine, in input, lim limits) (machine, actions) {
 		// Latched until Reset: a supervisor must look at the table first.
 	}
 	return m, act
+}
+
+// cutCardCounts reports whether a cut-card sensor assertion with the lines
+// l can be a cut card: a shoe is in play and sits in its slot (not
+// starting, not mid-swap).
+func (m machine) cutCardCounts(l lines) bool {
+	switch m.state {
+	case Starting, Swapping:
+		return false
+	}
+	return m.inPlay != NoShoe && l.present(m.inPlay)
 }
 
 // alarm is the table input that reports a shuffler alarm. The table
