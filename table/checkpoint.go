@@ -176,6 +176,7 @@ func (m *Machine) Restore(ck Checkpoint) error {
 	m.aside = nil
 	m.shoeID, m.cutCard, m.dealt, m.burn, m.rounds = ck.ShoeID, ck.CutCard, ck.Dealt, ck.Burn, ck.Rounds
 	m.out, m.gapTo = ck.Out, ck.GapTo
+	m.gapShoe, m.gapAt = "", false
 	if ck.Times != nil {
 		m.setPhaseTimes(*ck.Times)
 	}

@@ -103,7 +103,15 @@ type Machine struct {
 	// from epochSeenFence a command whose sender had seen no later event
 	// was made for the table before the restore (checkSeen).
 	gapTo uint64
-	shoe  shoeBook
+	// gapShoe is the shoe in play when an accepted loss (SeqGap) was
+	// journaled (gapAt set): its record (the integrity book) is the
+	// backup's, without the cards dealt since, so the paused table's line
+	// tells the supervisor to change it before resuming, until it is.
+	// Not checkpointed: a checkpoint is never taken while paused, and
+	// the line is the paused table's.
+	gapShoe string
+	gapAt   bool
+	shoe    shoeBook
 
 	// out is how many cards came out of this shoe as the table heard of
 	// them, read or not (each card drawn, booked or refused, each card the
@@ -815,6 +823,7 @@ func (m *Machine) applySeqGap(v SeqGap) error {
 	// backend may already have is never given to another event.
 	m.seq = max(m.seq, v.LostTo)
 	m.alarm("seq_gap", v.Message(), PauseSeqGap)
+	m.gapShoe, m.gapAt = m.shoeID, true
 	return nil
 }
 
@@ -1422,7 +1431,7 @@ func (m *Machine) buildState() *State {
 			// it) showed "stop: table paused ()".
 			why = string(m.pauses[0])
 		}
-		st.Round.Next = "stop: table paused (" + why + ")" + m.heldNote() + m.asideNote()
+		st.Round.Next = "stop: table paused (" + why + ")" + m.heldNote() + m.asideNote() + m.gapShoeNote()
 	case m.voided && m.phase == PhaseSettled:
 		st.Round.Next = "clear the cards: round voided, next round"
 	case m.burn > 0:

@@ -507,3 +507,17 @@ func coalescable(code string) bool {
 	}
 	return true
 }
+
+// gapShoeNote is what the line of a table paused by an accepted loss
+// (SeqGap) adds while the shoe in play is the one of the restore: the
+// journal restored from a backup has the shoe's record as it was then,
+// without the cards dealt since (docs/deploy.md, restore: change the
+// shoe before resuming), so the over-count and code checks would miss
+// those cards and its count at shoe out would not match. The line said
+// only "table paused" and a supervisor following it resumed on it.
+func (m *Machine) gapShoeNote() string {
+	if !m.gapAt || m.shoeID != m.gapShoe || !slices.Contains(m.pauses, PauseSeqGap) || m.shoeID == "" {
+		return ""
+	}
+	return "; change the shoe before resuming: its cards dealt after the backup are not in the table's record of it"
+}
