@@ -1,9 +1,13 @@
 package shoereader_test
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,7 +16,9 @@ import (
 	"github.com/livetable/livetable/shoereader"
 	"github.com/livetable/livetable/shoereader/shoetest"
 	"github.com/livetable/livetable/simulators/shoe"
+	"github.com/livetable/livetable/table"
 	"github.com/livetable/livetable/table/card"
+	"github.com/livetable/livetable/table/rules"
 )
 
 // timedCard is a CARD frame stamped with the device's clock, as a real
@@ -263,4 +269,59 @@ func TestPtyPowerGlitch(t *testing.T) {
 			assert.Equal(t, uint64(0), rg.reader.Stats().Duplicates, "nothing of the new stream taken for a duplicate")
 		})
 	}
+}
+
+// TestAnotherShoePausesTheTable runs TestAnotherShoeConnected's swap of
+// shoes through the Bridge into the table's state machine, as tabled
+// wires them (RunFunc, AckOnCommit): the table pauses with
+// shoe.device_changed and the reason, and the card the new shoe sends is
+// set aside for the supervisor (the table needs no card between rounds;
+// mid-round it is held until the supervisor's resume or void), not dealt.
+func TestAnotherShoePausesTheTable(t *testing.T) {
+	rs, err := rules.Game("000")
+	require.NoError(t, err)
+	m, err := table.NewMachine(table.MachineConfig{Table: "t1", Rules: rs})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var alarms []table.Alarm
+	at := time.Date(2026, 11, 25, 13, 0, 0, 0, time.UTC)
+	pr := startPipeRig(t, shoereader.Options{AckOnCommit: true}, func(ctx context.Context, r *shoereader.Reader, events chan shoereader.Event) error {
+		b := &shoereader.Bridge{Reader: r, Log: zerolog.Nop(),
+			Observe: func(ev shoereader.Event) { events <- ev },
+			Submit: func(_ context.Context, in table.Input) error {
+				mu.Lock()
+				defer mu.Unlock()
+				at = at.Add(time.Second)
+				st, err := m.Apply(at, in)
+				for _, e := range st.Events {
+					if a, ok := e.Body.(table.Alarm); ok {
+						alarms = append(alarms, a)
+					}
+				}
+				return err
+			}}
+		return r.RunFunc(ctx, func(ev shoereader.Event) { b.Deliver(ctx, ev) })
+	})
+	pr.write(t, timedHello(1, 500, "SN1", 1),
+		shoetest.Frame(1, shoeproto.Message{Type: shoeproto.TypeShoeIn, Time: 600}),
+		shoetest.Frame(2, shoeproto.Message{Type: shoeproto.TypeShoeID, Time: 700, ShoeID: []byte("S-1")}))
+	for _, k := range []shoereader.Kind{shoereader.Connected, shoereader.ShoeIn, shoereader.ShoeID} {
+		require.Equal(t, k, pr.event(t).Kind)
+	}
+	pr.write(t, timedHello(1, 20, "SN2", 9), timedCard(1, 30, "As"))
+	for _, k := range []shoereader.Kind{shoereader.DeviceChanged, shoereader.Card} {
+		require.Equal(t, k, pr.event(t).Kind)
+	}
+	require.Contains(t, pr.hostUntil(t, 1), "ACK 1", "the card is the table's now: held, durable")
+	mu.Lock()
+	defer mu.Unlock()
+	st := m.State()
+	assert.True(t, st.Paused)
+	assert.Contains(t, st.PauseReason, "another shoe connected")
+	var codes []string
+	for _, a := range alarms {
+		codes = append(codes, a.Code)
+	}
+	assert.Equal(t, []string{"shoe.device_changed"}, codes)
+	assert.Equal(t, []string{"As"}, st.SetAside)
 }
