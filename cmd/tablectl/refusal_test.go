@@ -11,7 +11,8 @@ import (
 // reply's code. sign_again (a command signed before tabled's link
 // started, contract 2.7.0) is no verdict: nothing was applied and the
 // same command run again (signed anew) is judged, so it exits 3 like a
-// timeout, not 1 like the table's verdicts and unauthorised.
+// timeout, not 1 like the table's verdicts and unauthorised. A void or
+// correct naming a round that is no longer in play exits 6 (wrong_round).
 func TestRefusalExitStatus(t *testing.T) {
 	tests := []struct {
 		cmd, code string
@@ -22,7 +23,8 @@ func TestRefusalExitStatus(t *testing.T) {
 		{"void", "sign_again", exitNoVerdict},
 		{"shuffler-reset", "sign_again", exitNoVerdict},
 		{"void", "unauthorised", exitRefused},
-		{"void", "wrong_round", exitRefused},
+		{"void", "wrong_round", exitWrongRound},
+		{"correct", "wrong_round", exitWrongRound},
 		{"correct", "misread_at", exitMisreadAt},
 		{"correct", "no_misread", exitNoMisread},
 		{"void", "misread_at", exitRefused},
