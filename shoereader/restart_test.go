@@ -325,3 +325,36 @@ func TestAnotherShoePausesTheTable(t *testing.T) {
 	assert.Equal(t, []string{"shoe.device_changed"}, codes)
 	assert.Equal(t, []string{"As"}, st.SetAside)
 }
+
+// TestPtyImpossibleCards deals, through a pty, cards with a good CRC that
+// cannot be in the shoe: a 7th A♠ from a 6-deck shoe (the 6th is
+// legal), and from a one-deck RFID shoe a card whose code was already
+// dealt (a tag read twice, a cloned card). Each is the table machine's
+// finding: one pausing shoe.integrity_alarm that names it, the card not
+// booked. (A card code out of range never gets this far: its frame is
+// malformed, NAKed and given up as a misread, TestMalformedFrameGivenUp.)
+func TestPtyImpossibleCards(t *testing.T) {
+	as := card.MustParse("As")
+	t.Run("7th ace of spades in 6 decks", func(t *testing.T) {
+		rg := newRig(t, shoe.Options{Decks: 6, Script: []card.Card{as, as, as, as, as, as}}, shoereader.Options{Decks: 6})
+		evs := rg.pull(t, 6)
+		assert.Empty(t, tableAlarms(t, 6, evs, "shoe.integrity_alarm"), "six of a card in six decks")
+		rg.dev.InjectForeign(as)
+		evs = append(evs, rg.pull(t, 1)...)
+		alarms := tableAlarms(t, 6, evs, "shoe.integrity_alarm")
+		require.Len(t, alarms, 1)
+		assert.Contains(t, alarms[0].Message, "over count: card As")
+		assert.True(t, alarms[0].Pauses)
+	})
+	t.Run("code dealt twice from one deck", func(t *testing.T) {
+		rg := newRig(t, shoe.Options{Decks: 1, Seed: 5, RFID: true}, shoereader.Options{Decks: 1})
+		evs := rg.pull(t, 5)
+		first := rg.dev.Dealt()[0]
+		rg.dev.InjectCard(first, 1)
+		evs = append(evs, rg.pull(t, 1)...)
+		alarms := tableAlarms(t, 1, evs, "shoe.integrity_alarm")
+		require.Len(t, alarms, 1)
+		assert.Contains(t, alarms[0].Message, "duplicate code: card "+first.String())
+		assert.True(t, alarms[0].Pauses)
+	})
+}
