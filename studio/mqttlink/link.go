@@ -343,7 +343,9 @@ func (l *Link) session(ctx context.Context, client paho.Client, connected <-chan
 func (l *Link) watchStatus(ctx context.Context, client paho.Client, stale chan struct{}) error {
 	tok := client.Subscribe(l.topics.Status, 0, func(_ paho.Client, m paho.Message) {
 		m.Ack()
-		if !m.Retained() && string(m.Payload()) == StatusOffline {
+		// Read while not online yet it came before this connection's
+		// online, which settles it; it must not wait in stale either.
+		if l.ready.Load() && !m.Retained() && string(m.Payload()) == StatusOffline {
 			signal(stale)
 		}
 	})
