@@ -409,6 +409,9 @@ func (be *backend) reply(p []byte) {
 	if r.ID == "" {
 		return
 	}
+	if r.Code == "wrong_round" {
+		be.n.w.res.Net.WrongRound++
+	}
 	for _, t := range transient {
 		if strings.HasPrefix(r.Reason, t) {
 			return

@@ -43,6 +43,7 @@ type NetStats struct {
 	Flooded        int // hostile commands among them
 	ResendAsks     int // resends the backend asked for
 	OutboxFaults   int // EIOs armed on the outbox's and the ledger's writes and fsyncs
+	WrongRound     int // signed voids for a round that had settled, refused wrong_round
 }
 
 // netFaults are the broker's fault classes a seed has (not every seed
@@ -455,10 +456,27 @@ func (n *network) flood() {
 		by := []string{"sup", "mallory"}[n.rng.IntN(2)]
 		n.b.sendCommand("commands/supervisor", []byte(fmt.Sprintf(`{"schema":2,"id":%q,"type":"pause","by":%q,"reason":"x","ts":%d,"sig":%q}`,
 			id(), by, now.UnixMilli(), base64.StdEncoding.EncodeToString(sig))))
-	case 6: // a genuine supervisor command replayed long after it was signed
-		sc := mqttlink.SupervisorCommand{ID: id(), Type: "void", By: "sup", Reason: "replayed", Time: now.Add(-time.Duration(1+n.rng.IntN(48)) * time.Hour)}
+	case 6: // a genuine supervisor void replayed long after it was signed, or signed now for a round that has settled
+		// The void names the round its supervisor saw, as the console
+		// and tablectl send it: the round in play when it was signed
+		// (the replay), or the round before the one in play now (a late
+		// click: the round settled and the next began while it
+		// travelled). Both are refused, the first as too old, the
+		// second wrong_round; the hours drawn choose (one draw, as
+		// before).
+		h := 1 + n.rng.IntN(48)
+		sc := mqttlink.SupervisorCommand{ID: id(), Type: "void", By: "sup", Reason: "replayed", Round: n.w.state().Round.ID,
+			Time: now.Add(-time.Duration(h) * time.Hour)}
+		late := h%2 == 0 && n.w.wl.prevRound != "" && n.w.wl.prevRound != n.w.state().Round.ID
+		if late {
+			sc.Reason, sc.Round, sc.Time = "late", n.w.wl.prevRound, now
+		}
 		b, err := mqttlink.SignSupervisor(n.key, mqttlink.TopicsFor("sim", "t1").Root, sc)
 		if err == nil {
+			if late {
+				// Never accepted: the round it names is over.
+				n.be.expect(sc.ID, b, mqttlink.Reply{ID: sc.ID})
+			}
 			n.b.sendCommand("commands/supervisor", b)
 		}
 	case 7: // a genuine command signed for another table
@@ -496,11 +514,29 @@ func (n *network) replayDecision() {
 		if err != nil || !ok || d.ID == "" {
 			continue
 		}
-		b := []byte(fmt.Sprintf(`{"schema":2,"id":%q,"type":"decision","seat":%d,"player":%q,"action":%q}`, d.ID, d.Seat, d.Player, d.Action))
+		b := decisionCommand(d)
 		n.be.expect(d.ID, b, mqttlink.Reply{ID: d.ID, Accepted: true})
 		n.b.sendCommand("commands", b)
 		return
 	}
+}
+
+// decisionCommand is the wire command of a decision the table took, as
+// its backend sent it: the same id and fields, its seen included (the
+// newest seq the backend had, judged by the seen fence of rules epoch
+// 8). A replay without the seen would be another body under the same id
+// (refused as reused), and one the table must judge as the original.
+func decisionCommand(d table.Decision) []byte {
+	b, _ := json.Marshal(struct {
+		Schema int    `json:"schema"`
+		ID     string `json:"id"`
+		Type   string `json:"type"`
+		Seat   int    `json:"seat"`
+		Player string `json:"player"`
+		Action string `json:"action"`
+		Seen   uint64 `json:"seen,omitempty"`
+	}{2, d.ID, mqttlink.CmdDecision, d.Seat, d.Player, d.Action, d.Seen})
+	return b
 }
 
 // heal ends the faults and lets the network settle: the broker stays up,

@@ -40,6 +40,7 @@ func TestNetworkFaults(t *testing.T) {
 		sum.Flooded += n.Flooded
 		sum.ResendAsks += n.ResendAsks
 		sum.OutboxFaults += n.OutboxFaults
+		sum.WrongRound += n.WrongRound
 	})
 	// Seed 7382 found a resend's id remembered by the link's bounded
 	// reply ledger: the same id and body were refused as reused, then
@@ -65,6 +66,7 @@ func TestNetworkFaults(t *testing.T) {
 	assert.Positive(t, sum.Commands)
 	assert.Positive(t, sum.ResendAsks)
 	assert.Positive(t, sum.OutboxFaults)
+	assert.Positive(t, sum.WrongRound, "a signed void for a round that had settled reached the table and was refused")
 }
 
 // TestBackendSeesLoss: the view check can fail. Without its resends, a

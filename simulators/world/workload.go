@@ -100,6 +100,10 @@ type workload struct {
 	// as it was before any other (decide).
 	cut *cutDecision
 
+	// roundID is the newest round the workload has seen in the state,
+	// prevRound the one before it: a supervisor's late void names it.
+	roundID, prevRound string
+
 	// Bets per round ordinal (index r-1), for the money checks.
 	roundBets [][]table.Bet
 	// onDevice, when set, sees the table after each answered device frame.
@@ -203,6 +207,9 @@ func (wl *workload) step(t side, n int) {
 
 // counters start the per-round choices when a new round comes.
 func (wl *workload) counters(st table.State) {
+	if id := st.Round.ID; id != "" && id != wl.roundID {
+		wl.prevRound, wl.roundID = wl.roundID, id
+	}
 	if r := st.Rounds + 1; r != wl.round {
 		wl.round, wl.cards, wl.decisions, wl.timeouts = r, 0, 0, 0
 		clear(wl.made)
@@ -292,7 +299,7 @@ func applied(err error) bool {
 var refusals = []error{round.ErrIllegalAction, round.ErrOutOfTurn, round.ErrDuplicate, round.ErrBetLimit,
 	round.ErrRoundCap, round.ErrBadBet, round.ErrFinished, table.ErrPaused, table.ErrNoMisread,
 	table.ErrCommandIDReused, table.ErrStaleTimer, table.ErrNotPaused, table.ErrDuplicateFrame, table.ErrUnknownInput,
-	table.ErrShoeDown, table.ErrShoeUp, table.ErrMisreadPending, table.ErrAlarmRepeated, table.ErrMisreadAt}
+	table.ErrShoeDown, table.ErrShoeUp, table.ErrMisreadPending, table.ErrAlarmRepeated, table.ErrMisreadAt, table.ErrWrongRound}
 
 func typed(err error) bool {
 	for _, s := range refusals {
@@ -423,7 +430,9 @@ func (wl *workload) supervise(t side, st table.State) {
 			wl.foreign = false
 		}
 	case st.Misread != "":
-		_ = wl.submit(t, table.Supervisor{Command: "void", By: "sim", Reason: "card not known", ID: fmt.Sprintf("v%d", wl.supN)})
+		// The void names the round the supervisor sees, as the console
+		// and tablectl send it.
+		_ = wl.submit(t, table.Supervisor{Command: "void", By: "sim", Reason: "card not known", Round: st.Round.ID, ID: fmt.Sprintf("v%d", wl.supN)})
 	default:
 		if err := wl.submit(t, table.Supervisor{Command: "resume", By: "sim", ID: fmt.Sprintf("r%d", wl.supN)}); err == nil {
 			wl.foreign = false
@@ -448,7 +457,7 @@ func (wl *workload) play(t side, st table.State) {
 		if !wl.supDone[wl.cards] {
 			switch wl.roll(60, uint64(wl.round), uint64(wl.cards), 's') {
 			case 0:
-				err := wl.submit(t, table.Supervisor{Command: "void", By: "sim", Reason: "dealer error", ID: fmt.Sprintf("v%d-%d", wl.round, wl.cards)})
+				err := wl.submit(t, table.Supervisor{Command: "void", By: "sim", Reason: "dealer error", Round: st.Round.ID, ID: fmt.Sprintf("v%d-%d", wl.round, wl.cards)})
 				if !errors.Is(err, errRestarted) {
 					wl.supDone[wl.cards] = true
 				}
@@ -743,6 +752,14 @@ func (wl *workload) tryIllegal(t side, st table.State, n int) {
 		// A correct naming a card that does not wait (a double click's
 		// second, say): refused, nothing changes.
 		in = table.Supervisor{Command: "correct", By: "sim", Card: card.MustParse("As"), At: st.MisreadAt + 1000, ID: id}
+	case k == 6 && st.Phase == table.PhaseDealing && n%2 == 1 && wl.prevRound != "" && wl.prevRound != st.Round.ID:
+		// A supervisor's void for the round before, arriving while the
+		// next one deals (a late click): refused wrong_round, the round
+		// in play untouched.
+		in = table.Supervisor{Command: "void", By: "sim", Reason: "late", Round: wl.prevRound, ID: id}
+	case k == 6 && st.Phase == table.PhaseSettled && st.Round.ID != "":
+		// A void for the round the state shows settled: nothing to void.
+		in = table.Supervisor{Command: "void", By: "sim", Reason: "late", Round: st.Round.ID, ID: id}
 	case k == 4 && st.Phase == table.PhaseDealing:
 		in = table.BetsClosed{ID: id, Bets: []table.Bet{{Seat: 1, Player: "p1", Main: wl.rs.MinBet}}}
 	case k == 5 && (st.Phase == table.PhaseBetting || st.Phase == table.PhaseLastCall):
@@ -751,7 +768,12 @@ func (wl *workload) tryIllegal(t side, st table.State, n int) {
 		// The bets' id, with another body.
 		in = table.Decision{Seat: 1, Player: "p1", Action: "hit", ID: wl.betsID}
 	case k == 6 && (st.Phase == table.PhaseBetting || st.Phase == table.PhaseLastCall):
+		// No round in play; half the time the void names the round
+		// that just settled, as a late click does.
 		in = table.Supervisor{Command: "void", By: "sim", ID: id}
+		if n%2 == 1 {
+			in = table.Supervisor{Command: "void", By: "sim", Round: wl.roundID, ID: id}
+		}
 	default:
 		in = table.Decision{Seat: 9, Player: "nobody", Action: "hit", ID: id}
 	}
