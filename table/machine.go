@@ -350,12 +350,17 @@ func (m *Machine) apply(in Input) (fault, err error) {
 	case ShoeIn:
 		// A loaded shoe goes in: the last one's order joins the shuffle
 		// history, and this one's count is checked when it comes out.
+		mid := m.epoch >= epochShoeMidRound && m.MidRound()
 		m.shoe.finish()
 		m.shoe.started = true
+		if mid {
+			m.shoeMidRound("a new shoe went in")
+		}
 		return nil, nil
 	case ShoeOut:
 		return m.applyShoeOut(v), nil
 	case ShoeChanged:
+		mid := m.epoch >= epochShoeMidRound && m.MidRound() && v.ShoeID != m.shoeID
 		if m.shoe.dealt() > 0 && m.shoe.id != v.ShoeID {
 			// No SHOE_IN between the shoes (the shuffler's swap, a reader
 			// that missed it): the old shoe ends here.
@@ -364,6 +369,9 @@ func (m *Machine) apply(in Input) (fault, err error) {
 		m.shoe.id = v.ShoeID
 		m.shoeID, m.cutCard, m.dealt, m.out, m.burn = v.ShoeID, false, 0, 0, m.cfg.Rules.BurnOnNewShoe
 		m.emit(ShoeInPlay{ShoeID: v.ShoeID, Burn: m.burn}, "")
+		if mid {
+			m.shoeMidRound(fmt.Sprintf("shoe %q came in", v.ShoeID))
+		}
 		if m.phase == PhaseClosed || m.phase == PhaseIdle {
 			m.openBetting()
 		}
@@ -595,6 +603,12 @@ func (m *Machine) heldCardRound() string {
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 11 (2026-11-25): a shoe that comes in while a round is dealt
+//     (SHOE_IN, or a SHOE_ID naming another shoe) pauses the table
+//     (shoe.changed_mid_round, integrity) with what to do; the change is
+//     booked as before. Before, the round went on with the new shoe's
+//     cards and said nothing (a new shoe's burn took one mid-round).
+//     Epoch-10 journals replay as before (testdata/epoch10-shoe-mid-round).
 //   - 10 (2026-11-25): the phase times are journaled (PhaseTimes, at each
 //     start whose configuration's differ from the journal's, and in the
 //     checkpoints), and a replay derives the phase events' deadlines and
@@ -689,7 +703,23 @@ func (m *Machine) heldCardRound() string {
 //     paused for already does not announce the pause again; the alarm
 //     of a card held while paused or set aside after a void names the
 //     round in play (heldCardRound).
-const CurrentRulesEpoch = epochPhaseTimes
+const CurrentRulesEpoch = epochShoeMidRound
+
+// epochShoeMidRound is the epoch from which a shoe that comes in while a
+// round is dealt pauses the table (shoeMidRound; see CurrentRulesEpoch).
+const epochShoeMidRound = 11
+
+// shoeMidRound pauses the table for a shoe that came in (what) while a
+// round is dealt: its cards are of a shoe the round was not dealt from,
+// so none goes to the round until a supervisor decides (cards drawn
+// meanwhile are held, as in any pause). The shoe change itself is
+// booked: the shoe in the slot is the new one, and its inventory is
+// kept from its first card.
+func (m *Machine) shoeMidRound(what string) {
+	m.alarm("shoe.changed_mid_round",
+		fmt.Sprintf("%s while round %s was dealt: its cards are not the round's shoe's: void the round, then resume on the new shoe", what, m.roundID),
+		PauseIntegrity)
+}
 
 // epochPauseFlow is the epoch of the supervisor's pause flow (see
 // CurrentRulesEpoch).
