@@ -55,3 +55,19 @@ func TornTailAlarm(rep journal.RecoveryReport) (alarm DeviceAlarm, ok bool) {
 		Message: fmt.Sprintf("journal tail cut after a power loss: journal %s (%d bytes), last whole record seq %d: check the last round",
 			rep.Tail.LostText(), rep.CutBytes, rep.Tail.LastKept())}, true
 }
+
+// JournalHasEpochs reports whether the journal in dir holds a rules_epoch
+// record: it was written by a build of rules epoch 1 or later, each of
+// which records its data directory's identity (table/identity) before it
+// journals anything. A data directory whose journal has one and no
+// identity file lost it (deleted, left out of a restore): recorded afresh
+// from the configuration, a wrong game would replay the journal under
+// other rules. A missing or empty journal holds none.
+func JournalHasEpochs(dir string, log zerolog.Logger) (bool, error) {
+	j, err := OpenForHistory(dir, log)
+	if err != nil {
+		return false, err
+	}
+	defer j.Close()
+	return j.LastOfKind(RulesEpoch{}.Kind()) > 0, nil
+}

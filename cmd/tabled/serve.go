@@ -153,6 +153,18 @@ func (d *tabled) bindDataDir(context.Context, *errgroup.Group) error {
 	}
 	id := identity.Identity{Studio: d.cfg.Studio, Table: d.cfg.Table, Game: d.rs.Code}
 	_, statErr := os.Stat(absData(d.cfg, "journal"))
+	if _, ok, err := identity.Read(nil, d.cfg.DataDir); err == nil && !ok && statErr == nil {
+		// Only a journal older than identity files may be recorded
+		// from the configuration.
+		epochs, err := table.JournalHasEpochs(absData(d.cfg, "journal"), d.log)
+		if err != nil {
+			return fmt.Errorf("tabled: %w", err)
+		}
+		if epochs {
+			return fmt.Errorf("tabled: %w: %s is missing, and the journal beside it was written by a build that records it: put back the file of this directory's backup (or, if you know the journal is studio %q, table %q, game %q, write {\"studio\":%q,\"table\":%q,\"game\":%q} to it); recorded from this configuration, another game's journal would replay under this game's rules",
+				ErrIdentityLost, identity.Path(d.cfg.DataDir), id.Studio, id.Table, id.Game, id.Studio, id.Table, id.Game)
+		}
+	}
 	recorded, err := identity.Bind(nil, d.cfg.DataDir, id)
 	if err != nil {
 		return fmt.Errorf("tabled: %w", err)
@@ -169,6 +181,14 @@ func (d *tabled) bindDataDir(context.Context, *errgroup.Group) error {
 	}
 	return nil
 }
+
+// ErrIdentityLost is a data directory whose identity file is gone while
+// its journal was written by a build that records one (JournalHasEpochs):
+// started with --game 003 on a game-000 directory whose identity.json
+// was deleted, tabled recorded 003 and replayed the journal under 003's
+// rules (stopped only because that replay happened to number fewer
+// events than the outbox, with advice to accept a loss that was none).
+var ErrIdentityLost = errors.New("the data directory's identity file is missing")
 
 // ErrDataDirElsewhere is a new table started with --data-dir on another
 // directory than its configuration file's data_dir.
