@@ -37,7 +37,9 @@ func NewLinkHealth(now func() time.Time) *LinkHealth {
 // Observe takes one reader event.
 func (h *LinkHealth) Observe(ev Event) {
 	switch ev.Kind {
-	case Connected:
+	case Connected, DeviceChanged:
+		// DeviceChanged: another shoe took the session on the same
+		// connection (no Connected follows): its words, not the old one's.
 		h.device = fmt.Sprintf("%s %s firmware %s", ev.Device.Model, ev.Device.Serial, ev.Device.Firmware)
 		h.set(true, h.device)
 	case Alive:

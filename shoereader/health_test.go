@@ -47,6 +47,9 @@ func TestLinkHealth(t *testing.T) {
 		{refused, false, refused.String(), at.Add(10 * time.Second)},
 		{silent, false, silent.String(), at.Add(10 * time.Second)},
 		{shoereader.Event{Kind: shoereader.Alive}, false, silent.String(), at.Add(10 * time.Second)},
+		{shoereader.Event{Kind: shoereader.Connected, Device: shoereader.DeviceInfo{Model: "SIM-1", Serial: "SN1", Firmware: "1.0"}}, true, "SIM-1 SN1 firmware 1.0", at.Add(13 * time.Second)},
+		// Another shoe on the same connection: no Connected, its words.
+		{shoereader.Event{Kind: shoereader.DeviceChanged, Device: shoereader.DeviceInfo{Model: "SIM-1", Serial: "SN2", Firmware: "1.1"}}, true, "SIM-1 SN2 firmware 1.1", at.Add(13 * time.Second)},
 	}
 	for i, s := range steps {
 		at = at.Add(time.Second)
