@@ -124,7 +124,9 @@ type Server struct {
 	path string
 	t    Table
 	log  zerolog.Logger
-	wait time.Duration
+	// cmdLog logs supervisor commands, sampled.
+	cmdLog zerolog.Logger
+	wait   time.Duration
 }
 
 // Listen opens the socket at path, replacing a stale one left by a
@@ -147,7 +149,11 @@ func Listen(path string, t Table, log zerolog.Logger) (*Server, error) {
 		_ = ln.Close()
 		return nil, fmt.Errorf("localctl: %w", err)
 	}
-	return &Server{ln: ln, path: path, t: t, log: log, wait: 5 * time.Second}, nil
+	// Commands are logged sampled (20 a second, then one in a hundred),
+	// as the MQTT link's refusals: a script looping on the socket must
+	// not push tabled past journald's rate limit, which drops every line.
+	cmdLog := log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second, NextSampler: &zerolog.BasicSampler{N: 100}})
+	return &Server{ln: ln, path: path, t: t, log: log, cmdLog: cmdLog, wait: 5 * time.Second}, nil
 }
 
 // Path is the socket's path.
@@ -257,7 +263,7 @@ func (s *Server) handle(ctx context.Context, req Request, by string) Reply {
 	rep.ID = in.ID
 	sctx, cancel := context.WithTimeout(ctx, s.wait)
 	defer cancel()
-	lc := s.log.With().Str("by", by).Str("command", in.Command).Str("id", in.ID).Str("reason", in.Reason)
+	lc := s.cmdLog.With().Str("by", by).Str("command", in.Command).Str("id", in.ID).Str("reason", in.Reason)
 	if in.Round != "" {
 		lc = lc.Str("round", in.Round)
 	}
