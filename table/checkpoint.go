@@ -65,6 +65,13 @@ type Checkpoint struct {
 	// journal fixed them (older builds, epochs before epochPhaseTimes):
 	// a replay from the checkpoint then keeps the configuration's.
 	Times *PhaseTimes `json:"times,omitempty"`
+	// Codes are the codes of the most recent rounds (Machine.codes): a
+	// round after the restart repeats none of them. Empty in checkpoints
+	// written before they were kept: LastCode alone then.
+	Codes []string `json:"codes,omitempty"`
+	// LastStart is the latest start of a round (Machine.lastStart); zero
+	// in checkpoints written before it was kept.
+	LastStart time.Time `json:"last_start,omitzero"`
 }
 
 // SeenCommand is one remembered command id and its verdict.
@@ -145,6 +152,7 @@ func (m *Machine) Checkpoint() Checkpoint {
 		ShoeID: m.shoeID, CutCard: m.cutCard, Dealt: m.dealt, Out: m.out, Burn: m.burn, Rounds: m.rounds,
 		LastCode: m.lastCode, CodeN: m.codeN, TimerGen: m.timerGen, Timer: string(m.timer.Name), TimerAt: m.timer.At,
 		Alarms: slices.Clone(m.alarms), Devices: maps.Clone(m.devSeen), Shoe: m.shoe.save(), GapTo: m.gapTo,
+		Codes: slices.Clone(m.codes), LastStart: m.lastStart,
 	}
 	if m.timesJournaled {
 		t := m.PhaseTimes()
@@ -185,6 +193,10 @@ func (m *Machine) Restore(ck Checkpoint) error {
 	}
 	m.misreadAt, m.corrected = 0, nil
 	m.lastCode, m.codeN = ck.LastCode, ck.CodeN
+	m.codes, m.lastStart = slices.Clone(ck.Codes), ck.LastStart
+	if len(m.codes) == 0 && ck.LastCode != "" {
+		m.codes = []string{ck.LastCode}
+	}
 	m.timerGen = ck.TimerGen
 	m.timer = Deadline{}
 	if ck.Timer != "" {

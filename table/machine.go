@@ -94,11 +94,18 @@ type Machine struct {
 	deadline time.Time
 	lastCode string
 	codeN    int
-	alarms   []Alarm
-	rounds   int
-	devSeen  map[string]uint64 // last applied frame per device session
-	cmds     map[string]ledgerEntry
-	cmdOrder []string // ids in cmds, oldest first
+	// codes are the codes of the most recent rounds (recentCodes),
+	// oldest first, and lastStart the latest start of a round: from
+	// epochRoundCodes a round starting no later than lastStart (the wall
+	// clock went back) takes a code none of them has (closeBets). Kept at
+	// every epoch, so a journal upgraded to it knows the rounds before.
+	codes     []string
+	lastStart time.Time
+	alarms    []Alarm
+	rounds    int
+	devSeen   map[string]uint64 // last applied frame per device session
+	cmds      map[string]ledgerEntry
+	cmdOrder  []string // ids in cmds, oldest first
 	// gapTo is the highest event seq of the accepted losses (SeqGap):
 	// from epochSeenFence a command whose sender had seen no later event
 	// was made for the table before the restore (checkSeen).
@@ -603,6 +610,19 @@ func (m *Machine) heldCardRound() string {
 // before it (refuse what it accepted, or derive other events from it)
 // raises it and keeps the older judgement for inputs of older epochs:
 //
+//   - 12 (2026-11-25): a round started no later than the latest round
+//     start (the wall clock went back) takes a code (#HH:MM:SS, its
+//     start time) none of the latest recentCodes rounds has: the next
+//     suffix (-2, -3...) free. Before, only the round
+//     just before was looked at, and a wall clock stepped back (NTP
+//     correcting a clock that was ahead, a box restarted on the right
+//     time after running ahead) past an earlier round's start named a
+//     second round with its code: a void naming the first round (a
+//     signed void delayed within its window; the round fence of epoch
+//     9 compares codes), or a crowd's batch for it, acted on the second.
+//     Journals of epochs 9 to 11 replay with the codes they had
+//     (testdata/epoch9-repeated-code, where such a void voided the
+//     second round).
 //   - 11 (2026-11-25): a shoe that comes in while a round is dealt
 //     (SHOE_IN, or a SHOE_ID naming another shoe) pauses the table
 //     (shoe.changed_mid_round, integrity) with what to do; the change is
@@ -703,7 +723,7 @@ func (m *Machine) heldCardRound() string {
 //     paused for already does not announce the pause again; the alarm
 //     of a card held while paused or set aside after a void names the
 //     round in play (heldCardRound).
-const CurrentRulesEpoch = epochShoeMidRound
+const CurrentRulesEpoch = epochRoundCodes
 
 // epochShoeMidRound is the epoch from which a shoe that comes in while a
 // round is dealt pauses the table (shoeMidRound; see CurrentRulesEpoch).
@@ -756,6 +776,10 @@ const epochSeenFence = 8
 // epochRoundFence is the epoch of the void and correct judged by the
 // round they name (see CurrentRulesEpoch, checkRound).
 const epochRoundFence = 9
+
+// epochRoundCodes is the epoch of the round codes that repeat none of
+// the recent rounds' (see CurrentRulesEpoch, closeBets).
+const epochRoundCodes = 12
 
 // applyRulesEpoch takes the inputs after it to epoch v.Epoch. An epoch
 // above this build's is a journal a newer build wrote (a rollback): its
@@ -931,18 +955,46 @@ func (m *Machine) closeBets(v BetsClosed) error {
 		n = m.codeN + 1
 		id = fmt.Sprintf("%s-%d", code, n)
 	}
+	if m.epoch >= epochRoundCodes && !m.now.After(m.lastStart) {
+		// The wall clock stepped back (NTP correcting a clock that was
+		// ahead) past a recent round's start: its code would name two
+		// rounds, and a command naming the first (a void, a batch) would
+		// act on the second. A clock going forward repeats a code only
+		// a day later, which no command naming a round lives to see.
+		for slices.Contains(m.codes, id) {
+			n++
+			id = fmt.Sprintf("%s-%d", code, n)
+		}
+	}
 	evs, err := m.rnd.Start(id, bets, m.evBuf[:0])
 	m.evBuf = evs
 	if err != nil {
 		return err
 	}
 	m.codeN, m.lastCode, m.roundID, m.voided = n, id, id, false
+	m.rememberCode(id)
+	if m.now.After(m.lastStart) {
+		m.lastStart = m.now
+	}
 	m.setPhase(PhaseDealing, time.Time{}, "")
 	m.emitRound(evs)
 	return nil
 }
 
 func hasPrefixCode(last, code string) bool { return len(last) >= len(code) && last[:len(code)] == code }
+
+// recentCodes is how many of the latest round codes the machine keeps
+// (Machine.codes): an hour of rounds and more, far longer than a command
+// naming a round travels (a signed void's window is 60 s).
+const recentCodes = 64
+
+// rememberCode adds a new round's code to the recent ones.
+func (m *Machine) rememberCode(id string) {
+	if len(m.codes) >= recentCodes {
+		m.codes = slices.Delete(m.codes, 0, len(m.codes)-recentCodes+1)
+	}
+	m.codes = append(m.codes, id)
+}
 
 func toBets(in []Bet) []round.Bet {
 	out := make([]round.Bet, 0, len(in))
