@@ -55,10 +55,13 @@ type brokerConn struct {
 	heldN    int       // packets in held
 	deadline time.Time // paho's write deadline, as last set
 	late     *time.Timer
+	// wait is gatherWait; a test of the gathering itself sets it longer,
+	// since its writes may come more than 5 ms apart on a loaded host.
+	wait time.Duration
 }
 
 func newBrokerConn(c net.Conn, gathered *atomic.Uint64, mark []byte, cut func(topic string, size int)) *brokerConn {
-	g := &brokerConn{Conn: c, gathered: gathered, in: newInbound(c, maxInbound, mark, cut)}
+	g := &brokerConn{Conn: c, gathered: gathered, in: newInbound(c, maxInbound, mark, cut), wait: gatherWait}
 	g.late = time.AfterFunc(time.Hour, g.flushLate)
 	g.late.Stop()
 	return g
@@ -90,7 +93,7 @@ func (g *brokerConn) Write(b []byte) (int, error) {
 		g.want--
 		if g.want > 0 && len(g.held)+len(b) <= gatherMax {
 			if len(g.held) == 0 {
-				g.late.Reset(gatherWait)
+				g.late.Reset(g.wait)
 			}
 			g.held = append(g.held, b...)
 			g.heldN++

@@ -122,6 +122,10 @@ func TestGatherConnWrites(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := newRecConn()
 			g := newBrokerConn(rc, new(atomic.Uint64), testMark, nil)
+			// The late flush (TestGatherConnWritesAShortBatchLate) must not
+			// cut a batch here: under load more than gatherWait passed
+			// between two writes and a batch went out in two.
+			g.wait = time.Hour
 			g.gather(tc.gather)
 			for _, w := range tc.writes {
 				n, err := g.Write(w)
