@@ -118,6 +118,12 @@ func startCrowdTable(tb testing.TB, players int) *crowdTable {
 	// reader from the shoe's heartbeats past the default 3 s, and the
 	// paused table failed the round.
 	cfg.Shoe.Silence = 30 * time.Second
+	// Nor are the windows: the backend closes the bets and decides by
+	// command, and under load (-count=3 beside a simulation) the 15 s
+	// betting window closed before the 10,000 bets were in ("not settled
+	// after 6 inputs"). A flow that waited on a window would now stall
+	// and fail.
+	cfg.Timing.Betting, cfg.Timing.Decision = 3*time.Minute, 3*time.Minute
 	serveDone := make(chan error, 1)
 	go func() {
 		defer wg.Done()
