@@ -357,7 +357,7 @@ func (m *Machine) apply(in Input) (fault, err error) {
 	case ShoeIn:
 		// A loaded shoe goes in: the last one's order joins the shuffle
 		// history, and this one's count is checked when it comes out.
-		mid := m.epoch >= epochShoeMidRound && m.MidRound()
+		mid := m.epoch >= epochShoeMidRound && m.dealtMidRound()
 		m.shoe.finish()
 		m.shoe.started = true
 		if mid {
@@ -367,7 +367,7 @@ func (m *Machine) apply(in Input) (fault, err error) {
 	case ShoeOut:
 		return m.applyShoeOut(v), nil
 	case ShoeChanged:
-		mid := m.epoch >= epochShoeMidRound && m.MidRound() && v.ShoeID != m.shoeID
+		mid := m.epoch >= epochShoeMidRound && m.dealtMidRound() && v.ShoeID != m.shoeID
 		if m.shoe.dealt() > 0 && m.shoe.id != v.ShoeID {
 			// No SHOE_IN between the shoes (the shuffler's swap, a reader
 			// that missed it): the old shoe ends here.
@@ -728,6 +728,11 @@ const CurrentRulesEpoch = epochRoundCodes
 // epochShoeMidRound is the epoch from which a shoe that comes in while a
 // round is dealt pauses the table (shoeMidRound; see CurrentRulesEpoch).
 const epochShoeMidRound = 11
+
+// dealtMidRound reports whether a round in play has taken cards: a shoe
+// that comes in before its first card (a demo's shoe connecting after the
+// bets closed, the table's first shoe) is the round's shoe.
+func (m *Machine) dealtMidRound() bool { return m.MidRound() && m.rnd.CardsUsed() > 0 }
 
 // shoeMidRound pauses the table for a shoe that came in (what) while a
 // round is dealt: its cards are of a shoe the round was not dealt from,

@@ -3,6 +3,7 @@ package table
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,6 +40,26 @@ func TestShoeInMidRound(t *testing.T) {
 	assert.Equal(t, 2, alarm, "one for the shoe going in, one for its id")
 	assert.Equal(t, 1, paused, "one pause")
 	assert.Zero(t, dealtAfter, "no card of the new shoe dealt to the round: %v", got[6:])
+
+	// A shoe in before the round's first card (a demo's shoe connecting
+	// after the bets closed) is the round's shoe: no alarm.
+	j := fixtureJSONL(t, name, CurrentRulesEpoch)
+	const firstCard = 4 // the line of the first card in journal.jsonl
+	j.recs, j.kinds, j.at = j.recs[:firstCard], j.kinds[:firstCard], j.at[:firstCard]
+	m, _, err := replayed(t, j)
+	require.NoError(t, err)
+	require.True(t, m.MidRound())
+	at := time.Date(2026, 11, 25, 10, 0, 5, 0, time.UTC)
+	for _, in := range []Input{ShoeIn{}, ShoeChanged{ShoeID: "S2"}} {
+		st, err := m.Apply(at, in)
+		require.NoError(t, err)
+		for _, e := range st.Events {
+			if a, ok := e.Body.(Alarm); ok {
+				t.Errorf("alarm for a shoe in before the round's first card: %v", a)
+			}
+		}
+	}
+	assert.Empty(t, m.Paused())
 
 	// Between rounds a shoe change is the ordinary one: no alarm.
 	between := replayedEvents(t, fixtureJSONL(t, "epoch8-late-void", CurrentRulesEpoch))
