@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -30,25 +27,7 @@ func TestIdentityFileLost(t *testing.T) {
 	mosq := mqttlinktest.StartMosquitto(t, mqttlinktest.MosquittoOptions{})
 	own := mosquittoTable(t, mosq.URL(), "it", "t1")
 	sock := filepath.Join(own.DataDir, localctl.SocketName)
-	start := func(cfg Config) (started bool, err error) {
-		t.Helper()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		done := make(chan error, 1)
-		go func() { done <- serve(ctx, cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)) }()
-		for {
-			select {
-			case err := <-done:
-				return false, err
-			default:
-			}
-			if _, err := localctl.Do(ctx, sock, localctl.Request{Command: "status"}); err == nil {
-				cancel()
-				return true, <-done
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	start := func(cfg Config) (bool, error) { return startOnce(t, cfg, sock) }
 	started, err := start(own)
 	require.NoError(t, err)
 	require.True(t, started)

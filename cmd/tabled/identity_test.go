@@ -30,27 +30,7 @@ func TestDataDirOfAnotherTableOrGame(t *testing.T) {
 	own := mosquittoTable(t, mosq.URL(), "it", "t1")
 	sock := filepath.Join(own.DataDir, localctl.SocketName)
 
-	// start runs serve on cfg until it returns (its error) or its local
-	// control socket answers (started: it is stopped again).
-	start := func(cfg Config) (started bool, err error) {
-		t.Helper()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		done := make(chan error, 1)
-		go func() { done <- serve(ctx, cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)) }()
-		for {
-			select {
-			case err := <-done:
-				return false, err
-			default:
-			}
-			if _, err := localctl.Do(ctx, sock, localctl.Request{Command: "status"}); err == nil {
-				cancel()
-				return true, <-done
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	start := func(cfg Config) (bool, error) { return startOnce(t, cfg, sock) }
 	started, err := start(own)
 	require.NoError(t, err)
 	require.True(t, started)
@@ -157,5 +137,27 @@ func TestTopicNamesCheckedBeforeTheDataDir(t *testing.T) {
 			_, err := os.Stat(data)
 			assert.True(t, os.IsNotExist(err), "the refused configuration created or bound the data directory")
 		})
+	}
+}
+
+// startOnce runs serve on cfg until it returns (its error) or its local
+// control socket at sock answers (started: it is stopped again).
+func startOnce(t *testing.T, cfg Config, sock string) (started bool, err error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)) }()
+	for {
+		select {
+		case err := <-done:
+			return false, err
+		default:
+		}
+		if _, err := localctl.Do(ctx, sock, localctl.Request{Command: "status"}); err == nil {
+			cancel()
+			return true, <-done
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
