@@ -1,8 +1,6 @@
 package mqttlink_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,20 +45,8 @@ func TestShufflerResetReplayedAfterItsIDIsForgotten(t *testing.T) {
 		require.NoError(t, err)
 		return p
 	}
-	ask := func(payload []byte) mqttlink.Reply {
-		t.Helper()
-		n := len(sub.MessagesOn(topics.Replies))
-		require.NoError(t, sub.Publish(context.Background(), topics.Root+"commands/supervisor", payload))
-		require.Eventually(t, func() bool { return len(sub.MessagesOn(topics.Replies)) > n }, waitFor, poll)
-		var rep mqttlink.Reply
-		require.NoError(t, json.Unmarshal(sub.MessagesOn(topics.Replies)[n].Payload, &rep))
-		return rep
-	}
-	run := func() *running {
-		r := startLink(t, opts, ctrl)
-		require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
-		return r
-	}
+	ask := func(payload []byte) mqttlink.Reply { t.Helper(); return askSupervisor(t, sub, topics, payload) }
+	run := func() *running { return startReady(t, opts, ctrl) }
 
 	r := run()
 	backup := t.TempDir()

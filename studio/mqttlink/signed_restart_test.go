@@ -54,20 +54,8 @@ func TestSignedCommandAcrossRestart(t *testing.T) {
 		require.NoError(t, err)
 		return p
 	}
-	ask := func(payload []byte) mqttlink.Reply {
-		t.Helper()
-		n := len(sub.MessagesOn(topics.Replies))
-		require.NoError(t, sub.Publish(context.Background(), topics.Root+"commands/supervisor", payload))
-		require.Eventually(t, func() bool { return len(sub.MessagesOn(topics.Replies)) > n }, waitFor, poll)
-		var rep mqttlink.Reply
-		require.NoError(t, json.Unmarshal(sub.MessagesOn(topics.Replies)[n].Payload, &rep))
-		return rep
-	}
-	run := func() *running {
-		r := startLink(t, opts, table1)
-		require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
-		return r
-	}
+	ask := func(payload []byte) mqttlink.Reply { t.Helper(); return askSupervisor(t, sub, topics, payload) }
+	run := func() *running { return startReady(t, opts, table1) }
 
 	r := run()
 	// The backup the data directory is restored from later: taken before
@@ -126,4 +114,26 @@ func TestSignedCommandAcrossRestart(t *testing.T) {
 	assert.True(t, rep.Accepted, rep.Reason)
 	assert.Len(t, table1.Inputs(), 3)
 	r.stop(t)
+}
+
+// askSupervisor publishes a signed supervisor command on the table's
+// commands topic and returns the reply it gets (the next on replies, which
+// sub reads).
+func askSupervisor(t *testing.T, sub *mqttlinktest.Subscriber, topics mqttlink.Topics, payload []byte) mqttlink.Reply {
+	t.Helper()
+	n := len(sub.MessagesOn(topics.Replies))
+	require.NoError(t, sub.Publish(context.Background(), topics.Root+"commands/supervisor", payload))
+	require.Eventually(t, func() bool { return len(sub.MessagesOn(topics.Replies)) > n }, waitFor, poll)
+	var rep mqttlink.Reply
+	require.NoError(t, json.Unmarshal(sub.MessagesOn(topics.Replies)[n].Payload, &rep))
+	return rep
+}
+
+// startReady starts a link on opts for ctrl and waits until it is ready
+// (subscribed and online).
+func startReady(t *testing.T, opts mqttlink.Options, ctrl mqttlink.Submitter) *running {
+	t.Helper()
+	r := startLink(t, opts, ctrl)
+	require.Eventually(t, func() bool { return r.link.Stats().Ready }, waitFor, poll)
+	return r
 }
