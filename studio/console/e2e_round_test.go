@@ -67,16 +67,7 @@ func (lt *liveTable) finish(cards ...string) {
 // supervisorTabIn logs giulia in, on the pages in lang.
 func supervisorTabIn(t *testing.T, bctx context.Context, lt *liveTable, lang string) *tab {
 	t.Helper()
-	sup := newTab(t, bctx, 1440, 1000)
-	sup.do(chromedp.Navigate(lt.base + "/login?lang=" + lang))
-	sup.do(chromedp.WaitVisible(chromedp.CSS("#login")))
-	sup.do(
-		chromedp.SendKeys(chromedp.CSS("#user"), "giulia"),
-		chromedp.SendKeys(chromedp.CSS("#password"), "pit-boss-7"),
-		chromedp.Click(chromedp.CSS("#login-submit")),
-	)
-	sup.waitText("user", "giulia")
-	return sup
+	return loginGiulia(t, bctx, lt.base+"/login?lang="+lang)
 }
 
 // TestBrowserVoidAndCorrectNameTheRound is the race the round fence

@@ -799,8 +799,15 @@ func TestBrowserShoeUnplugged(t *testing.T) {
 // logs giulia in.
 func supervisorTab(t *testing.T, bctx context.Context, lt *liveTable) *tab {
 	t.Helper()
+	return loginGiulia(t, bctx, lt.base+"/supervisor")
+}
+
+// loginGiulia opens url in a new tab, which shows the login form, and
+// logs the supervisor giulia in.
+func loginGiulia(t *testing.T, bctx context.Context, url string) *tab {
+	t.Helper()
 	sup := newTab(t, bctx, 1440, 1000)
-	sup.do(chromedp.Navigate(lt.base + "/supervisor"))
+	sup.do(chromedp.Navigate(url))
 	sup.do(chromedp.WaitVisible(chromedp.CSS("#login")))
 	sup.do(
 		chromedp.SendKeys(chromedp.CSS("#user"), "giulia"),

@@ -79,17 +79,7 @@ func TestReplayGuard(t *testing.T) {
 // signature no longer verifies; a correct without it is signed as before
 // (v1), so older tools' signatures still verify.
 func TestSignedAt(t *testing.T) {
-	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
-	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
-	root := "livetable/s1/t1/"
-	keys := ring{"anna": key.Public().(ed25519.PublicKey)}
-	decode := func(sc SupervisorCommand) Command {
-		b, err := SignSupervisor(key, root, sc)
-		require.NoError(t, err)
-		c, err := DecodeCommand(b)
-		require.NoError(t, err)
-		return c
-	}
+	_, now, root, keys, decode := signedFixture(t)
 	base := SupervisorCommand{ID: "c1", Type: CmdCorrect, By: "anna", Reason: "misread", Card: "Qh", Time: now}
 	withAt := base
 	withAt.ID, withAt.At = "c2", 12
@@ -185,17 +175,7 @@ func TestReplayGuardStart(t *testing.T) {
 // the decoded command carries it to the table. Without it the command is
 // signed as before (v1, v2).
 func TestSignedRound(t *testing.T) {
-	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
-	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
-	root := "livetable/s1/t1/"
-	keys := ring{"anna": key.Public().(ed25519.PublicKey)}
-	decode := func(sc SupervisorCommand) Command {
-		b, err := SignSupervisor(key, root, sc)
-		require.NoError(t, err)
-		c, err := DecodeCommand(b)
-		require.NoError(t, err)
-		return c
-	}
+	key, now, root, keys, decode := signedFixture(t)
 	void := SupervisorCommand{ID: "v1", Type: CmdVoid, By: "anna", Reason: "misdeal", Time: now}
 	voidX := void
 	voidX.ID, voidX.Round = "v2", "#08:59:40"
@@ -234,4 +214,23 @@ func TestSignedRound(t *testing.T) {
 		string(signedMessage("r/", correctX, 0)))
 	_, err := SignSupervisor(key, root, SupervisorCommand{ID: "v3", Type: CmdVoid, By: "anna", Reason: "x", Round: "a\nb", Time: now})
 	require.ErrorIs(t, err, ErrMalformedCommand)
+}
+
+// signedFixture is anna's key and ring, a signing time and a table's
+// root, and decode, which signs a supervisor command with the key and
+// decodes it as the link does.
+func signedFixture(t *testing.T) (key ed25519.PrivateKey, now time.Time, root string, keys ring, decode func(SupervisorCommand) Command) {
+	key = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	now = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	root = "livetable/s1/t1/"
+	keys = ring{"anna": key.Public().(ed25519.PublicKey)}
+	decode = func(sc SupervisorCommand) Command {
+		t.Helper()
+		b, err := SignSupervisor(key, root, sc)
+		require.NoError(t, err)
+		c, err := DecodeCommand(b)
+		require.NoError(t, err)
+		return c
+	}
+	return key, now, root, keys, decode
 }
